@@ -1,0 +1,1 @@
+"""Derivation modules: one per paper derivation, each contributing ledger entries via ``entries()``."""

@@ -1,0 +1,203 @@
+r"""The Diamond product of seed 004 (Eq. 4, §3.2, App. A Eq. 13–14), step by step.
+
+Every printed step of the App. A chains is the equality of two consecutive
+expressions.  A step that chains two or more ◇ is checked under each reading of
+:data:`symuat.CHAIN_READINGS`; its status is ``proved`` when all readings agree,
+``convention`` when only some do, ``erratum`` when none does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import sympy
+
+from symuat import (
+    CHAIN_READINGS,
+    Correction,
+    Denial,
+    Entry,
+    Identity,
+    Readings,
+    Source,
+    Status,
+    chain,
+    diamond,
+    dims_grid,
+)
+
+_M = dims_grid(m=(1, 2, 3))
+_MN = dims_grid(m=(1, 2, 3), n=(1, 2, 3))
+_SQUARE = lambda d: {"W1": (d["m"], d["m"]), "W2": (d["m"], d["m"]), "x": (d["m"], 1)}  # noqa: E731
+_CHAIN = "the order of a chained diamond and the meaning of A◇B for two matrices (symuat.CHAIN_READINGS)"
+
+Side = Callable[[object, dict], sympy.MatrixBase]  # (reading, env) -> matrix
+
+
+def _square(lhs: Side, rhs: Side, reading) -> Identity:
+    return Identity(shapes=_SQUARE, lhs=lambda e, d: lhs(reading, e), rhs=lambda e, d: rhs(reading, e),
+                    dims=_M, random_dims={"m": 4})
+
+
+def _step(lhs: Side, rhs: Side) -> Readings:
+    return Readings(_CHAIN, {r.name: _square(lhs, rhs, r) for r in CHAIN_READINGS})
+
+
+def _left_tn(lhs: Side, rhs: Side) -> Identity:
+    reading = next(r for r in CHAIN_READINGS if r.name == "left-TN")
+    return _square(lhs, rhs, reading)
+
+
+# The expressions of the two chains, as printed (seed 004 App. A; R = reading, e = symbols).
+_EQ13 = [
+    (r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]", lambda R, e: diamond(e["W1"], diamond(e["x"], e["W2"]))),
+    (r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: diamond(e["W1"], e["W2"].T * e["x"])),
+    (r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: e["W1"].T * (e["W2"].T * e["x"])),
+    (r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}=\mathbf{W}_{12}\mathbf{x}", lambda R, e: e["W1"].T * e["W2"].T * e["x"]),
+    (r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W1"].T * e["W2"].T).T, e["x"])),
+    (r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda R, e: diamond(e["W2"] * e["W1"], e["x"])),
+    (r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"], e["W1"], e["x"])),
+    (r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"].T, e["W1"], e["x"])),
+]
+_EQ14 = [
+    (r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(diamond(e["W1"], e["x"]), e["W2"])),
+    (r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(e["W1"].T * e["x"], e["W2"])),
+    (r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda R, e: e["W2"].T * (e["W1"].T * e["x"])),
+    (r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W2"].T * e["W1"].T).T, e["x"])),
+    (r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda R, e: diamond(e["W1"] * e["W2"], e["x"])),
+    (r"\mathbf{W}_{1}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"], e["W2"], e["x"])),
+    (r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"].T, e["W2"], e["x"])),
+]
+
+#: Recorded statuses of the printed steps; the audit recomputes and compares them.
+_STEP_STATUS = {
+    13: [Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.CONVENTION, Status.ERRATUM],
+    14: [Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.CONVENTION, Status.ERRATUM],
+}
+
+
+def _chain_entries(eq: int, exprs) -> list[Entry]:
+    out = []
+    for k in range(1, len(exprs)):
+        (lt, lf), (rt, rf) = exprs[k - 1], exprs[k]
+        status = _STEP_STATUS[eq][k - 1]
+        correction = note = None
+        if status is Status.ERRATUM:
+            # Skip the mis-stepped expression: the previous expression equals the next under left-TN.
+            pt, pf = exprs[k - 2]
+            correction = Correction(f"{pt} = {rt} \\quad (A\\diamond B = A^TB,\\ \\text{{left to right}})",
+                                    _left_tn(pf, rf))
+            note = ("No reading makes this step true (it moves a transpose onto the left factor). The chain's "
+                    "end point is still right under left-TN, so the correction joins the previous expression to it.")
+        elif status is Status.CONVENTION:
+            note = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
+        out.append(Entry(f"uat-arxiv:eq{eq}.step{k}", Source("uat-arxiv", f"App. A, Eq. {eq}, step {k}"),
+                         f"{lt} = {rt}", status, _step(lf, rf), correction=correction, note=note or ""))
+    return out
+
+
+def _printed_eq4_rhs(e, d) -> sympy.ImmutableMatrix:
+    r"""The column displayed in Eq. 4: row 1 reads ``w_1 x_1 + w_{31} x_2 + ⋯ + w_{m,1} x_m``."""
+    W, x, m, n = e["W"], e["x"], d["m"], d["n"]
+    w31 = W[2, 0] if m >= 3 else sympy.Symbol("w_{3,1}")
+
+    def row(i):
+        if i > 0:
+            return sum((W[k, i] * x[k, 0] for k in range(m)), sympy.S.Zero)
+        terms = [W[0, 0] * x[0, 0]] + ([w31 * x[1, 0]] if m >= 2 else []) + [W[k, 0] * x[k, 0] for k in range(2, m)]
+        return sum(terms, sympy.S.Zero)
+
+    return sympy.ImmutableMatrix(n, 1, lambda i, _: row(i))
+
+
+def _eq4(rhs) -> Identity:
+    return Identity(
+        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
+        lhs=lambda e, d: diamond(e["W"], e["x"]), rhs=rhs, dims=_MN,
+        reference=lambda a, d: a["W"].T @ a["x"], random_dims={"m": 4, "n": 3},
+    )
+
+
+def _rows_of_result(expected: str) -> Identity:
+    """Number of rows of W ◇ x versus the printed claim y ∈ R^{(m,1)}."""
+    return Identity(
+        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
+        lhs=lambda e, d: sympy.Matrix([[diamond(e["W"], e["x"]).shape[0]]]),
+        rhs=lambda e, d: sympy.Matrix([[d[expected]]]), dims=_MN,
+        reference=lambda a, d: np.array([(a["W"].T @ a["x"]).shape[0]]), random_dims={"m": 4, "n": 3},
+    )
+
+
+def _vector_operand(reading: str) -> Identity:
+    swap = (lambda e: diamond(e["x"], e["W"])) if reading == "vector-operand" else (lambda e: e["x"].T * e["W"])
+    return Identity(
+        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
+        lhs=lambda e, d: diamond(e["W"], e["x"]), rhs=lambda e, d: swap(e), dims=_MN,
+        random_dims={"m": 4, "n": 3},
+    )
+
+
+def _distributive() -> Identity:
+    return Identity(
+        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1), "y": (d["m"], 1)},
+        lhs=lambda e, d: diamond(e["W"], e["x"] + e["y"]),
+        rhs=lambda e, d: diamond(e["W"], e["x"]) + diamond(e["W"], e["y"]), dims=_MN,
+        reference=lambda a, d: a["W"].T @ (a["x"] + a["y"]), random_dims={"m": 4, "n": 3},
+    )
+
+
+def _associative() -> Identity:
+    tn = next(r for r in CHAIN_READINGS if r.name == "left-TN")
+    return _square(lambda R, e: diamond(tn.matrix_product(e["W1"], e["W2"]), e["x"]),
+                   lambda R, e: diamond(e["W1"], diamond(e["W2"], e["x"])), tn)
+
+
+def entries() -> list[Entry]:
+    src = lambda ref: Source("uat-arxiv", ref)  # noqa: E731
+    eq4 = (r"\left(\begin{array}{cccc}w_{1,1}&w_{1,2}&\cdots&w_{1,n}\\ \vdots&&&\vdots\\ w_{m,1}&w_{m,2}&&w_{m,n}"
+           r"\end{array}\right)\diamond\left(\begin{array}{c}x_{1}\\ \vdots\\ x_{m}\end{array}\right)"
+           r"=\left(\begin{array}{c}w_{1}x_{1}+w_{31}*x_{2}+\cdots w_{m,1}x_{m}\\ w_{1,2}x_{1}+w_{2,2}x_{2}+\cdots "
+           r"w_{m,2}x_{m}\\ \vdots\\ w_{1,n}x_{1}+w_{2,n}x_{2}+\cdots w_{mn}x_{m}\end{array}\right)")
+    return [
+        Entry("uat-arxiv:eq4", src("Eq. 4 (§3.2)"), eq4, Status.ERRATUM, _eq4(_printed_eq4_rhs),
+              correction=Correction(r"(\mathbf{W}\diamond\mathbf{x})_i=\sum_{k=1}^{m}w_{k,i}x_k,\ "
+                                    r"\text{row 1: } w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m",
+                                    _eq4(lambda e, d: e["W"].T * e["x"])),
+              note="Row 1 is printed with w_1 (read as w_{1,1}) and w_{31} where w_{2,1} is meant; rows 2..n are "
+                   "right. The correction is checked against the ordinary product Wᵀx."),
+        Entry("uat-arxiv:sec3.2.claim1", src("§3.2, definition of the Diamond product"),
+              r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
+              r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
+              Status.ERRATUM, _rows_of_result("m"),
+              correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", _rows_of_result("n")),
+              note="Checked as the number of rows of W◇x; y has one entry per column of W."),
+        Entry("uat-arxiv:sec3.2.claim2", src("§3.2"),
+              r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}", Status.CONVENTION,
+              Readings("which operand of ◇ plays the vector",
+                       {"vector-operand": _vector_operand("vector-operand"), "positional": _vector_operand("positional")}),
+              note="True by definition when the column-vector operand always plays x; read positionally "
+                   "(x◇W = xᵀW) the two sides differ in shape."),
+        Entry("uat-arxiv:sec3.2.claim3", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
+              Status.PROVED, _eq4(lambda e, d: e["W"].T * e["x"])),
+        Entry("uat-arxiv:sec3.2.claim4", src("§3.2"),
+              r"\text{the Diamond Matrix Multiplication does not possess the property of associativity}",
+              Status.PROVED, Denial(_associative()),
+              note="Denied identity: (W1◇W2)◇x = W1◇(W2◇x) with W1◇W2 = W1ᵀW2; the counterexample proves the denial."),
+        Entry("uat-arxiv:sec3.2.claim5", src("§3.2"),
+              r"\text{the Diamond Matrix Multiplication does not possess the property of distributivity}",
+              Status.ERRATUM, Denial(_distributive()),
+              correction=Correction(r"\mathbf{W}\diamond(\mathbf{x}+\mathbf{y})=\mathbf{W}\diamond\mathbf{x}"
+                                    r"+\mathbf{W}\diamond\mathbf{y}", _distributive()),
+              note="W◇x = Wᵀx is linear in x, so ◇ distributes over addition; the denial is false."),
+        Entry("uat-arxiv:sec3.2.claim6", src("§3.2 and App. A (first property)"),
+              r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
+              Status.CONVENTION, _step(_EQ13[0][1], _EQ13[-1][1]),
+              note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
+        Entry("uat-arxiv:sec3.2.claim7", src("§3.2 and App. A (second property)"),
+              r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
+              Status.CONVENTION, _step(_EQ14[0][1], _EQ14[-1][1]),
+              note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
+        *_chain_entries(13, _EQ13),
+        *_chain_entries(14, _EQ14),
+    ]

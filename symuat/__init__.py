@@ -1,0 +1,42 @@
+r"""symuat: machine-checked audit of the Dynamic Universal Approximation Theory paper.
+
+The public API, grouped as the architecture: symbolic algebra → layers →
+evidence → ledger.
+"""
+
+from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
+from .algebra.matrices import identity, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
+from .errors import (
+    DerivationError,
+    InvalidValueError,
+    LedgerError,
+    OutputError,
+    ShapeError,
+    SymuatError,
+    UnsupportedError,
+)
+from .evidence.fields import SIGMA
+from .evidence.identity import Identity, check_identity, dims_grid
+from .evidence.verdict import Evidence, Level, Verdict
+from .layers.linear import FFN, FeatureLinear, MatrixVectorForm, TokenLinear
+from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
+from .ledger.entry import Correction, Denial, Entry, Prose, Readings, Source, Status
+from .ledger.registry import load_entries
+
+__all__ = [
+    # algebra
+    "vec_r", "unvec_r", "kron", "identity", "ones", "symbolic_matrix", "symbolic_vector",
+    "diamond", "chain", "DiamondReading", "CHAIN_READINGS", "SIGMA",
+    # layers
+    "TokenLinear", "FeatureLinear", "FFN", "MatrixVectorForm",
+    # evidence
+    "Identity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
+    # ledger
+    "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
+    "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",
+    # errors
+    "SymuatError", "ShapeError", "InvalidValueError", "UnsupportedError", "DerivationError",
+    "LedgerError", "OutputError",
+]
+
+__version__ = "0.1.0"

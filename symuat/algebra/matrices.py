@@ -1,0 +1,126 @@
+r"""Explicit symbolic matrices, row-major vectorisation and Kronecker products.
+
+The paper's data transform :math:`T_D` is row-major vectorisation (SPEC §2):
+
+.. math::
+
+    \operatorname{vec}_r(X) = (x_{1,1},\dots,x_{1,M},x_{2,1},\dots)^T,
+    \qquad \operatorname{vec}_r(AXB) = (A\otimes B^T)\operatorname{vec}_r(X).
+
+Everything here works on explicit :class:`sympy.ImmutableMatrix` objects whose
+entries are scalar symbols, so shapes are concrete and checked.  SymPy's
+``combine_kronecker`` is never used (it is unsound in SymPy 1.14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+
+from ..errors import ShapeError
+
+__all__ = [
+    "symbolic_matrix",
+    "symbolic_vector",
+    "vec_r",
+    "unvec_r",
+    "kron",
+    "identity",
+    "ones",
+    "elementwise",
+    "check_dim",
+]
+
+
+def check_dim(name: str, value: object) -> int:
+    """Return ``value`` as a positive ``int`` or raise :class:`ShapeError`.
+
+    >>> check_dim("N", 3)
+    3
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ShapeError(f"dimension {name}={value!r} must be a positive integer")
+    return value
+
+
+def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.ImmutableMatrix:
+    r"""Matrix of fresh scalar symbols ``name_{i,j}`` (1-based, as in the paper).
+
+    >>> symbolic_matrix("w", 2, 2)
+    Matrix([
+    [w_{1,1}, w_{1,2}],
+    [w_{2,1}, w_{2,2}]])
+    """
+    check_dim("rows", rows)
+    check_dim("cols", cols)
+    return sympy.ImmutableMatrix(
+        rows, cols, lambda i, j: sympy.Symbol(f"{name}_{{{i + 1},{j + 1}}}")
+    )
+
+
+def symbolic_vector(name: str, length: int) -> sympy.ImmutableMatrix:
+    r"""Column vector of fresh symbols ``name_{i}``.
+
+    >>> symbolic_vector("b", 2).T
+    Matrix([[b_{1}, b_{2}]])
+    """
+    check_dim("length", length)
+    return sympy.ImmutableMatrix(length, 1, lambda i, _: sympy.Symbol(f"{name}_{{{i + 1}}}"))
+
+
+def vec_r(X: sympy.MatrixBase) -> sympy.ImmutableMatrix:
+    r"""Row-major vectorisation :math:`\operatorname{vec}_r(X)\in\mathbb{R}^{NM}`.
+
+    >>> vec_r(sympy.Matrix([[1, 2], [3, 4]])).T
+    Matrix([[1, 2, 3, 4]])
+    """
+    rows, cols = X.shape
+    return sympy.ImmutableMatrix(rows * cols, 1, [X[i, j] for i in range(rows) for j in range(cols)])
+
+
+def unvec_r(v: sympy.MatrixBase, rows: int, cols: int) -> sympy.ImmutableMatrix:
+    """Inverse of :func:`vec_r`.
+
+    >>> unvec_r(sympy.Matrix([1, 2, 3, 4]), 2, 2)
+    Matrix([
+    [1, 2],
+    [3, 4]])
+    """
+    check_dim("rows", rows)
+    check_dim("cols", cols)
+    if v.shape != (rows * cols, 1):
+        raise ShapeError(
+            f"unvec_r: vector of shape {v.shape} cannot be reshaped to {rows}x{cols}; "
+            f"expected shape ({rows * cols}, 1)"
+        )
+    return sympy.ImmutableMatrix(rows, cols, lambda i, j: v[i * cols + j, 0])
+
+
+def kron(A: sympy.MatrixBase, B: sympy.MatrixBase) -> sympy.ImmutableMatrix:
+    r"""Kronecker product :math:`A\otimes B`, entry ``(i*p+k, j*q+l) = A[i,j] B[k,l]``.
+
+    >>> kron(sympy.eye(2), sympy.Matrix([[1, 2]]))
+    Matrix([
+    [1, 2, 0, 0],
+    [0, 0, 1, 2]])
+    """
+    (m, n), (p, q) = A.shape, B.shape
+    return sympy.ImmutableMatrix(
+        m * p, n * q, lambda r, c: A[r // p, c // q] * B[r % p, c % q]
+    )
+
+
+def identity(n: int) -> sympy.ImmutableMatrix:
+    """Identity matrix :math:`I_n`."""
+    return sympy.ImmutableMatrix(sympy.eye(check_dim("n", n)))
+
+
+def ones(n: int) -> sympy.ImmutableMatrix:
+    r"""All-ones column vector :math:`\mathbf{1}_n`."""
+    return sympy.ImmutableMatrix(sympy.ones(check_dim("n", n), 1))
+
+
+def elementwise(f: Callable[[sympy.Expr], sympy.Expr], X: sympy.MatrixBase) -> sympy.ImmutableMatrix:
+    r"""Apply ``f`` entrywise, e.g. :math:`\sigma(\cdot)` of the paper."""
+    return sympy.ImmutableMatrix(X.applyfunc(f))

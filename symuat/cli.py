@@ -1,0 +1,105 @@
+r"""The ``symuat`` command line.
+
+``symuat audit`` recomputes every ledger entry and prints the ledger (a table, or
+the SPEC §7 JSON object with ``--format json``); it exits 1 when a computed
+status disagrees with the recorded one.  Every :class:`~symuat.errors.SymuatError`
+is printed as one line on stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+
+import click
+
+from .build import build
+from .errors import SymuatError
+from .ledger.audit import AuditRecord, audit, ledger_json
+from .ledger.registry import load_entries
+
+__all__ = ["main"]
+
+
+def _one_line_errors(command: Callable) -> Callable:
+    @wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except SymuatError as exc:
+            click.echo(f"symuat: error: {exc}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def _records(derivations: str | None, seed: int) -> tuple[AuditRecord, ...]:
+    entries = load_entries(directory=derivations) if derivations else load_entries()
+    return audit(entries, seed=seed)
+
+
+def _table(records: tuple[AuditRecord, ...]) -> str:
+    rows = [("status", "id", "source", "evidence", "agrees")]
+    for r in records:
+        levels = ",".join(f"{e.level.value}{'' if e.holds else '✗'}" for e in r.evidence) or "-"
+        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.seed[:3]} {r.entry.source.ref}",
+                     levels, "yes" if r.agrees else f"NO (computed {r.computed.value if r.computed else 'none'})"))
+    widths = [min(max(len(row[i]) for row in rows), 48) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell[:48].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+@click.group()
+@click.version_option(package_name="symuat")
+def main() -> None:
+    """Machine-checked audit of the Dynamic Universal Approximation Theory paper."""
+
+
+@main.command("audit")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format: a table, or the SPEC §7 JSON object.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@click.option("--derivations", type=click.Path(file_okay=False), default=None,
+              help="Directory of derivation modules (default: the shipped `derivations` package).")
+@_one_line_errors
+def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
+    """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""
+    records = _records(derivations, seed)
+    if fmt == "json":
+        click.echo(json.dumps(ledger_json(records), indent=2, sort_keys=False, ensure_ascii=False))
+    else:
+        click.echo(_table(records))
+        summary = ledger_json(records)["summary"]
+        click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries")
+    disagreeing = [r.entry.id for r in records if not r.agrees]
+    if disagreeing:
+        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
+                   err=True)
+        sys.exit(1)
+
+
+@main.command("build")
+@click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
+              help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
+@_one_line_errors
+def build_command(out: str, seed: int, pdf: bool) -> None:
+    """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
+    result = build(out=out, seed=seed, pdf=pdf)
+    click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
+    if result.pdf is not None:
+        click.echo(f"compiled {result.pdf} with {result.compiler}")
+    elif pdf:
+        click.echo("no LaTeX compiler (latexmk or pdflatex) found: wrote the .tex files only")
+    if result.disagreeing:
+        click.echo(f"symuat: {len(result.disagreeing)} entries disagree with their record: "
+                   f"{', '.join(result.disagreeing)}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,224 @@
+r"""Evaluate SymPy expressions over a field, independently of SymPy's simplifier.
+
+Two fields are provided:
+
+* :class:`PrimeField` — exact arithmetic in :math:`\mathbb{F}_p` with
+  :math:`p = 2^{61}-1`; :math:`\sigma` is a random function
+  :math:`\mathbb{F}_p\to\mathbb{F}_p` (a keyed hash), so every identity that holds
+  for an *uninterpreted* :math:`\sigma` holds here too;
+* :class:`RealField` — float64 with a concrete activation; it also tracks a
+  magnitude bound used to derive rounding tolerances.
+
+The evaluator walks the expression tree itself (``Add``, ``Mul``, ``Pow`` with an
+integer exponent, rationals, symbols and the uninterpreted ``sigma``), memoising
+shared sub-expressions, so it never calls ``expand`` or ``simplify``: it cannot
+share a bug with the symbolic level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from ..errors import UnsupportedError
+
+__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "structural_degree"]
+
+MERSENNE_61 = (1 << 61) - 1
+
+#: The paper's activation, kept uninterpreted in symbolic work.
+SIGMA = sympy.Function("sigma")
+
+
+@dataclass(frozen=True)
+class PrimeField:
+    r"""Arithmetic in :math:`\mathbb{F}_p` with a keyed random :math:`\sigma`."""
+
+    seed: int
+    p: int = MERSENNE_61
+
+    def const(self, value: sympy.Rational) -> int:
+        num, den = int(value.p), int(value.q)
+        return (num % self.p) * pow(den % self.p, self.p - 2, self.p) % self.p
+
+    def add(self, a, b):
+        return (a + b) % self.p
+
+    def mul(self, a, b, matrix: bool):
+        if matrix:
+            return np.dot(a, b) % self.p
+        return (a * b) % self.p
+
+    def inv(self, a):
+        if isinstance(a, np.ndarray):
+            raise UnsupportedError("negative powers of matrices are not supported in F_p")
+        return pow(int(a), self.p - 2, self.p)
+
+    def sigma(self, a):
+        return _vectorise(self._sigma_scalar, a)
+
+    def _sigma_scalar(self, v: int) -> int:
+        digest = hashlib.blake2b(f"{self.seed}:{int(v) % self.p}".encode(), digest_size=16)
+        return int.from_bytes(digest.digest(), "big") % self.p
+
+    def random(self, rng: np.random.Generator) -> int:
+        return int(rng.integers(0, self.p, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class RealField:
+    r"""float64 arithmetic with a concrete activation :math:`\sigma`."""
+
+    activation: Callable[[np.ndarray], np.ndarray] = field(
+        default=lambda x: 1.0 / (1.0 + np.exp(-x))
+    )
+
+    def const(self, value: sympy.Expr) -> float:
+        return float(value)
+
+    def add(self, a, b):
+        return a + b
+
+    def mul(self, a, b, matrix: bool):
+        return a @ b if matrix else a * b
+
+    def inv(self, a):
+        return 1.0 / a
+
+    def sigma(self, a):
+        return self.activation(np.asarray(a, dtype=float)) if isinstance(a, np.ndarray) else float(
+            self.activation(np.asarray(float(a)))
+        )
+
+    def random(self, rng: np.random.Generator) -> float:
+        return float(rng.standard_normal())
+
+
+def _vectorise(f, a):
+    if isinstance(a, np.ndarray):
+        return np.frompyfunc(f, 1, 1)(a).astype(object)
+    return f(a)
+
+
+def evaluate(expr: sympy.Basic, values: Mapping[sympy.Symbol, object], fld, memo: dict | None = None):
+    r"""Evaluate ``expr`` in ``fld`` with ``values`` bound to its free symbols.
+
+    Noncommutative factors of a ``Mul`` are multiplied as matrices, in order.
+
+    >>> x, y = sympy.symbols("x y")
+    >>> evaluate(x * y + sympy.Rational(1, 2), {x: 3, y: 4}, RealField())
+    12.5
+    """
+    memo = {} if memo is None else memo
+    return _eval(expr, values, fld, memo)
+
+
+def _eval(e, values, fld, memo):
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Symbol:
+        try:
+            out = values[e]
+        except KeyError:
+            raise UnsupportedError(f"no value bound to symbol {e}") from None
+    elif e.is_Rational:
+        out = fld.const(e)
+    elif e.is_Number or e.is_NumberSymbol:
+        if isinstance(fld, PrimeField):
+            raise UnsupportedError(f"the constant {e} has no value in F_p")
+        out = fld.const(e)
+    elif e.is_Add:
+        terms = [_eval(a, values, fld, memo) for a in e.args]
+        out = terms[0]
+        for t in terms[1:]:
+            out = fld.add(out, t)
+    elif e.is_Mul:
+        out = None
+        for factor in e.args:
+            v = _eval(factor, values, fld, memo)
+            if out is None:
+                out = v
+            else:
+                matrix = (not factor.is_commutative) and isinstance(out, np.ndarray) and out.ndim == 2 \
+                    and isinstance(v, np.ndarray)
+                out = fld.mul(out, v, matrix)
+    elif e.is_Pow:
+        base, exp = e.args
+        if not exp.is_Integer:
+            if isinstance(fld, PrimeField):
+                raise UnsupportedError(f"the power {e} has no value in F_p")
+            out = _eval(base, values, fld, memo) ** float(exp)
+        else:
+            b = _eval(base, values, fld, memo)
+            n = int(exp)
+            if n < 0:
+                b, n = fld.inv(b), -n
+            out = None
+            for _ in range(n):
+                out = b if out is None else fld.mul(out, b, False)
+            if out is None:
+                out = fld.const(sympy.Integer(1))
+    elif isinstance(e, sympy.core.function.AppliedUndef) and e.func == SIGMA:
+        out = fld.sigma(_eval(e.args[0], values, fld, memo))
+    else:
+        raise UnsupportedError(f"cannot evaluate {type(e).__name__} node {e} in {type(fld).__name__}")
+    memo[e] = out
+    return out
+
+
+def structural_degree(expr: sympy.Basic, memo: dict | None = None) -> int:
+    r"""Upper bound on the total degree, counting each :math:`\sigma(\cdot)` as degree 1.
+
+    >>> x, y = sympy.symbols("x y")
+    >>> structural_degree(x**2 * y + SIGMA(x * y))
+    3
+    """
+    memo = {} if memo is None else memo
+    if expr in memo:
+        return memo[expr]
+    if expr.is_Symbol:
+        d = 1
+    elif expr.is_Number or expr.is_NumberSymbol:
+        d = 0
+    elif expr.is_Add:
+        d = max(structural_degree(a, memo) for a in expr.args)
+    elif expr.is_Mul:
+        d = sum(structural_degree(a, memo) for a in expr.args)
+    elif expr.is_Pow and expr.args[1].is_Integer:
+        d = abs(int(expr.args[1])) * structural_degree(expr.args[0], memo)
+    else:
+        d = 1
+    memo[expr] = d
+    return d
+
+
+def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dict | None = None) -> float:
+    r"""Evaluate ``expr`` with every input and constant replaced by its absolute value.
+
+    For sums of products this bounds the float64 rounding error:
+    :math:`|\mathrm{fl}(f)-f| \le \gamma_n\,|f|(|x|)`; :math:`\sigma` is treated as
+    1-Lipschitz and bounded by 1 (true for the logistic sigmoid used here).
+    """
+    memo = {} if memo is None else memo
+    if expr in memo:
+        return memo[expr]
+    if expr.is_Symbol:
+        m = abs(float(values[expr]))
+    elif expr.is_Number or expr.is_NumberSymbol:
+        m = abs(float(expr))
+    elif expr.is_Add:
+        m = sum(magnitude(a, values, memo) for a in expr.args)
+    elif expr.is_Mul:
+        m = math.prod(magnitude(a, values, memo) for a in expr.args)
+    elif expr.is_Pow:
+        m = magnitude(expr.args[0], values, memo) ** abs(float(expr.args[1]))
+    else:
+        m = 1.0 + sum(magnitude(a, values, memo) for a in expr.args)
+    memo[expr] = m
+    return m

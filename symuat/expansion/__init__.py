@@ -1,0 +1,79 @@
+r"""Symbolic DUAT expansion engine (seed 001, App. B.2-B.3, Eq. 11 / 20-27 / 33-34, Figure 2).
+
+A depth-:math:`L` stack of residual terms (Eq. 20) with opaque, possibly
+input-dependent weights is expanded into the DUAT form
+
+.. math::
+    \mathbf x'_L = \tilde A_L\mathbf x'_0 + \tilde c_L
+    + \sum_{j=1}^{L}\tilde U^{(L)}_j\,\sigma(\tilde V_j\mathbf x'_0 + \tilde\beta_j)
+
+via a mechanically derived substitution table of named, shared
+sub-expressions (:func:`substitution_table`), proved by induction
+(:func:`induction_proof`), checked locally at explicit depths
+(:func:`verify_depth`) and evaluated numerically with matrix-free operators
+(:func:`evaluate_form`).
+"""
+
+from symuat.expansion.collect import AffineParts, canonical_expand, split_affine, split_term
+from symuat.expansion.evaluate import FormTerms, TableEvaluator, evaluate_form
+from symuat.expansion.proof import (
+    DepthVerification,
+    IdentityCheck,
+    InductionProof,
+    LayerCheck,
+    induction_proof,
+    verify_depth,
+    verify_depth_naive,
+    verify_table,
+)
+from symuat.expansion.residual import nested_form, residual_term
+from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
+from symuat.expansion.table import (
+    A_name,
+    ClosedForm,
+    R_name,
+    SubstitutionTable,
+    TableRow,
+    U_name,
+    V_name,
+    beta_name,
+    c_name,
+    closed_forms,
+    substitution_table,
+)
+
+__all__ = [
+    "INPUT",
+    "sigma",
+    "nc_symbol",
+    "LayerSymbols",
+    "layer_symbols",
+    "residual_term",
+    "nested_form",
+    "A_name",
+    "c_name",
+    "U_name",
+    "V_name",
+    "beta_name",
+    "R_name",
+    "TableRow",
+    "SubstitutionTable",
+    "substitution_table",
+    "ClosedForm",
+    "closed_forms",
+    "AffineParts",
+    "canonical_expand",
+    "split_term",
+    "split_affine",
+    "IdentityCheck",
+    "InductionProof",
+    "LayerCheck",
+    "DepthVerification",
+    "induction_proof",
+    "verify_table",
+    "verify_depth",
+    "verify_depth_naive",
+    "FormTerms",
+    "TableEvaluator",
+    "evaluate_form",
+]

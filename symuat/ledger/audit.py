@@ -1,0 +1,156 @@
+r"""Recompute the status of every ledger entry from its claim (SPEC §6–§7).
+
+The audit never trusts the recorded status: it runs the evidence levels and
+derives the status, then reports whether the two agree.
+
+=============  ============================================================
+computed       when
+=============  ============================================================
+``proved``     every level holds, the symbolic level among them
+``checked``    every level holds, no symbolic level applies
+``erratum``    every level fails and the correction is ``proved``
+               (for a denial: the denied identity is proved)
+``convention`` some readings of an ambiguous statement hold, others fail
+``prose``      the claim is not an equation (a proxy may be measured)
+``None``       anything else: levels disagree, or an erratum lacks a proof
+=============  ============================================================
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..evidence.identity import check_identity
+from ..evidence.verdict import Evidence, Level, Verdict
+from .entry import Denial, Entry, Prose, Readings, Status
+
+__all__ = ["AuditRecord", "audit_entry", "audit", "ledger_json", "summary"]
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """The audit of one entry: computed status, evidence, counterexample, correction proof."""
+
+    entry: Entry
+    computed: Status | None
+    evidence: tuple[Evidence, ...]
+    reason: str
+    counterexample: Mapping[str, Any] | None = None
+    correction_evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        return self.computed is self.entry.status
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.entry
+        return {
+            "id": e.id,
+            "source": e.source.to_json(),
+            "statement": e.statement,
+            "status": e.status.value,
+            "evidence": [ev.to_json() for ev in self.evidence],
+            "counterexample": dict(self.counterexample) if self.counterexample is not None else None,
+            "correction": e.correction.statement if e.correction is not None else None,
+            "correction_evidence": [ev.to_json() for ev in self.correction_evidence],
+            "note": e.note,
+            "agrees": self.agrees,
+        }
+
+
+def _proved(verdict: Verdict) -> bool:
+    return verdict.holds and Level.SYMBOLIC in verdict.levels
+
+
+def _all_fail(verdict: Verdict) -> bool:
+    return bool(verdict.evidence) and not any(ev.holds for ev in verdict.evidence)
+
+
+def _failure(entry: Entry, verdict: Verdict, seed: int) -> tuple[Status | None, str, tuple[Evidence, ...]]:
+    if entry.correction is None:
+        return None, "the statement fails and no correction is recorded", ()
+    fixed = check_identity(entry.correction.identity, seed=seed)
+    if _proved(fixed):
+        return Status.ERRATUM, "false as printed; the correction is proved", fixed.evidence
+    return None, "the statement fails and its correction is not proved", fixed.evidence
+
+
+def audit_entry(entry: Entry, seed: int = 0) -> AuditRecord:
+    """Run the claim of ``entry`` at every applicable level and derive its status."""
+    claim = entry.claim
+    if isinstance(claim, Prose):
+        evidence = tuple(claim.proxy(seed)) if claim.proxy is not None else ()
+        return AuditRecord(entry, Status.PROSE, evidence, claim.reason)
+    if isinstance(claim, Readings):
+        return _audit_readings(entry, claim, seed)
+    if isinstance(claim, Denial):
+        return _audit_denial(entry, claim, seed)
+    verdict = check_identity(claim, seed=seed)
+    if not verdict.consistent:
+        return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree", verdict.counterexample)
+    if verdict.holds:
+        status = Status.PROVED if _proved(verdict) else Status.CHECKED
+        return AuditRecord(entry, status, verdict.evidence, "holds as printed")
+    status, reason, fixed = _failure(entry, verdict, seed)
+    return AuditRecord(entry, status, verdict.evidence, reason, verdict.counterexample, fixed)
+
+
+def _audit_denial(entry: Entry, claim: Denial, seed: int) -> AuditRecord:
+    verdict = check_identity(claim.identity, seed=seed)
+    if not verdict.consistent:
+        return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree")
+    if _all_fail(verdict) and Level.SYMBOLIC in verdict.levels:
+        return AuditRecord(entry, Status.PROVED, verdict.evidence,
+                           "the denied identity fails: the counterexample proves the denial", verdict.counterexample)
+    if _proved(verdict):
+        status, reason, fixed = _failure(entry, verdict, seed)
+        proof = {"refuted_by": "the denied identity is proved",
+                 "proof": next(ev.detail for ev in verdict.evidence if ev.level is Level.SYMBOLIC)}
+        return AuditRecord(entry, status, verdict.evidence, f"the denied identity holds; {reason}", proof, fixed)
+    return AuditRecord(entry, None, verdict.evidence, "no symbolic level to decide the denial")
+
+
+def _audit_readings(entry: Entry, claim: Readings, seed: int) -> AuditRecord:
+    evidence: list[Evidence] = []
+    held, failed = [], []
+    counterexample = None
+    for name, identity in claim.readings.items():
+        verdict = check_identity(identity, seed=seed)
+        evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample)
+                        for ev in verdict.evidence)
+        if not verdict.consistent:
+            return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
+        if verdict.holds and Level.SYMBOLIC in verdict.levels:
+            held.append(name)
+        else:
+            failed.append(name)
+            if counterexample is None and verdict.counterexample is not None:
+                counterexample = {"reading": name, **verdict.counterexample}
+    if not failed:
+        return AuditRecord(entry, Status.PROVED, tuple(evidence), f"holds under every reading of {claim.convention}")
+    if held:
+        reason = f"holds only under {', '.join(held)} ({claim.convention}); fails under {', '.join(failed)}"
+        return AuditRecord(entry, Status.CONVENTION, tuple(evidence), reason, counterexample)
+    fake = Verdict(tuple(evidence))
+    status, reason, fixed = _failure(entry, fake, seed)
+    return AuditRecord(entry, status, tuple(evidence), f"fails under every reading; {reason}", counterexample, fixed)
+
+
+def audit(entries: Iterable[Entry], seed: int = 0) -> tuple[AuditRecord, ...]:
+    """Audit every entry, in ledger order."""
+    return tuple(audit_entry(e, seed=seed) for e in entries)
+
+
+def summary(records: Iterable[AuditRecord]) -> dict[str, int]:
+    """Count entries per recorded status (all five statuses, in SPEC order)."""
+    counts = Counter(r.entry.status.value for r in records)
+    return {s.value: counts.get(s.value, 0) for s in Status}
+
+
+def ledger_json(records: Iterable[AuditRecord]) -> dict[str, Any]:
+    """The SPEC §7 machine-readable ledger."""
+    records = tuple(records)
+    return {"entries": [r.to_json() for r in records], "summary": summary(records)}

@@ -1,0 +1,134 @@
+"""The evidence engine accepts true identities and rejects broken ones at every level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symuat import SIGMA, Identity, Level, check_identity, dims_grid, identity, kron, vec_r
+from symuat.errors import SymuatError, UnsupportedError
+from symuat.evidence.fields import MERSENNE_61, PrimeField, RealField, evaluate, structural_degree
+
+SHAPES = lambda d: {"A": (d["N"], d["N"]), "X": (d["N"], d["M"]), "B": (d["M"], d["M"])}  # noqa: E731
+DIMS = dims_grid(N=(1, 2, 3), M=(1, 2))
+
+
+def _vec_identity(rhs, reference=None):
+    return Identity(SHAPES, lambda e, d: vec_r(e["A"] * e["X"] * e["B"]), rhs, DIMS,
+                    reference=reference or (lambda a, d: (a["A"] @ a["X"] @ a["B"]).reshape(-1)),
+                    random_dims={"N": 3, "M": 4})
+
+
+TRUE_RHS = lambda e, d: kron(e["A"], e["B"].T) * vec_r(e["X"])  # noqa: E731
+
+BROKEN = {
+    "transpose-one-factor": lambda e, d: kron(e["A"].T, e["B"].T) * vec_r(e["X"]),
+    "forget-transpose": lambda e, d: kron(e["A"], e["B"]) * vec_r(e["X"]),
+    "swap-kron-order": lambda e, d: kron(e["B"].T, e["A"]) * vec_r(e["X"]) if d["N"] == d["M"]
+    else kron(e["A"], e["B"].T) * vec_r(e["X"]) * 2,
+    "flip-sign": lambda e, d: -kron(e["A"], e["B"].T) * vec_r(e["X"]),
+    "column-major": lambda e, d: kron(e["A"], e["B"].T) * sympy.ImmutableMatrix(
+        sympy.Matrix(e["X"]).T.reshape(len(e["X"]), 1)) if d["M"] > 1 and d["N"] > 1 else 2 * vec_r(e["X"]),
+}
+
+
+def test_true_identity_holds_at_every_level():
+    verdict = check_identity(_vec_identity(TRUE_RHS))
+    assert verdict.holds and verdict.consistent
+    assert set(verdict.levels) == {Level.SYMBOLIC, Level.EXACT, Level.FLOAT}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_identity_fails_at_every_level(name):
+    verdict = check_identity(_vec_identity(BROKEN[name]))
+    assert [e.holds for e in verdict.evidence] == [False, False, False], verdict
+    assert verdict.counterexample is not None
+
+
+def test_smallest_counterexample_is_reported():
+    verdict = check_identity(_vec_identity(BROKEN["transpose-one-factor"]), levels=[Level.SYMBOLIC])
+    assert verdict.counterexample["dims"] == {"N": 2, "M": 1}
+
+
+def test_sympy_combine_kronecker_is_rejected():
+    """STYLE §10: SymPy 1.14 rewrites A⊗B + C⊗D as (A+C)⊗(B+D); the checker must refuse it."""
+    from sympy.matrices.expressions.kronecker import combine_kronecker
+
+    def rewritten(e, d):
+        A, B, C, D = (sympy.MatrixSymbol(n, 2, 2) for n in "ABCD")
+        expr = combine_kronecker(sympy.kronecker_product(A, B) + sympy.kronecker_product(C, D))
+        subs = {A: e["A"], B: e["B"], C: e["C"], D: e["D"]}
+        return sympy.ImmutableMatrix(expr.subs(subs).as_explicit())
+
+    ident = Identity(lambda d: {n: (2, 2) for n in "ABCD"},
+                     lambda e, d: kron(e["A"], e["B"]) + kron(e["C"], e["D"]), rewritten, ({"n": 2},),
+                     reference=lambda a, d: np.kron(a["A"], a["B"]) + np.kron(a["C"], a["D"]))
+    verdict = check_identity(ident)
+    assert not any(e.holds for e in verdict.evidence)
+
+
+def test_sigma_is_uninterpreted_but_argument_sensitive():
+    x, y = sympy.symbols("x y")
+    ident = Identity(lambda d: {"v": (2, 1)},
+                     lambda e, d: sympy.Matrix([SIGMA(e["v"][0] + e["v"][1])]),
+                     lambda e, d: sympy.Matrix([SIGMA(e["v"][1] + e["v"][0])]), ({"n": 1},))
+    assert check_identity(ident).holds
+    wrong = Identity(ident.shapes, ident.lhs, lambda e, d: sympy.Matrix([SIGMA(e["v"][0]) + SIGMA(e["v"][1])]),
+                     ({"n": 1},))
+    assert not any(e.holds for e in check_identity(wrong).evidence)
+
+
+def test_prime_field_evaluator_is_exact():
+    x, y = sympy.symbols("x y")
+    fld = PrimeField(seed=1)
+    assert evaluate(sympy.Rational(1, 3) * 3 * x, {x: 5}, fld) == 5
+    assert evaluate(x**-1 * x, {x: 12345}, fld) == 1
+    assert evaluate(SIGMA(x + y), {x: 1, y: 2}, fld) == evaluate(SIGMA(y + x), {x: 1, y: 2}, fld)
+    assert 0 <= evaluate(SIGMA(x), {x: 3}, fld) < MERSENNE_61
+
+
+def test_prime_field_rejects_irrational_constants():
+    x = sympy.Symbol("x")
+    with pytest.raises(UnsupportedError, match="no value in F_p"):
+        evaluate(sympy.sqrt(2) * x, {x: 1}, PrimeField(seed=0))
+
+
+def test_unbound_symbol_is_a_clear_error():
+    with pytest.raises(SymuatError, match="no value bound"):
+        evaluate(sympy.Symbol("z"), {}, RealField())
+
+
+def test_structural_degree_bounds_the_true_degree():
+    x, y = sympy.symbols("x y")
+    expr = (x + y) ** 3 * SIGMA(x * y)
+    assert structural_degree(expr) >= sympy.Poly(sympy.expand((x + y) ** 3), x, y).total_degree() + 1
+
+
+def test_noncommutative_products_are_matrix_products():
+    A, B = sympy.symbols("A B", commutative=False)
+    a = np.array([[1.0, 2.0], [0.0, 1.0]])
+    b = np.array([[0.0, 1.0], [1.0, 0.0]])
+    assert np.allclose(evaluate(A * B, {A: a, B: b}, RealField()), a @ b)
+    assert not np.allclose(evaluate(B * A, {A: a, B: b}, RealField()), a @ b)
+
+
+def test_identity_needs_dims():
+    with pytest.raises(SymuatError, match="at least one dimension"):
+        Identity(SHAPES, TRUE_RHS, TRUE_RHS, ())
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 5), m=st.integers(1, 5), p=st.integers(1, 4), q=st.integers(1, 4), seed=st.integers(0, 99))
+def test_vec_kron_identity_numerically(n, m, p, q, seed):
+    """vec_r(A X B) = (A ⊗ Bᵀ) vec_r(X) for random rectangular shapes (NumPy, independent of symuat)."""
+    rng = np.random.default_rng(seed)
+    A, X, B = rng.standard_normal((p, n)), rng.standard_normal((n, m)), rng.standard_normal((m, q))
+    sym = kron(sympy.Matrix(A), sympy.Matrix(B).T) * vec_r(sympy.Matrix(X))
+    assert np.allclose(np.array(sym, dtype=float).ravel(), (A @ X @ B).ravel())
+
+
+def test_identity_helper_is_identity():
+    assert identity(3) == sympy.eye(3)

@@ -1,0 +1,91 @@
+"""Malformed derivation modules and bad CLI input give one clear symuat error and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from symuat import DerivationError, Entry, LedgerError, Source, Status, load_entries
+from symuat.cli import main
+from symuat.ledger.entry import Prose
+
+GOOD = '''
+from symuat import Entry, Prose, Source, Status
+def entries():
+    return [Entry("duat:eq1", Source("duat", "Eq. 1"), "G(x)", Status.PROSE, Prose("an existence theorem"))]
+'''
+
+BAD_MODULES = {
+    "raises.py": ("def entries():\n    raise RuntimeError('boom')\n", "raised RuntimeError: boom"),
+    "import_error.py": ("import not_a_module_xyz\n", "failed to import"),
+    "no_entries.py": ("X = 1\n", "defines no callable entries"),
+    "wrong_type.py": ("def entries():\n    return [42]\n", "returned int, expected symuat Entry"),
+    "bad_status.py": (GOOD.replace("Status.PROSE", "'approved'"), "unknown status 'approved'"),
+    "bad_id.py": (GOOD.replace("duat:eq1", "duat-eq1"), "malformed entry id"),
+}
+
+
+def _write(tmp_path, name, text):
+    (tmp_path / name).write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", sorted(BAD_MODULES))
+def test_malformed_module_is_a_derivation_error(tmp_path, name):
+    text, message = BAD_MODULES[name]
+    _write(tmp_path, name, text)
+    with pytest.raises(DerivationError, match=message):
+        load_entries(directory=tmp_path)
+    result = CliRunner().invoke(main, ["audit", "--derivations", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "symuat: error:" in result.output
+
+
+def test_duplicate_ids_are_rejected(tmp_path):
+    _write(tmp_path, "a.py", GOOD)
+    _write(tmp_path, "b.py", GOOD)
+    with pytest.raises(DerivationError, match="defined twice"):
+        load_entries(directory=tmp_path)
+
+
+def test_good_directory_and_json_format(tmp_path):
+    _write(tmp_path, "good.py", GOOD)
+    result = CliRunner().invoke(main, ["audit", "--format", "json", "--derivations", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["summary"]["prose"] == 1
+    (entry,) = data["entries"]
+    assert set(entry) >= {"id", "source", "statement", "status", "evidence", "counterexample", "correction"}
+    assert entry["source"] == {"seed": "001_280f2464439a611b.txt", "version": "duat", "ref": "Eq. 1"}
+
+
+def test_disagreeing_record_exits_one(tmp_path):
+    _write(tmp_path, "lie.py", GOOD.replace("Status.PROSE", "Status.PROVED"))
+    result = CliRunner().invoke(main, ["audit", "--derivations", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "disagree" in result.output
+
+
+def test_missing_directory_is_one_line(tmp_path):
+    result = CliRunner().invoke(main, ["audit", "--derivations", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_entry_validation():
+    with pytest.raises(LedgerError, match="unknown paper version"):
+        Source("uat-v9", "Eq. 1")
+    with pytest.raises(LedgerError, match="cites version"):
+        Entry("duat:eq1", Source("uat-arxiv", "Eq. 1"), "x", Status.PROSE, Prose("r"))
+    with pytest.raises(LedgerError, match="no correction"):
+        Entry("duat:eq1", Source("duat", "Eq. 1"), "x", Status.ERRATUM, Prose("r"))
+    with pytest.raises(LedgerError, match="claim must be"):
+        Entry("duat:eq1", Source("duat", "Eq. 1"), "x", Status.PROSE, "not a claim")
+
+
+def test_shipped_ledger_audits_clean():
+    result = CliRunner().invoke(main, ["audit"])
+    assert result.exit_code == 0, result.output
+    assert "uat-arxiv:eq13.step7" in result.output
