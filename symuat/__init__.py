@@ -17,6 +17,7 @@ from .errors import (
 )
 from .evidence.fields import SIGMA
 from .evidence.identity import Identity, check_identity, dims_grid
+from .evidence.opaque import OpaqueIdentity
 from .evidence.verdict import Evidence, Level, Verdict
 from .layers.linear import FFN, FeatureLinear, MatrixVectorForm, TokenLinear
 from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
@@ -30,7 +31,7 @@ __all__ = [
     # layers
     "TokenLinear", "FeatureLinear", "FFN", "MatrixVectorForm",
     # evidence
-    "Identity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
+    "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
     # ledger
     "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",

@@ -132,3 +132,24 @@ def test_vec_kron_identity_numerically(n, m, p, q, seed):
 
 def test_identity_helper_is_identity():
     assert identity(3) == sympy.eye(3)
+
+
+def test_noncommutative_powers_are_matrix_powers():
+    """SymPy folds W*W into Pow(W, 2); the evaluator must square the matrix, not its entries."""
+    W = sympy.Symbol("W", commutative=False)
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert np.allclose(evaluate(W * W, {W: a}, RealField()), a @ a)
+    fp = evaluate(W**3, {W: a.astype(int).astype(object)}, PrimeField(seed=0))
+    assert np.array_equal(fp, (a @ a @ a).astype(int).astype(object) % MERSENNE_61)
+
+
+def test_opaque_identity_levels():
+    from symuat import OpaqueIdentity
+
+    W, V, x = sympy.symbols("W V x", commutative=False)
+    true = OpaqueIdentity(lambda c: W * (V + W) * x, lambda c: W * V * x + W * W * x, (1,),
+                          reference=lambda a, c: a["W"] @ (a["V"] + a["W"]) @ a["x"])
+    assert check_identity(true).holds
+    swapped = OpaqueIdentity(lambda c: W * V * x, lambda c: V * W * x, (1,),
+                             reference=lambda a, c: a["W"] @ a["V"] @ a["x"])
+    assert not any(e.holds for e in check_identity(swapped).evidence)

@@ -159,9 +159,10 @@ def _eval(e, values, fld, memo):
             n = int(exp)
             if n < 0:
                 b, n = fld.inv(b), -n
+            matrix = (not base.is_commutative) and isinstance(b, np.ndarray) and b.ndim == 2
             out = None
             for _ in range(n):
-                out = b if out is None else fld.mul(out, b, False)
+                out = b if out is None else fld.mul(out, b, matrix)
             if out is None:
                 out = fld.const(sympy.Integer(1))
     elif isinstance(e, sympy.core.function.AppliedUndef) and e.func == SIGMA:

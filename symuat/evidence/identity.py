@@ -238,9 +238,13 @@ def _float(identity: Identity, seed: int) -> Evidence:
     )
 
 
-def check_identity(identity: Identity, seed: int = 0, trials: int = 2,
+def check_identity(identity, seed: int = 0, trials: int = 2,
                    levels: Sequence[Level] | None = None) -> Verdict:
-    """Run every applicable level and collect the evidence."""
+    """Run every applicable level of an :class:`Identity` (or an ``OpaqueIdentity``) and collect the evidence."""
+    from .opaque import OpaqueIdentity, check_opaque
+
+    if isinstance(identity, OpaqueIdentity):
+        return check_opaque(identity, seed=seed, trials=trials, levels=levels)
     chosen = tuple(identity.levels if levels is None else (lv for lv in identity.levels if lv in levels))
     runners = {
         Level.SYMBOLIC: lambda: _symbolic(identity),

@@ -16,6 +16,7 @@ from typing import Union
 
 from ..errors import LedgerError
 from ..evidence.identity import Identity
+from ..evidence.opaque import OpaqueIdentity
 from ..evidence.verdict import Evidence
 
 __all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry", "VERSIONS", "SEEDS"]
@@ -99,7 +100,7 @@ class Prose:
     proxy: Callable[[int], tuple[Evidence, ...]] | None = None
 
 
-Claim = Union[Identity, Readings, Denial, Prose]
+Claim = Union[Identity, OpaqueIdentity, Readings, Denial, Prose]
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class Correction:
     """The corrected statement of an erratum (LaTeX) and the identity that proves it."""
 
     statement: str
-    identity: Identity
+    identity: Identity | OpaqueIdentity
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class Entry:
                     f"entry {self.id!r}: unknown status {self.status!r}; expected one of "
                     f"{[s.value for s in Status]}"
                 ) from None
-        if not isinstance(self.claim, (Identity, Readings, Denial, Prose)):
+        if not isinstance(self.claim, (Identity, OpaqueIdentity, Readings, Denial, Prose)):
             raise LedgerError(f"entry {self.id!r}: claim must be Identity, Readings or Prose, "
                               f"got {type(self.claim).__name__}")
         if self.status is Status.ERRATUM and self.correction is None:
