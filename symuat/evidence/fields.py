@@ -10,7 +10,8 @@ Two fields are provided:
   magnitude bound used to derive rounding tolerances.
 
 The evaluator walks the expression tree itself (``Add``, ``Mul``, ``Pow`` with an
-integer exponent, rationals, symbols and the uninterpreted ``sigma``), memoising
+integer exponent, rationals, symbols, the uninterpreted ``sigma`` and, in
+:class:`RealField` only, ``exp`` for softmax), memoising
 shared sub-expressions, so it never calls ``expand`` or ``simplify``: it cannot
 share a bug with the symbolic level.
 """
@@ -167,6 +168,10 @@ def _eval(e, values, fld, memo):
                 out = fld.const(sympy.Integer(1))
     elif isinstance(e, sympy.core.function.AppliedUndef) and e.func == SIGMA:
         out = fld.sigma(_eval(e.args[0], values, fld, memo))
+    elif isinstance(e, sympy.exp):
+        if isinstance(fld, PrimeField):
+            raise UnsupportedError(f"the exponential {e} has no value in F_p")
+        out = np.exp(_eval(e.args[0], values, fld, memo))
     else:
         raise UnsupportedError(f"cannot evaluate {type(e).__name__} node {e} in {type(fld).__name__}")
     memo[e] = out
@@ -205,6 +210,8 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
     For sums of products this bounds the float64 rounding error:
     :math:`|\mathrm{fl}(f)-f| \le \gamma_n\,|f|(|x|)`; :math:`\sigma` is treated as
     1-Lipschitz and bounded by 1 (true for the logistic sigmoid used here).
+    Negative powers and ``exp`` use the first-order propagation
+    :math:`|d(b^k)| = |k||b|^{k-1}|db|`, :math:`|d e^a| = e^a|da|` at the actual values.
     """
     memo = {} if memo is None else memo
     if expr in memo:
@@ -217,8 +224,16 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
         m = sum(magnitude(a, values, memo) for a in expr.args)
     elif expr.is_Mul:
         m = math.prod(magnitude(a, values, memo) for a in expr.args)
+    elif expr.is_Pow and expr.args[1].is_number and expr.args[1].is_negative:
+        # d(b^k) = k b^(k-1) db: |b|^k (1 + |k| mag(b)/|b|) bounds the first-order rounding error
+        b, k = abs(float(evaluate(expr.args[0], values, RealField()))), abs(float(expr.args[1]))
+        m = b ** -k * (1.0 + k * magnitude(expr.args[0], values, memo) / b) if b else math.inf
     elif expr.is_Pow:
         m = magnitude(expr.args[0], values, memo) ** abs(float(expr.args[1]))
+    elif isinstance(expr, sympy.exp):
+        # d exp(a) = exp(a) da
+        a = float(evaluate(expr.args[0], values, RealField()))
+        m = math.exp(a) * (1.0 + magnitude(expr.args[0], values, memo))
     else:
         m = 1.0 + sum(magnitude(a, values, memo) for a in expr.args)
     memo[expr] = m

@@ -35,16 +35,27 @@ Side = Callable[[Case], sympy.Expr]
 Reference = Callable[[Mapping[str, np.ndarray], Case], np.ndarray]
 
 
-def is_vector_symbol(symbol: sympy.Symbol) -> bool:
-    """The paper's convention: lowercase (bold) letters are vectors, uppercase ones matrices.
+#: Symbol heads that denote vectors: the paper's bold lowercase letters, plus the
+#: table's vector quantities (c̃, β̃ and the residual sum R = UAT^R).
+_VECTOR_HEADS = ("x", "b", "c", "h", "y", "v", "\\beta", "R")
 
-    >>> is_vector_symbol(sympy.Symbol("b'_{1,2}")), is_vector_symbol(sympy.Symbol("W'_{1,1}"))
-    (True, False)
+
+def _head(name: str) -> str:
+    name = name.lstrip("{")
+    for deco in ("\\tilde{", "\\hat{", "\\bar{", "\\mathbf{"):
+        if name.startswith(deco):
+            name = name[len(deco):]
+    return name
+
+
+def is_vector_symbol(symbol: sympy.Symbol) -> bool:
+    r"""Whether an opaque symbol is a vector (bold lowercase in the paper, or c̃, β̃, R).
+
+    >>> [is_vector_symbol(sympy.Symbol(n)) for n in ["b'_{1,2}", "W'_{1,1}", r"\tilde{\beta}_{2}", "R_{1}"]]
+    [True, False, True, True]
     """
-    head = symbol.name.lstrip("\\").lstrip("{")
-    if head.startswith(("tilde{", "hat{", "bar{")):
-        head = head.split("{", 1)[1]
-    return head[:1].islower()
+    head = _head(symbol.name)
+    return any(head.startswith(h) for h in _VECTOR_HEADS) and not head.startswith(("W", "A", "U", "V", "H"))
 
 
 @dataclass(frozen=True)

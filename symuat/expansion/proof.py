@@ -1,7 +1,10 @@
 r"""Symbolic proofs that the substitution table is the DUAT expansion of Eq. 20.
 
-Three checks, all by canonical expansion (``sympy.expand(..., deep=True)``)
-of noncommutative expressions with :math:`\sigma` uninterpreted:
+Three checks, all by canonical expansion of noncommutative expressions with
+:math:`\sigma` uninterpreted (:func:`~symuat.expansion.collect.canonical_expand`,
+i.e. ``sympy.expand(..., deep=True)`` with the ``mul`` hint: products are
+distributed over sums everywhere, also inside :math:`\sigma`, and factor
+order is kept):
 
 * :func:`induction_proof` -- seed 001, App. B.2 (Eq. 24-27) and B.3
   (Eq. 32-34): base case (depth 1) and the induction step for an *arbitrary*
