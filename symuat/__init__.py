@@ -19,6 +19,15 @@ from .evidence.fields import SIGMA
 from .evidence.identity import Identity, check_identity, dims_grid
 from .evidence.opaque import OpaqueIdentity
 from .evidence.verdict import Evidence, Level, Verdict
+from .layers.attention import (
+    MultiHeadAttention,
+    PaperMultiHeadAttention,
+    attention_matrix,
+    row_stochastic_matrix,
+    softmax,
+    split_columns,
+)
+from .layers.layernorm import LayerNorm
 from .layers.linear import FFN, FeatureLinear, MatrixVectorForm, TokenLinear
 from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
 from .ledger.entry import Correction, Denial, Entry, Prose, Readings, Source, Status
@@ -30,6 +39,8 @@ __all__ = [
     "diamond", "chain", "DiamondReading", "CHAIN_READINGS", "SIGMA",
     # layers
     "TokenLinear", "FeatureLinear", "FFN", "MatrixVectorForm",
+    "MultiHeadAttention", "PaperMultiHeadAttention", "split_columns", "row_stochastic_matrix",
+    "softmax", "attention_matrix", "LayerNorm",
     # evidence
     "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
     # ledger

@@ -35,6 +35,7 @@ from symuat.numeric.residual_params import (
     layer_residual_params,
     residual_params,
 )
+from symuat.numeric.duat_form import DUATForm, duat_form, duat_relative_error
 from symuat.numeric.stack import (
     ACTIVATIONS,
     KINDS,
@@ -62,4 +63,6 @@ __all__ = [
     "TransformerStack", "ffn", "block_forward", "forward", "random_stack",
     # residual parameters
     "DYNAMIC", "ResidualParams", "layer_residual_params", "residual_params", "apply_residual",
+    # the DUAT form of a stack
+    "DUATForm", "duat_form", "duat_relative_error",
 ]

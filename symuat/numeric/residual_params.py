@@ -56,13 +56,16 @@ __all__ = ["ResidualParams", "DYNAMIC", "layer_residual_params", "residual_param
 #: Which Eq. 20 parameters depend on the layer input, per block kind.
 #: paper/standard: only the attention matrices H_h(x) are dynamic, so W1 and W2
 #: are dynamic, W3 = I ⊗ W_2^T and the biases are static (value bias is static
-#: since rows of H_h sum to one).  pre_ln: A is applied to β'_1 and L_2 enters
-#: b2, so both biases become dynamic; W3 stays static.  post_ln: the outer LN_2
-#: multiplies everything, so all five parameters are dynamic.
+#: since rows of H_h sum to one).  pre_ln: b3 = A β'_1 + a + f_2 stays static
+#: because A(1_N ⊗ β) = 1_N ⊗ Σ_h (W_{V,h} W_{O,h})^T β (rows of H_h sum to one),
+#: but b2 = F_1(L_2 p + β'_2) + f_1 contains the dynamic L_2 and is dynamic;
+#: W3 stays static.  post_ln: the outer LN_2 multiplies W1, W3 and b3 and L_1
+#: enters b2, so all five parameters are dynamic.  (Checked against two inputs
+#: in tests/test_numeric_duat_form.py.)
 DYNAMIC = {
     "paper": frozenset({"W1", "W2"}),
     "standard": frozenset({"W1", "W2"}),
-    "pre_ln": frozenset({"W1", "W2", "b2", "b3"}),
+    "pre_ln": frozenset({"W1", "W2", "b2"}),
     "post_ln": frozenset({"W1", "W2", "W3", "b2", "b3"}),
 }
 
