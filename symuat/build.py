@@ -11,7 +11,7 @@ from pathlib import Path
 from .errors import OutputError
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.registry import load_entries
-from .latex.render import environment, render_audit, render_document, write_files
+from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
 
 __all__ = ["BuildResult", "latex_files", "build"]
 
@@ -30,9 +30,17 @@ class BuildResult:
         return tuple(r.entry.id for r in self.records if not r.agrees)
 
 
-def latex_files(records: tuple[AuditRecord, ...]) -> dict[str, str]:
-    """Every generated file, name → text; deterministic."""
-    appendices = {"appendix-audit": render_audit(records)}
+def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
+    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
+    from .expansion.symbols import check_depth
+    from .latex.appendices import layer_equations, matrix_vector_examples
+
+    check_depth(depth)
+    appendices = {
+        "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples()),
+        "appendix-duat": render_duat(depth, records),
+        "appendix-audit": render_audit(records),
+    }
     files = {f"{name}.tex": text for name, text in appendices.items()}
     files["symuat-macros.tex"] = environment().get_template("symuat-macros.tex.j2").render()
     files["main.tex"] = render_document(appendices)
@@ -57,9 +65,9 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
     return directory / "main.pdf", compiler
 
 
-def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True) -> BuildResult:
+def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3) -> BuildResult:
     """Audit every entry, write the appendices and ``ledger.json`` to ``out``, compile if possible."""
     records = audit(load_entries(), seed=seed)
-    written = write_files(out, latex_files(records))
+    written = write_files(out, latex_files(records, depth=depth))
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)
     return BuildResult(records, tuple(written), pdf_path, compiler)

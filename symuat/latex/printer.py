@@ -48,6 +48,16 @@ class PaperLatexPrinter(LatexPrinter):
             return name
         return super()._print_Symbol(expr, style=style)
 
+    def _print_MatrixSymbol(self, expr):
+        name = expr.name
+        return _bold(name) if len(name) == 1 or name.startswith("\\") else name
+
+    def _print_OneMatrix(self, expr):
+        return r"\mathbf{1}_{%s}" % self._print(expr.shape[0])
+
+    def _print_Identity(self, expr):
+        return r"\mathbf{I}_{%s}" % self._print(expr.shape[0])
+
     def _print_Function(self, expr, exp=None):
         if expr.func.__name__ == "sigma":
             inner = self._print(expr.args[0])
@@ -59,7 +69,7 @@ class PaperLatexPrinter(LatexPrinter):
 def paper_latex(expr: sympy.Basic, **settings) -> str:
     r"""LaTeX of ``expr`` in the paper's notation.
 
-    >>> W, x = sympy.symbols("W'_{1,1} x'_{0}", commutative=False)
+    >>> W, x = sympy.Symbol("W'_{1,1}", commutative=False), sympy.Symbol("x'_{0}", commutative=False)
     >>> paper_latex(sympy.Function("sigma")(W * x))
     "\\sigma\\left(\\mathbf{W}'_{1,1} \\mathbf{x}'_{0}\\right)"
     """

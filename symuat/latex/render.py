@@ -21,7 +21,8 @@ from ..errors import OutputError
 from ..ledger.audit import AuditRecord, summary
 from .escape import escape_text
 
-__all__ = ["environment", "render_audit", "write_files", "render_document", "format_counterexample"]
+__all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "write_files", "render_document",
+           "format_counterexample"]
 
 #: Counterexample fields that hold LaTeX math; every other field is free text.
 _MATH_FIELDS = ("lhs", "rhs", "difference")
@@ -45,20 +46,20 @@ def environment() -> jinja2.Environment:
 
 
 def format_counterexample(cx: Mapping | None) -> str:
-    """A counterexample as one LaTeX paragraph: free text escaped, math fields in ``$...$``."""
+    """A counterexample as LaTeX: free text escaped on one line, each math field on its own fitted line."""
     if not cx:
         return "none recorded"
-    parts = []
+    parts, maths = [], []
     for key, value in cx.items():
         if key in _MATH_FIELDS:
-            parts.append(f"{escape_text(key)}: ${value}$")
+            maths.append(rf"\par\noindent {escape_text(key)}:\fiteq{{{value}}}")
         elif isinstance(value, Mapping):
             parts.append(f"{escape_text(key)}: " + escape_text(", ".join(f"{k}={v}" for k, v in value.items())))
         elif isinstance(value, (list, tuple)):
             parts.append(f"{escape_text(key)}: (" + escape_text(", ".join(map(str, value))) + ")")
         else:
             parts.append(f"{escape_text(key)}: " + escape_text(str(value)))
-    return "; ".join(parts)
+    return "; ".join(parts) + "".join(maths)
 
 
 def render_audit(records: Iterable[AuditRecord]) -> str:
@@ -67,6 +68,27 @@ def render_audit(records: Iterable[AuditRecord]) -> str:
     return environment().get_template("audit.tex.j2").render(
         records=records, summary=summary(records),
         errata=[r for r in records if r.entry.status.value == "erratum"],
+    )
+
+
+def render_matrix_vector(equations, examples) -> str:
+    """The matrix–vector appendix: closed forms of every layer and worked examples."""
+    return environment().get_template("appendix-matrix-vector.tex.j2").render(equations=equations, examples=examples)
+
+
+def render_duat(depth: int, records: Iterable[AuditRecord]) -> str:
+    """The DUAT appendix: Figure-2 boxes for depths 1..``depth``, closed forms, induction proof, chains."""
+    from types import SimpleNamespace
+
+    from .appendices import chains, duat_boxes, duat_closed_forms, duat_proof
+
+    tables = []
+    for d in range(1, depth + 1):
+        boxes, form, verified = duat_boxes(d)
+        tables.append(SimpleNamespace(depth=d, boxes=boxes, form=form, verified=verified))
+    return environment().get_template("appendix-duat.tex.j2").render(
+        tables=tables, closed=duat_closed_forms(depth), closed_depth=depth, proof=duat_proof(),
+        chains=chains(tuple(records)),
     )
 
 

@@ -1,0 +1,147 @@
+r"""Build the already-printed content of the LaTeX appendices.
+
+Every function here returns plain data (strings of LaTeX printed by
+:func:`~symuat.latex.printer.paper_latex`, ledger ids, statuses); the jinja2
+templates only arrange it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import sympy
+
+from ..algebra.matrices import symbolic_matrix, symbolic_vector
+from ..expansion import closed_forms, induction_proof, substitution_table, verify_depth
+from ..layers.linear import FeatureLinear, TokenLinear
+from ..ledger.audit import AuditRecord
+from .printer import latex_lines, paper_latex
+from .sparsity import density, sparsity_picture
+
+__all__ = ["Equation", "Example", "Box", "matrix_vector_examples", "duat_boxes", "duat_proof", "chains"]
+
+
+@dataclass(frozen=True)
+class Equation:
+    """A displayed equation: its label, the ledger id it names (may be empty) and printed lines."""
+
+    label: str
+    ledger_id: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked small example: caption, the explicit matrix–vector form and its sparsity picture."""
+
+    title: str
+    ledger_id: str
+    equation: str
+    picture: str
+    density: str
+
+
+@dataclass(frozen=True)
+class Box:
+    """One dashed box of seed 001 Figure 2: layer ``layer`` of the depth-``depth`` table."""
+
+    depth: int
+    layer: int
+    rows: tuple[tuple[str, str], ...]
+
+
+def _example(title: str, ledger_id: str, lhs: str, W: sympy.MatrixBase, x: sympy.MatrixBase,
+             b: sympy.MatrixBase | None = None) -> Example:
+    rhs = f"{paper_latex(W)} {paper_latex(x)}" + (f" + {paper_latex(b)}" if b is not None else "")
+    return Example(title, ledger_id, f"{lhs} = {rhs}", sparsity_picture(W), sympy.latex(density(W)))
+
+
+def layer_equations() -> tuple[Equation, ...]:
+    r"""The matrix–vector form of every layer, printed from SymPy matrix expressions (symbolic sizes)."""
+    N, M, F = sympy.symbols("N M F", positive=True, integer=True)
+    W, Wf = sympy.MatrixSymbol("W", N, N), sympy.MatrixSymbol("W", F, M)
+    X = sympy.MatrixSymbol("X", N, M)
+    b = sympy.MatrixSymbol("b", F, 1)
+    ones = sympy.OneMatrix(N, 1)
+    kp = sympy.kronecker_product
+    vec = sympy.Function(r"\operatorname{vec}_r")
+    return (
+        Equation("token-linear", "duat:eq5", (
+            rf"{vec.__name__}\left({paper_latex(W * X)}\right) = "
+            rf"\left({paper_latex(kp(W, sympy.Identity(M)))}\right) {vec.__name__}\left({paper_latex(X)}\right)",)),
+        Equation("feature-linear", "duat:eq6", (
+            rf"{vec.__name__}\left({paper_latex(X * Wf.T + ones * b.T)}\right) = "
+            rf"\left({paper_latex(kp(sympy.Identity(N), Wf))}\right) {vec.__name__}\left({paper_latex(X)}\right)"
+            rf" + {paper_latex(kp(ones, b))}",)),
+    )
+
+
+def matrix_vector_examples(extra: Iterable[Example] = ()) -> tuple[Example, ...]:
+    """Small explicit examples of Linear layers (seed 001 Fig. 3 style), then any ``extra`` ones."""
+    W = symbolic_matrix("W", 2, 2)
+    x = symbolic_matrix("X", 2, 3)
+    from ..algebra.matrices import vec_r
+
+    token = TokenLinear(W).matrix_vector_form(3)
+    Wf, bf = symbolic_matrix("W", 2, 3), symbolic_vector("b", 2)
+    feature = FeatureLinear(Wf, bf).matrix_vector_form(2)
+    return (
+        _example(r"Token-mixing Linear $\mathbf{Y}=\mathbf{W}\mathbf{X}$, $N=2$, $M=3$: "
+                 r"$\mathbf{W}'=\mathbf{W}\otimes\mathbf{I}_3$", "duat:eq5",
+                 r"\mathbf{y}'", token.W_prime, vec_r(x)),
+        _example(r"Feature-mixing Linear $\mathbf{Y}=\mathbf{X}\mathbf{W}^T+\mathbf{1}\mathbf{b}^T$, $N=2$, "
+                 r"$M=3\to2$: $\mathbf{W}'=\mathbf{I}_2\otimes\mathbf{W}$", "duat:eq6",
+                 r"\mathbf{y}'", feature.W_prime, vec_r(x), feature.b_prime),
+        *extra,
+    )
+
+
+def duat_boxes(depth: int) -> tuple[tuple[Box, ...], tuple[str, ...], bool]:
+    """Figure-2 boxes of the depth-``depth`` table, the form's printed lines, and the local verification."""
+    table = substitution_table(depth)
+    boxes = tuple(
+        Box(depth, i, tuple((paper_latex(r.symbol), paper_latex(r.definition)) for r in table.box(i)))
+        for i in range(1, depth + 1)
+    )
+    return boxes, tuple(latex_lines(table.form(), per_line=2)), verify_depth(depth, table).holds
+
+
+def duat_closed_forms(depth: int) -> tuple[tuple[str, str, bool], ...]:
+    """Closed forms of SPEC §5 at ``depth``: (name, product, proved)."""
+    return tuple((paper_latex(sympy.Symbol(c.name, commutative=False)), paper_latex(c.expected), c.holds)
+                 for c in closed_forms(depth))
+
+
+def duat_proof() -> dict[str, object]:
+    """The induction proof: base case, step sides (expanded), verdict."""
+    proof = induction_proof()
+    return {
+        "holds": proof.holds,
+        "detail": proof.detail,
+        "base": (paper_latex(proof.base.lhs), paper_latex(proof.base.rhs), proof.base.holds),
+        "step_lhs": tuple(latex_lines(proof.step.lhs, per_line=2)),
+        "step_rhs": tuple(latex_lines(proof.step.rhs, per_line=2)),
+        "step_holds": proof.step.holds,
+    }
+
+
+#: Equations of seed 001 that belong to the DUAT derivation (Eq. 11-12, App. B Eq. 19-34).
+DUAT_EQUATIONS = frozenset({11, 12, *range(19, 35)})
+
+
+def _in_duat_derivation(entry_id: str) -> bool:
+    version, place = entry_id.split(":", 1)
+    if version != "duat":
+        return False
+    head = place.split(".")[0]
+    return place.startswith("appB") or (head.startswith("eq") and int(head[2:]) in DUAT_EQUATIONS)
+
+
+def chains(records: Sequence[AuditRecord]) -> tuple[tuple[str, tuple[AuditRecord, ...]], ...]:
+    """Ledger records of the DUAT derivation grouped by printed equation (``duat:eq22.step3`` → ``duat:eq22``)."""
+    groups: dict[str, list[AuditRecord]] = {}
+    for r in records:
+        if _in_duat_derivation(r.entry.id):
+            groups.setdefault(r.entry.id.split(".")[0], []).append(r)
+    return tuple((k, tuple(v)) for k, v in groups.items())
