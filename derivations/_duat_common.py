@@ -201,3 +201,41 @@ def unfold(depth: int, expr: sympy.Expr) -> sympy.Expr:
 def R_sym(i) -> sympy.Symbol:
     r"""The paper's :math:`UAT^R_i` as an opaque vector symbol (named like the table's :math:`R_i`)."""
     return S(R_name(i) if isinstance(i, int) else f"R_{{{i}}}")
+
+
+def W(i, k) -> sympy.Symbol:
+    r"""The printed :math:`\mathbf W'_{i,k}` (``i`` an int or a string such as ``"i+1"``)."""
+    return S(f"W'_{{{i},{k}}}")
+
+
+def b(i, k) -> sympy.Symbol:
+    r"""The printed :math:`\mathbf b'_{i,k}`."""
+    return S(f"b'_{{{i},{k}}}")
+
+
+def Wu(i, k) -> sympy.Symbol:
+    r"""The printed *unprimed* :math:`\mathbf W_{i,k}`."""
+    return S(f"W_{{{i},{k}}}")
+
+
+def bu(i, k) -> sympy.Symbol:
+    r"""The printed *unprimed* :math:`\mathbf b_{i,k}`."""
+    return S(f"b_{{{i},{k}}}")
+
+
+def readings(make: Callable[[str], OpaqueIdentity], convention: str = CAPTION):
+    """A :class:`symuat.Readings` with the ``transformed`` (caption) and ``original`` readings."""
+    from symuat import Readings
+    return Readings(convention, {READ_T: make(READ_T), READ_O: make(READ_O)})
+
+
+def dependency_proxy(depth: int, dynamic: frozenset, names: Mapping[str, str]) -> dict[str, bool]:
+    """For each table name (label -> name), whether its unfolded value depends on a dynamic layer
+    parameter (``dynamic`` ⊂ {W1, W2, W3, b2, b3}) or on the input x'_0 (through a sigma)."""
+    t = table(depth)
+    dyn_syms = {getattr(L(i), k) for i in range(1, depth + 1) for k in dynamic}
+    out = {}
+    for label, name in names.items():
+        free = t.unfold(S(name)).free_symbols
+        out[label] = bool(free & (dyn_syms | {INPUT}))
+    return out

@@ -68,6 +68,15 @@ def _H(e, d):
     return attention_matrix(e["x"], e["WQ"], e["WK"], _paper_scale(d))
 
 
+def eq8_whole() -> Readings:
+    r"""Eq. 8 end to end: Attention(Q, K, V) = H_i[x_i W_Vi] under each definition of Attention's scale."""
+    def attention(scale):
+        return lambda e, d: attention_matrix(e["x"], e["WQ"], e["WK"], scale(d)) * (e["x"] * e["WV"])
+    end = lambda e, d: _H(e, d) * (e["x"] * e["WV"])  # noqa: E731
+    return Readings("the softmax scale of Attention: 1/sqrt(M) as printed or 1/sqrt(d_head) (Vaswani et al.)",
+                    {name: _identity(attention(s), end, _np_attention(s)) for name, s in _SCALES.items()})
+
+
 def eq8_step2() -> Identity:
     return _identity(_printed_eq8, lambda e, d: _H(e, d) * (e["x"] * e["WV"]), _np_attention(_paper_scale))
 
@@ -124,7 +133,17 @@ def entries() -> list[Entry]:
                   note="H_i on the left is symuat's attention_matrix with scale 1/sqrt(M)." if k == 1 else
                   "W_QKi := W_Qi W_Ki^T (App. A Fig. 1.a); as a free m×m matrix it would be more general (rank <= d).")
             for k in (1, 2)]
+    whole35 = Identity(shapes=_shapes, lhs=_H, rhs=lambda e, d: softmax(
+        e["x"] * (e["WQ"] * e["WK"].T) * e["x"].T * _paper_scale(d)), dims=_DIMS, reference=_np_weights,
+        random_dims={"h": 2, "N": 3, "m": 2}, levels=_LEVELS, scope=_SCOPE)
     return [
+        Entry("duat:eq8", Source("duat", "Eq. 8 (whole chain)"),
+              _EQ8_1 + r" = \mathbf{H}_{i}\mathbf{V}_{i} = \mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}] = "
+              r"\hat{\mathbf{H}}_{i}", Status.CONVENTION, eq8_whole(),
+              note="End to end: " + _SCALE_NOTE + " Each equality is also its own .step entry."),
+        Entry("duat:eq35", Source("duat", "App. C, Eq. 35 (whole chain)"),
+              r"\mathbf{H}_{i} = " + " = ".join(_EQ35), Status.PROVED, whole35,
+              note="End to end; each equality is also its own .step entry. W_QKi := W_Qi W_Ki^T."),
         Entry("duat:eq8.step1", Source("duat", "Eq. 8, first equality"), _EQ8_1, Status.CONVENTION,
               scale_readings(), note=_SCALE_NOTE),
         Entry("duat:eq8.step2", Source("duat", "Eq. 8, second equality"),

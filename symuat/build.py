@@ -33,11 +33,11 @@ class BuildResult:
 def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
     """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
     from .expansion.symbols import check_depth
-    from .latex.appendices import layer_equations, matrix_vector_examples
+    from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
 
     check_depth(depth)
     appendices = {
-        "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples()),
+        "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
         "appendix-duat": render_duat(depth, records),
         "appendix-audit": render_audit(records),
     }
@@ -67,6 +67,9 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
 
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3) -> BuildResult:
     """Audit every entry, write the appendices and ``ledger.json`` to ``out``, compile if possible."""
+    from .expansion.symbols import check_depth
+
+    check_depth(depth)
     records = audit(load_entries(), seed=seed)
     written = write_files(out, latex_files(records, depth=depth))
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)

@@ -113,10 +113,11 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
 @_one_line_errors
-def build_command(out: str, seed: int, pdf: bool) -> None:
+def build_command(out: str, seed: int, pdf: bool, depth: int) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
-    result = build(out=out, seed=seed, pdf=pdf)
+    result = build(out=out, seed=seed, pdf=pdf, depth=depth)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
@@ -125,6 +126,20 @@ def build_command(out: str, seed: int, pdf: bool) -> None:
     if result.disagreeing:
         click.echo(f"symuat: {len(result.disagreeing)} entries disagree with their record: "
                    f"{', '.join(result.disagreeing)}", err=True)
+        sys.exit(1)
+
+
+@main.command("latex")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_one_line_errors
+def latex_command(out: str, depth: int, seed: int) -> None:
+    """Write the LaTeX appendices and main.tex (no compilation)."""
+    result = build(out=out, seed=seed, pdf=False, depth=depth)
+    click.echo(f"wrote {len(result.files)} files to {out}/")
+    if result.disagreeing:
+        click.echo(f"symuat: entries disagree with their record: {', '.join(result.disagreeing)}", err=True)
         sys.exit(1)
 
 

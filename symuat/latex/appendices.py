@@ -97,6 +97,28 @@ def matrix_vector_examples(extra: Iterable[Example] = ()) -> tuple[Example, ...]
     )
 
 
+def attention_examples() -> tuple[Example, ...]:
+    r"""Seed 001 Figures 5–6 (two heads, :math:`N=2`, :math:`M=4`), explicit matrices from the engine."""
+    from ..layers.attention_figures import figure5_example, figure6_example
+
+    f5, f6 = figure5_example(), figure6_example()
+    W_HVO = f6["W_HVO"].applyfunc(sympy.expand)
+    W_O = f6["W_O'"]
+    closed = (r"\mathbf{W}'_{HVO}=\mathbf{W}'_{O}\mathbf{W}'_{HV}="
+              r"\sum_{h=1}^{2}\mathbf{H}_h\otimes(\mathbf{W}_{V,h}\mathbf{W}_{O,h})^T")
+    return (
+        Example(r"Figure 5: $\hat{\mathbf{H}}=\mathrm{Concat}(\mathbf{H}_1\mathbf{x}_1\mathbf{W}_{V1},"
+                r"\mathbf{H}_2\mathbf{x}_2\mathbf{W}_{V2})$, two heads, $N=2$, $M=4$", "duat:fig5",
+                rf"\hat{{\mathbf{{H}}}}' = {paper_latex(f5['W_HV'])}\,\mathbf{{x}}'",
+                sparsity_picture(f5["W_HV"]), sympy.latex(density(f5["W_HV"]))),
+        Example(r"Figure 6: $\mathbf{W}'_{O}=\mathbf{I}_N\otimes\mathbf{W}_O^T$", "duat:fig6",
+                rf"\mathbf{{W}}'_O = {paper_latex(W_O)}",
+                sparsity_picture(W_O), sympy.latex(density(W_O))),
+        Example(r"$\mathbf{W}'_{HVO}$ (dense: every output entry mixes every token)", "duat:eq10",
+                closed, sparsity_picture(W_HVO), sympy.latex(density(W_HVO))),
+    )
+
+
 def duat_boxes(depth: int) -> tuple[tuple[Box, ...], tuple[str, ...], bool]:
     """Figure-2 boxes of the depth-``depth`` table, the form's printed lines, and the local verification."""
     table = substitution_table(depth)
