@@ -252,7 +252,7 @@ def _defuatr() -> Entry:
             r"\ \text{(as in B.3 and Eq. 11)}", semantic(form=_b3_uatr)),
         note="The indices inside UAT_i^R are shifted by one against Eq. 11/33 and against the paper's own recursion"
              " UAT_{i+1}^R = W'_{i+1,1}UAT_i^R + W'_{i+1,3}σ(W'_{i+1,2}x'_0 + b'_{i+1,2}) after Eq. 27. Read with one"
-             " meaning per symbol in the sentence (W'_{j,1} = Ã_j and b'_{j,1} = c̃_j as in the main term and the"
+             " meaning per symbol in the sentence (W'_{j,1} = Ã_j and b'_{j,1} = c~_j as in the main term and the"
              " 'Setting' rules of Eq. 26, W'_{j,2} = Ṽ_j as in Eq. 27), it is false already at depth 1:"
              " W'_{1,2}σ(W'_{1,1}x'_0 + b'_{1,3}) ≠ W'_{1,3}σ(W'_{1,2}x'_0 + b'_{1,2}). Only a relabelling local to this"
              " definition would rescue it, and that relabelling contradicts the recursion after Eq. 27.")
@@ -387,7 +387,7 @@ def _rules_26_27() -> list[Entry]:
         Entry("duat:eq26.rule2", _src("App. B.2, 'Setting …' after Eq. 26, rule 2"),
               r"\mathbf{b}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
               _rule_c(),
-              note="Defines c̃_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c̃_1 = b'_{1,3},"
+              note="Defines c~_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c~_1 = b'_{1,3},"
                    " as in Eq. 24); the right-hand side W'_{i+1,1} is the layer's own matrix (the two Setting rules"
                    " are simultaneous — with the new W'_{i+1,1} of rule 1 it would fail)."),
         Entry("duat:eq26.claim1", _src("App. B.2, text after Eq. 26: 'we can simplify the first part to …'"),
@@ -407,7 +407,7 @@ def _rules_26_27() -> list[Entry]:
         Entry("duat:eq27.rule2", _src("App. B.2, 'Setting …' after Eq. 27 intro, rule 2"),
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
               Status.PROVED, _rule_beta(),
-              note="Defines β̃_{i+1}; b'_{i,1} = c̃_i and UAT_i^R = R_i (only transformed meanings exist); the"
+              note="Defines β~_{i+1}; b'_{i,1} = c~_i and UAT_i^R = R_i (only transformed meanings exist); the"
                    " right-hand side W'_{i+1,2} is the layer's own matrix (simultaneous with rule 1)."),
         Entry("duat:eq27.claim1", _src("App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'"),
               r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0+\mathbf{b}'_{i+1,2})", Status.PROVED,
@@ -419,12 +419,12 @@ def _rules_26_27() -> list[Entry]:
                        " W'_{i+1,2}, b'_{i+1,2} in the same formula) or the layer's own matrix",
                        {"all-transformed": _rule_R(READ_T), "W1-original": _rule_R(READ_O)}),
               note="Defines R_{i+1} (overriding the table's R rows at every depth); σ's W'_{i+1,2}, b'_{i+1,2} must be"
-                   " the transformed Ṽ_{i+1}, β̃_{i+1} (read so in both readings), but W'_{i+1,1} must be the original:"
+                   " the transformed Ṽ_{i+1}, β~_{i+1} (read so in both readings), but W'_{i+1,1} must be the original:"
                    " with the transformed Ã_{i+1} it fails at depth 2. One formula, two meanings of the primes."),
         Entry("duat:eq27.claim2", _src("App. B.2, text after Eq. 27: 'we can express x'_{i+1} as …'"),
               r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,1}) + UAT_{i+1}^R",
               Status.PROVED, semantic(),
-              note="With the transformed values (W'_{i+1,1} = Ã, b'_{i+1,1} = c̃, UAT^R = R) this is the derived DUAT"
+              note="With the transformed values (W'_{i+1,1} = Ã, b'_{i+1,1} = c~, UAT^R = R) this is the derived DUAT"
                    " form; checked against the nested network at depths 1-3 (with the rules of duat:eq27.rule3 under"
                    " its working reading, this is the table itself)."),
     ]
@@ -433,11 +433,11 @@ def _rules_26_27() -> list[Entry]:
 # ---------------------------------------------------------------- prose
 
 def _proxy_eq25(seed: int) -> tuple[Evidence, ...]:
-    names = {"W'_{2,1} (Ã_2)": A_name(2), "b'_{2,1} (c̃_2)": c_name(2), "W'_{1,3} (Ũ_1^(2))": U_name(1, 2),
-             "W'_{2,2} (Ṽ_2)": V_name(2), "b'_{2,2} (β̃_2)": beta_name(2)}
+    names = {"W'_{2,1} (Ã_2)": A_name(2), "b'_{2,1} (c~_2)": c_name(2), "W'_{1,3} (Ũ_1^(2))": U_name(1, 2),
+             "W'_{2,2} (Ṽ_2)": V_name(2), "b'_{2,2} (β~_2)": beta_name(2)}
     cnn = dependency_proxy(2, frozenset(), names)
     vit = dependency_proxy(2, DYNAMIC["paper"], names)
-    cnn_ok = cnn["b'_{2,2} (β̃_2)"] and not any(v for k, v in cnn.items() if k != "b'_{2,2} (β̃_2)")
+    cnn_ok = cnn["b'_{2,2} (β~_2)"] and not any(v for k, v in cnn.items() if k != "b'_{2,2} (β~_2)")
     vit_dyn = [k for k, v in vit.items() if v]
     return (
         Evidence(Level.SYMBOLIC, cnn_ok,

@@ -18,6 +18,7 @@ import click
 from .build import build
 from .errors import SymuatError
 from .ledger.audit import AuditRecord, audit, ledger_json
+from .ledger.coverage import coverage
 from .ledger.registry import load_entries
 
 __all__ = ["main"]
@@ -73,7 +74,8 @@ def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
     else:
         click.echo(_table(records))
         summary = ledger_json(records)["summary"]
-        click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries")
+        click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries\n")
+        click.echo(coverage(r.entry for r in records).to_text())
     disagreeing = [r.entry.id for r in records if not r.agrees]
     if disagreeing:
         click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",

@@ -152,5 +152,9 @@ def summary(records: Iterable[AuditRecord]) -> dict[str, int]:
 
 def ledger_json(records: Iterable[AuditRecord]) -> dict[str, Any]:
     """The SPEC §7 machine-readable ledger."""
+    from .coverage import coverage
+
     records = tuple(records)
-    return {"entries": [r.to_json() for r in records], "summary": summary(records)}
+    cov = coverage(r.entry for r in records)
+    return {"entries": [r.to_json() for r in records], "summary": summary(records),
+            "coverage": {"per_version": cov.counts, "missing": {v: list(m) for v, m in cov.missing.items()}}}

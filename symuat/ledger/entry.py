@@ -2,7 +2,7 @@ r"""Ledger entries: one printed statement of the paper, with its source and clai
 
 Entry ids are ``<version>:<place>`` — version ``duat`` (seed 001), ``uat-aaai``
 (seed 000) or ``uat-arxiv`` (seed 004); place ``eq<N>``, ``eq<N>.step<K>``,
-``eq<N>.rule<K>``, ``fig<N>[.box<B>.row<R>]``, ``app<X>.eq<N>``, ``appB.fig<N>…``,
+``eq<N>.rule<K>``, ``fig<N>[.box<B>.row<R>]``, ``app<X>.eq<N>``, ``app<X>.lemma<N>``, ``appB.fig<N>…``,
 ``sec<N>…`` for prose, optionally followed by ``.reading<R>``.
 """
 
@@ -40,7 +40,7 @@ VERSIONS: Mapping[str, str] = {
 }
 SEEDS: Mapping[str, str] = {v: k for k, v in VERSIONS.items()}
 
-_PLACE = r"(eq\d+|app[A-Z](\.\d+)?\.eq\d+|(app[A-Z]\.)?fig\d+|sec\d+(\.\d+)*|def[A-Za-z]+)" \
+_PLACE = r"(eq\d+|app[A-Z](\.\d+)?\.(eq|lemma)\d+|(app[A-Z]\.)?fig\d+|sec\d+(\.\d+)*|def[A-Za-z]+)" \
          r"(\.(step|rule|box|row|reading|part|claim|lemma)\d+)*"
 _ID = re.compile(rf"^(duat|uat-aaai|uat-arxiv):{_PLACE}$")
 
