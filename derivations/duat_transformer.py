@@ -69,8 +69,8 @@ def _eq31(W3) -> OpaqueIdentity:
 
 
 def _eq29():
-    from derivations.linear import _ffn
-    return _ffn("feature")
+    from derivations.linear import ffn_identity
+    return ffn_identity("feature")
 
 
 _EQ30_TEX = [

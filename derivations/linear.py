@@ -96,8 +96,8 @@ def _density() -> Identity:
     )
 
 
-def _ffn(kind: str) -> Identity:
-    """FFN, Eq. 6, with both linear maps mixing tokens or features."""
+def ffn_identity(kind: str) -> Identity:
+    """FFN, Eq. 6, with both linear maps mixing ``"token"`` s or ``"feature"`` s (also used for Eq. 29)."""
     if kind == "token":
         shapes = lambda d: {"X": (d["N"], d["M"]), "W1": (d["F"], d["N"]), "b1": (d["F"], 1),  # noqa: E731
                             "W2": (d["N"], d["F"]), "b2": (d["N"], 1)}
@@ -159,7 +159,7 @@ def entries() -> list[Entry]:
                    "paper's 'sparsity'. Transcribed from the SPEC §3 table."),
         Entry("duat:eq6", Source("duat", "Eq. 6"), _EQ6, Status.PROVED,
               Readings("which axis W_1, W_2 mix (Eq. 5 mixes tokens; a Transformer FFN mixes features)",
-                       {"token-mixing": _ffn("token"), "feature-mixing": _ffn("feature")}),
+                       {"token-mixing": ffn_identity("token"), "feature-mixing": ffn_identity("feature")}),
               note="Holds under both readings: W' = W ⊗ I_M, b' = b ⊗ 1_M (tokens) or W' = I_N ⊗ W, "
                    "b' = 1_N ⊗ b (features)."),
     ]

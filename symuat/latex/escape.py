@@ -28,8 +28,10 @@ _UNICODE: Mapping[str, str] = {
     "ℝ": r"$\mathbb{R}$", "₀": r"$_0$", "₁": r"$_1$", "₂": r"$_2$", "₃": r"$_3$", "ᵢ": r"$_i$",
     "ⱼ": r"$_j$", "²": r"$^2$", "˜": r"\textasciitilde{}", "✗": "x", "⇒": r"$\Rightarrow$",
     "§": r"\S{}", "∞": r"$\infty$", "≈": r"$\approx$", "±": r"$\pm$", "∘": r"$\circ$", "⊙": r"$\odot$",
-    "Ã": r"$\tilde{A}$", "Ũ": r"$\tilde{U}$", "Ṽ": r"$\tilde{V}$", "β̃": r"$\tilde{\beta}$",
+    "Ã": r"$\tilde{A}$", "Ũ": r"$\tilde{U}$", "Ṽ": r"$\tilde{V}$",
 }
+
+_COMBINING_TILDE = "\u0303"
 
 
 def escape_text(text: str) -> str:
@@ -37,9 +39,16 @@ def escape_text(text: str) -> str:
 
     >>> escape_text("W' = W ⊗ I_M, 50% & more")
     "W' = W $\\otimes$ I\\_M, 50\\% \\& more"
+    >>> escape_text("c\u0303 and β\u0303")
+    '\\~{c} and $\\tilde{\\beta}$'
+
     """
-    out = []
+    out: list[str] = []
     for ch in text:
+        if ch == _COMBINING_TILDE and out:
+            base = out.pop()
+            out.append(rf"$\tilde{{{base.strip('$')}}}$" if base.startswith("$") else rf"\~{{{base}}}")
+            continue
         if ch in _SPECIAL:
             out.append(_SPECIAL[ch])
         elif ord(ch) < 128:
