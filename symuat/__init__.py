@@ -1,7 +1,9 @@
 r"""symuat: machine-checked audit of the Dynamic Universal Approximation Theory paper.
 
 The public API, grouped as the architecture: symbolic algebra → layers →
-evidence → ledger.
+DUAT expansion → evidence → ledger.  Two subpackages are public too:
+:mod:`symuat.expansion` (the substitution-table engine) and :mod:`symuat.numeric`
+(structured NumPy operators and Transformer stacks, e.g. :func:`symuat.numeric.duat_form`).
 """
 
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
@@ -19,6 +21,14 @@ from .evidence.fields import SIGMA
 from .evidence.identity import Identity, check_identity, dims_grid
 from .evidence.opaque import OpaqueIdentity
 from .evidence.verdict import Evidence, Level, Verdict
+from .expansion import (
+    closed_forms,
+    induction_proof,
+    nested_form,
+    residual_term,
+    substitution_table,
+    verify_depth,
+)
 from .layers.attention import (
     MultiHeadAttention,
     PaperMultiHeadAttention,
@@ -41,6 +51,8 @@ __all__ = [
     "TokenLinear", "FeatureLinear", "FFN", "MatrixVectorForm",
     "MultiHeadAttention", "PaperMultiHeadAttention", "split_columns", "row_stochastic_matrix",
     "softmax", "attention_matrix", "LayerNorm",
+    # DUAT expansion (seed 001 App. B)
+    "residual_term", "nested_form", "substitution_table", "closed_forms", "induction_proof", "verify_depth",
     # evidence
     "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
     # ledger
