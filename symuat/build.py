@@ -58,7 +58,7 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
     else:
         return None, None
     for step in cmd:
-        done = subprocess.run(step, cwd=directory, capture_output=True, text=True)
+        done = subprocess.run(step, cwd=directory, capture_output=True, text=True, encoding="utf-8", errors="replace")
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise OutputError(f"{compiler} failed on {directory / 'main.tex'}:\n{tail}")

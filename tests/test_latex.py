@@ -60,7 +60,7 @@ def test_unwritable_directory_is_an_output_error(tmp_path):
 
 def _compile(directory: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
-                          cwd=directory, capture_output=True, text=True)
+                          cwd=directory, capture_output=True, text=True, encoding="utf-8", errors="replace")
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None and not REQUIRE_TEX,

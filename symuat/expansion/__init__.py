@@ -26,6 +26,24 @@ from symuat.expansion.proof import (
     verify_depth_naive,
     verify_table,
 )
+from symuat.expansion.paths import (
+    KRON_SEPARATOR,
+    KronPair,
+    Path,
+    PathTerm,
+    apply_paths,
+    attention_symbol,
+    count_paths,
+    encode_kron,
+    extension_pairs,
+    kron_multiply,
+    layer_factor,
+    mixed_product,
+    ov_symbol,
+    path_contributions,
+    path_expansion,
+    virtual_heads,
+)
 from symuat.expansion.residual import nested_form, residual_term
 from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
 from symuat.expansion.table import (
@@ -76,4 +94,21 @@ __all__ = [
     "FormTerms",
     "TableEvaluator",
     "evaluate_form",
+    # path expansion (virtual attention heads)
+    "Path",
+    "PathTerm",
+    "KronPair",
+    "KRON_SEPARATOR",
+    "attention_symbol",
+    "ov_symbol",
+    "layer_factor",
+    "mixed_product",
+    "kron_multiply",
+    "encode_kron",
+    "extension_pairs",
+    "path_expansion",
+    "virtual_heads",
+    "count_paths",
+    "path_contributions",
+    "apply_paths",
 ]
