@@ -1,0 +1,345 @@
+r"""The pruning argument: seed 001 Eq. 13–16 (§4.3) = seed 000 Eq. 12–15 = seed 004 Eq. 9–12.
+
+Model.  At one input :math:`\mathbf x`, write :math:`S_1=\sum_{j\in\Lambda_1}\alpha_j\sigma(\mathbf W_j^{\mathsf T}
+\mathbf x+b_j)`, :math:`S_2` likewise over :math:`\Lambda_2` (a partition of :math:`\{1..N\}`), and
+:math:`f = f(\mathbf x)`, all real.  The printed chain is
+
+.. math::
+    |S-f|<\varepsilon \ (13) \;\Rightarrow\; |S_1+S_2-f|<\varepsilon \ (14) \;\Rightarrow\;
+    \big||S_1-f|-|S_2|\big|<\varepsilon \ (15) \;\Rightarrow\; |S_1-f|<\varepsilon+|S_2| \ (16).
+
+Each implication is audited as an :class:`~symuat.Identity` whose rows are
+
+* *structural rows* — the sums named in the later display equal those of the earlier one
+  (with :math:`\sigma` uninterpreted): this is where the printed :math:`b_j`/:math:`\theta_j`
+  mix and seed 004's :math:`\sum_{j=1}^{N_1}`, :math:`\sum_{j=1}^{N_2}` are read;
+* *certificate rows* — with :math:`a = S_1-f`, :math:`c = S_2`, the implication
+  ":math:`P<\varepsilon\Rightarrow Q<\varepsilon'` for every :math:`\varepsilon`" is
+  :math:`(\varepsilon'-Q)-(\varepsilon-P)\ge 0`.  The reals are split into 8 exhaustive cases
+  (signs of a and c; :math:`|a|\ge|c|` or :math:`|c|\ge|a|`), parametrised by squares
+  (e.g. :math:`a=\pm(q^2+r^2)`, :math:`c=\pm q^2`); SymPy resolves every :math:`|\cdot|` under
+  real assumptions and the margin must equal a hand-written sum of squares with non-negative
+  coefficients (the certificate).  A certificate identity in every case is a proof of the
+  inequality for all reals.
+
+The hypothesis :math:`|S_2|\to 0` is never used by any step: all three implications hold for
+every partition (it only serves to read Eq. 16 as "the pruned sum is still an approximation").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import sympy
+
+from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
+from symuat.evidence.fields import SIGMA
+from symuat.numeric import duat_form, forward, random_stack, vec_r
+from symuat.numeric.stack import TransformerStack
+
+__all__ = ["CASES", "MARGINS", "CERTIFICATES", "step", "split_identity", "random_search", "entries"]
+
+#: The 8 sign/dominance cases: (dominant, sign of a, sign of c).
+CASES = tuple((dom, sa, sc) for dom in ("a", "c") for sa in (1, -1) for sc in (1, -1))
+
+
+def _case_values(case, u1, u2):
+    r"""(a, c) in one case: :math:`|a|\ge|c|`: a = ±(u1²+u2²), c = ±u1²; :math:`|c|\ge|a|`: a = ±u1², c = ±(u1²+u2²)."""
+    dom, sa, sc = case
+    big, small = u1**2 + u2**2, u1**2
+    return (sa * big, sc * small) if dom == "a" else (sa * small, sc * big)
+
+
+#: Margin (ε' − Q) − (ε − P) of each implication, as a function of a = S1 − f, c = S2 and an abs function.
+MARGINS: dict[str, Callable] = {
+    "reverse": lambda a, c, ab: ab(a + c) - ab(ab(a) - ab(c)),          # Eq. 14 ⇒ Eq. 15
+    "from15": lambda a, c, ab: ab(ab(a) - ab(c)) - (ab(a) - ab(c)),     # Eq. 15 ⇒ Eq. 16
+    "triangle": lambda a, c, ab: ab(a + c) + ab(c) - ab(a),            # Eq. 14 ⇒ Eq. 16
+}
+
+#: Hand-written sum-of-squares certificates (in u1, u2), one per case, in CASES order.
+CERTIFICATES: dict[str, tuple[Callable, ...]] = {
+    "reverse": (lambda p, r: 2 * p**2, lambda p, r: 0, lambda p, r: 0, lambda p, r: 2 * p**2) * 2,
+    "from15": (lambda p, r: 0,) * 4 + (lambda p, r: 2 * r**2,) * 4,
+    "triangle": (lambda p, r: 2 * p**2, lambda p, r: 0, lambda p, r: 0, lambda p, r: 2 * p**2,
+                 lambda p, r: 2 * p**2 + 2 * r**2, lambda p, r: 2 * r**2, lambda p, r: 2 * r**2,
+                 lambda p, r: 2 * p**2 + 2 * r**2),
+}
+
+
+def _resolved_margin(kind: str, case, u: sympy.MatrixBase) -> sympy.Expr:
+    """The margin in one case with every |.| resolved by SymPy under real assumptions, back in the env symbols."""
+    real = {s: sympy.Symbol(s.name, real=True) for s in (u[0, 0], u[1, 0])}
+    a, c = _case_values(case, real[u[0, 0]], real[u[1, 0]])
+    value = MARGINS[kind](a, c, sympy.Abs)
+    return value.xreplace({v: k for k, v in real.items()})
+
+
+def _np_margin(kind: str, case, u: np.ndarray) -> float:
+    a, c = _case_values(case, float(u[0, 0]), float(u[1, 0]))
+    return float(MARGINS[kind](a, c, abs))
+
+
+def _sum(e, idx, bias: str) -> sympy.Expr:
+    x = e["x"]
+    return sympy.Add(*[e["alpha"][j, 0] * SIGMA((e["W"][j, :] * x)[0, 0] + e[bias][j, 0]) for j in idx],
+                     sympy.S.Zero)
+
+
+def _np_sum(a, idx, bias: str) -> float:
+    return float(sum(a["alpha"][j, 0] / (1.0 + np.exp(-(a["W"][j, :] @ a["x"][:, 0] + a[bias][j, 0]))) for j in idx))
+
+
+def _halves(N: int) -> tuple[range, range]:
+    """Λ1 = {1..⌈N/2⌉}, Λ2 = the rest (0-based ranges)."""
+    n1 = (N + 1) // 2
+    return range(n1), range(n1, N)
+
+
+#: Readings of the sums named by a display: which bias symbol, and which index set for the second sum.
+Struct = tuple[str, str]  # (bias of the later display, second-sum index rule: "lambda2" | "first_N2")
+
+
+def _idx2(N: int, rule: str) -> range:
+    return _halves(N)[1] if rule == "lambda2" else range(N - len(_halves(N)[0]))
+
+
+def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Identity:
+    r"""One implication of the chain: structural rows (later display's :math:`S_1, S_2` = earlier's) + certificates.
+
+    ``later = (bias, rule)``: the later display's bias symbol (``"b"`` or ``"theta"``) and its second sum
+    (``"lambda2"``: over :math:`\Lambda_2`; ``"first_N2"``: literally :math:`\sum_{j=1}^{N_2}`).
+    ``earlier``: the bias symbol of the earlier display.
+    """
+    bias, rule = later
+
+    def shapes(d):
+        N, n = d["N"], d["n"]
+        return {"alpha": (N, 1), "W": (N, n), "b": (N, 1), "theta": (N, 1), "x": (n, 1), "u": (2, 1)}
+
+    def lhs(e, d):
+        l1 = _halves(d["N"])[0]
+        rows = [_sum(e, l1, bias), _sum(e, _idx2(d["N"], rule), bias)]
+        return sympy.ImmutableMatrix(rows + [_resolved_margin(kind, c, e["u"]) for c in CASES])
+
+    def rhs(e, d):
+        l1, l2 = _halves(d["N"])
+        p, r = e["u"][0, 0], e["u"][1, 0]
+        rows = [_sum(e, l1, earlier), _sum(e, l2, earlier)]
+        return sympy.ImmutableMatrix(rows + [sympy.sympify(cert(p, r)) for cert in CERTIFICATES[kind]])
+
+    def reference(a, d):
+        l1 = _halves(d["N"])[0]
+        rows = [_np_sum(a, l1, bias), _np_sum(a, _idx2(d["N"], rule), bias)]
+        return np.array(rows + [_np_margin(kind, c, a["u"]) for c in CASES])
+
+    return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2)), reference=reference,
+                    random_dims={"N": 5, "n": 3},
+                    scope="Rows 1-2: the sums S_1, S_2 named by the later display equal those of the earlier one "
+                          "(Λ_1 = first ⌈N/2⌉ indices). Rows 3-10: in each of the 8 exhaustive sign/dominance cases "
+                          "the margin (|.| resolved by SymPy for real u) equals a sum of squares with non-negative "
+                          "coefficients, so the implication holds for all reals and every ε.")
+
+
+def split_identity() -> Identity:
+    r"""Eq. 13 ⇒ Eq. 14: :math:`\sum_{j=1}^N t_j = \sum_{\Lambda_1}t_j + \sum_{\Lambda_2}t_j` for every partition.
+
+    The dimension ``P`` encodes the partition: :math:`j\in\Lambda_1` iff bit :math:`j` of ``P`` is set
+    (``P`` mod :math:`2^N`), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
+    """
+    def parts(d):
+        mask = d["P"] % (2 ** d["N"])
+        l1 = [j for j in range(d["N"]) if mask >> j & 1]
+        return l1, [j for j in range(d["N"]) if not mask >> j & 1]
+
+    return Identity(
+        shapes=lambda d: {"alpha": (d["N"], 1), "W": (d["N"], d["n"]), "b": (d["N"], 1), "x": (d["n"], 1)},
+        lhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, range(d["N"]), "b")]]),
+        rhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, parts(d)[0], "b") + _sum(e, parts(d)[1], "b")]]),
+        dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(8))),
+        reference=lambda a, d: np.array([_np_sum(a, range(d["N"]), "b")]),
+        random_dims={"N": 6, "n": 3, "P": 37},
+        scope="All 2^N partitions (Λ_1, Λ_2) for N <= 3, n <= 2; the float/exact levels use N = 6 and mask 37.")
+
+
+def random_search(seed: int, trials: int = 20000) -> dict[str, int]:
+    r"""Random real instances of the chain, with the logistic σ: count violations of each printed step.
+
+    ε is set just above :math:`|S-f|`, so Eq. 13/14 hold; partitions are random and :math:`S_2` is *not*
+    small (the hypothesis is not imposed).  ``theta_distinct`` counts violations of Eq. 15 when
+    :math:`\theta_j` is read as a parameter independent of :math:`b_j`.
+    """
+    rng = np.random.default_rng([seed, 13])
+    bad = {"eq15": 0, "eq16": 0, "eq16_from_eq14": 0, "theta_distinct": 0}
+    for _ in range(trials):
+        N, n = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+        alpha, W, b, theta = (rng.standard_normal(N) * 3, rng.standard_normal((N, n)), rng.standard_normal(N),
+                              rng.standard_normal(N))
+        x, f = rng.standard_normal(n), 3 * rng.standard_normal()
+        lam1 = rng.random(N) < 0.5
+        t = alpha / (1 + np.exp(-(W @ x + b)))
+        t_theta = alpha / (1 + np.exp(-(W @ x + theta)))
+        S1, S2 = t[lam1].sum(), t[~lam1].sum()
+        eps = abs(S1 + S2 - f) * (1 + 1e-9) + 1e-12 + 1e-3 * rng.random()
+        bad["eq15"] += not abs(abs(S1 - f) - abs(S2)) < eps
+        bad["eq16"] += not abs(S1 - f) < eps + abs(S2)
+        slack = 1e-12 * (1 + abs(S1) + abs(S2) + abs(f))  # rounding: Λ_2 = ∅ gives equality
+        bad["eq16_from_eq14"] += not abs(S1 - f) <= abs(S1 + S2 - f) + abs(S2) + slack
+        T1, T2 = t_theta[lam1].sum(), t_theta[~lam1].sum()
+        bad["theta_distinct"] += not abs(abs(T1 - f) - abs(T2)) < eps
+    return bad
+
+
+def _search_proxy(seed: int) -> tuple[Evidence, ...]:
+    bad = random_search(seed)
+    ok = bad["eq15"] == bad["eq16"] == bad["eq16_from_eq14"] == 0 and bad["theta_distinct"] > 0
+    return (Evidence(Level.FLOAT, ok,
+                     f"20000 random real instances (N <= 8, random partitions, |S_2| not small, ε just above |S-f|, "
+                     f"seed {seed}): violations of Eq. 15: {bad['eq15']}, of Eq. 16: {bad['eq16']}, of the triangle "
+                     f"route Eq. 14 ⇒ Eq. 16: {bad['eq16_from_eq14']}; with θ_j independent of b_j, Eq. 15 fails in "
+                     f"{bad['theta_distinct']} instances"),)
+
+
+def layer_removal(seed: int, depth: int = 3) -> list[tuple[int, float, float]]:
+    r"""Drop the j-th σ-term of the DUAT form vs remove block j from a random standard Transformer stack.
+
+    Returns ``(j, ‖term j‖/‖x'_L‖, ‖x'_L − x'_L(without block j)‖/‖x'_L‖)``.
+    """
+    rng = np.random.default_rng([seed, 16])
+    stack = random_stack(rng, depth, 4, 2, 6, kind="standard", activation="gelu_tanh")
+    X = rng.standard_normal((3, 4))
+    form = duat_form(stack, X)
+    full = form.terms.total
+    norm = float(np.linalg.norm(full))
+    out = []
+    for j in range(depth):
+        term = float(np.linalg.norm(form.terms.sigma_terms[j])) / norm
+        pruned = TransformerStack(tuple(b for k, b in enumerate(stack.blocks) if k != j), stack.kind, stack.activation)
+        removed = vec_r(forward(pruned, X)[-1])
+        out.append((j + 1, term, float(np.linalg.norm(full - removed)) / norm))
+    return out
+
+
+def _layer_proxy(seed: int) -> tuple[Evidence, ...]:
+    rows = layer_removal(seed)
+    differ = all(abs(a - b) > 0.05 * max(a, b) for _, a, b in rows)
+    detail = "; ".join(f"j={j}: drop σ-term {a:.3f}, remove block {b:.3f}" for j, a, b in rows)
+    return (Evidence(Level.FLOAT, differ,
+                     f"random depth-3 standard Transformer (N=3, M=4, seed {seed}), relative change of x'_L: {detail}. "
+                     f"Eq. 16 bounds the first number (one σ-term of one sum), not the second (a layer)"),)
+
+
+# ------------------------------------------------------------------ transcriptions (as printed)
+
+def _S(lam: str, bias: str, W: str = r"\mathbf{W}_j^{\mathrm{T}}") -> str:
+    return rf"\sum_{{j \in \Lambda_{lam}}} \alpha_j \sigma \left({W} \mathbf{{x}} + {bias}_j \right)"
+
+
+_WJ = r"\mathbf{W} j^{\mathrm{T}}"
+_TH = r"\theta"
+_D13 = (r"\left|\sum_{j=1}^{N} \alpha_{j} \sigma \left(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + b_{j}\right) "
+        r"- f(\mathbf{x})\right| < \varepsilon")
+_D14 = rf"\left| {_S(1, 'b', _WJ)} + {_S(2, 'b')} - f(\mathbf{{x}}) \right| < \varepsilon"
+_D15 = rf"\left| \left| {_S(1, _TH)} - f(\mathbf{{x}}) \right| - \left| {_S(2, _TH)} \right| \right| < \varepsilon"
+_D16 = rf"\left| {_S(1, 'b')} - f(\mathbf{{x}}) \right| < \varepsilon + \left| {_S(2, 'b', _WJ)} \right|"
+_T13 = _D13.replace("b_{j}", r"\theta_{j}")
+_T14 = rf"\left| {_S(1, _TH, _WJ)} + {_S(2, _TH)} - f(\mathbf{{x}}) \right| < \varepsilon"
+_T15_004 = (rf"\big| \left| {_S(1, _TH)} - f(\mathbf{{x}}) \right| - \left| {_S(2, _TH, _WJ)} \right| "
+            r"\big| < \varepsilon")
+_T15_000 = rf"\left| \left| {_S(1, _TH)} - f(\mathbf{{x}}) \right| - \left| {_S(2, _TH)} \right| \right| < \varepsilon"
+_T16 = (r"\left|\sum_{j=1}^{N_{1}}\alpha_{j}\sigma\left(\mathbf{W}j^{\mathrm{T}}\mathbf{x}+\theta_{j}\right)"
+         r"-f(\mathbf{x})\right| < \varepsilon+\left|\sum_{j=1}^{N_{2}}\alpha_{j}\sigma\left(\mathbf{W}_{j}^{\mathrm{T}}"
+         r"\mathbf{x}+\theta_{j}\right)\right|")
+
+_HYP = (r"\Lambda = \{1, 2...N\}, \Lambda_1 \cup \Lambda_2 = \Lambda, \Lambda_1 \cap \Lambda_2 = \emptyset, "
+        r"|\sum_{j \in \Lambda_2} \alpha_j \sigma(\mathbf{W}_j^\mathrm{T} \mathbf{x} + \theta_j)| \to 0")
+_REMOVE = r"\text{when parameters in certain layers are small enough, we can directly remove those layers}"
+_THETA = "whether θ_j (undefined in seed 001) is the bias b_j of Eq. 13, or a parameter of its own"
+_N12 = "what Σ_{j=1}^{N_1}, Σ_{j=1}^{N_2} sum over: Λ_1, Λ_2 renumbered, or literally the first N_1, N_2 terms"
+_WJ_NOTE = r" 'W j^T' (printed \mathbf{W} j^{\mathrm{T}}) is read as W_j^T: a typesetting slip that changes nothing."
+_UNUSED = " The hypothesis |Σ_{Λ_2}| → 0 is not used: the implication holds for every partition."
+
+
+def _theta_readings(kind: str) -> Readings:
+    return Readings(_THETA, {"θ_j is b_j": step(kind, ("b", "lambda2"), "b"),
+                             "θ_j independent of b_j": step(kind, ("theta", "lambda2"), "b")})
+
+
+def _n12_readings() -> Readings:
+    return Readings(_N12, {"Λ_1, Λ_2 renumbered": step("from15", ("theta", "lambda2"), "theta"),
+                           "first N_1, N_2 terms": step("from15", ("theta", "first_N2"), "theta")})
+
+
+def _premise_proxy(seed: int) -> tuple[Evidence, ...]:
+    from derivations.uat_theory import _eq2_proxy
+    return _eq2_proxy(seed)
+
+
+def entries() -> list[Entry]:
+    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
+    premise = Prose("Eq. 13 is the premise of the argument: Eq. 2 instantiated with Eq. 1 (an existence statement, "
+                    "see Eq. 2). Proxy: the least-squares fits of Eq. 2.", _premise_proxy)
+    split = split_identity()
+    hyp_reason = ("'|Σ_{Λ_2} …| → 0' is informal: at a fixed x the sum is a number, nothing tends to 0; the intended "
+                  "meaning is 'sup_x |S_2(x)| ≤ δ small'. It is not used by Eq. 14–16, which hold for every "
+                  "partition; it only lets Eq. 16 be read as |S_1 − f| < ε + δ. Proxy: random real instances of "
+                  "the chain with |S_2| NOT small, looking for counterexamples.")
+    remove_reason = ("Eq. 13–16 are about the terms (hidden units) of ONE finite sum, not about layers; a layer of a "
+                     "Transformer is not a term of Eq. 1. In the DUAT form the σ-terms are indexed by layers, but "
+                     "removing block j also changes Ã, Ũ_k (k < j) and every β̃_k (k > j). Proxy: dropping the j-th "
+                     "σ-term vs removing block j on a random stack.")
+    return [
+        Entry("duat:eq13", d1("§4.3, Eq. 13"), _D13 + r"\quad\text{for all } \mathbf{x}\in\mathbf{I}_n", Status.PROSE,
+              premise),
+        Entry("duat:eq14", d1("§4.3, Eq. 13 ⇒ Eq. 14"), _D14, Status.PROVED, split,
+              note="Eq. 14 is Eq. 13 with the sum split over Λ_1 ∪ Λ_2 (an identity of the left-hand sides)." + _WJ_NOTE),
+        Entry("duat:eq15", d1("§4.3, Eq. 14 ⇒ Eq. 15 (reverse triangle inequality)"), _D15, Status.CONVENTION,
+              _theta_readings("reverse"),
+              note="||a| − |c|| ≤ |a + c| with a = S_1 − f, c = S_2. Eq. 14 uses b_j, Eq. 15 θ_j: as printed the two "
+                   "displays are about different sums unless θ_j = b_j (seed 004 uses θ_j throughout). Also holds for "
+                   "vector outputs with any norm." + _UNUSED),
+        Entry("duat:eq16", d1("§4.3, Eq. 15 ⇒ Eq. 16"), _D16, Status.CONVENTION, _theta_readings("from15"),
+              note="|a| − |c| ≤ ||a| − |c||. Eq. 16 returns to b_j (and 'W j^T') after Eq. 15's θ_j." + _WJ_NOTE
+                   + " Eq. 16 also follows from Eq. 14 directly (duat:eq16.step1)." + _UNUSED),
+        Entry("duat:eq16.step1", d1("§4.3, Eq. 14 ⇒ Eq. 16 (triangle inequality; the route without θ_j)"), _D16,
+              Status.PROVED, step("triangle"),
+              note="Not a printed step: |S_1 − f| ≤ |S_1 + S_2 − f| + |S_2|, so Eq. 16 holds whenever Eq. 14 does, "
+                   "without Eq. 15 and its θ_j." + _UNUSED),
+        Entry("duat:sec4.3.claim1", d1("§4.3, hypothesis"), _HYP, Status.PROSE,
+              Prose(hyp_reason, _search_proxy),
+              note="The hypothesis uses θ_j while Eq. 13/14 use b_j (see duat:eq15)."),
+        Entry("duat:sec4.3.claim2", d1("§4.3, text after Eq. 16"), _REMOVE, Status.PROSE,
+              Prose(remove_reason, _layer_proxy),
+              note="Eq. 16 bounds the error of dropping Λ_2 by ε + |S_2|, i.e. pruning hidden units of one layer "
+                   "(or one σ-term of the DUAT sum with all other table entries kept), not removing layers."),
+        # seed 000 (OCR): Eq. 12-15
+        Entry("uat-aaai:eq12", a0("§4.3, Eq. 12"), _T13, Status.PROSE, premise,
+              note="OCR garbled; transcribed from seed 004 Eq. 9 (θ_j)."),
+        Entry("uat-aaai:eq13", a0("§4.3, Eq. 12 ⇒ Eq. 13"), _T14, Status.PROVED, split,
+              note="OCR garbled; transcribed from seed 004 Eq. 10. θ_j throughout (it is the bias)."),
+        Entry("uat-aaai:eq14", a0("§4.3, Eq. 13 ⇒ Eq. 14"), _T15_000, Status.PROVED,
+              step("reverse", ("theta", "lambda2"), "theta"),
+              note="OCR garbled; θ_j in both displays, so no reading is needed." + _UNUSED),
+        Entry("uat-aaai:eq15", a0("§4.3, Eq. 14 ⇒ Eq. 15"), _T16, Status.CONVENTION, _n12_readings(),
+              note="OCR shows 'N_1' ('Ny') over the first sum and 'j=1' under the second; transcribed from seed 004 "
+                   "Eq. 12." + _UNUSED),
+        Entry("uat-aaai:sec4.3.claim1", a0("§4.3, text after Eq. 15"), _REMOVE, Status.PROSE,
+              Prose(remove_reason, _layer_proxy)),
+        # seed 004: Eq. 9-12
+        Entry("uat-arxiv:eq9", a4("§4.3, Eq. 9"), _T13, Status.PROSE, premise),
+        Entry("uat-arxiv:eq10", a4("§4.3, Eq. 9 ⇒ Eq. 10"), _T14, Status.PROVED, split, note=_WJ_NOTE.strip()),
+        Entry("uat-arxiv:eq11", a4("§4.3, Eq. 10 ⇒ Eq. 11"), _T15_004, Status.PROVED,
+              step("reverse", ("theta", "lambda2"), "theta"), note=_WJ_NOTE.strip() + _UNUSED),
+        Entry("uat-arxiv:eq12", a4("§4.3, Eq. 11 ⇒ Eq. 12"), _T16, Status.CONVENTION, _n12_readings(),
+              note="Σ_{j=1}^{N_1} / Σ_{j=1}^{N_2}: holds when Λ_1 = {1..N_1} and Λ_2 is renumbered 1..N_2 (N_1 + N_2 = "
+                   "N); read literally the second sum is over the first N_2 terms, not Λ_2 (smallest counterexample "
+                   "N = 2)." + _WJ_NOTE + _UNUSED),
+        Entry("uat-arxiv:sec4.3.claim1", a4("§4.3, hypothesis"),
+              _HYP.replace(r"\Lambda_2} \alpha", r"\Lambda_1} \alpha"), Status.PROSE, Prose(hyp_reason, _search_proxy),
+              note="Seed 004 assumes |Σ_{Λ_1} …| → 0 (twice) but then keeps Λ_1 and bounds the error by |Σ_{Λ_2}|: "
+                   "with its own hypothesis Eq. 12 would say the NEGLIGIBLE part approximates f. Seeds 001/000 "
+                   "assume Λ_2; read Λ_1 as a typo for Λ_2. No equation depends on it."),
+        Entry("uat-arxiv:sec4.3.claim2", a4("§4.3, text after Eq. 12"), _REMOVE, Status.PROSE,
+              Prose(remove_reason, _layer_proxy)),
+    ]
