@@ -105,7 +105,7 @@ def density(seed: int, N: int = 8, M: int = 8, n_heads: int = 2) -> dict[str, fl
     return out
 
 
-def _density_proxy(seed: int) -> tuple[Evidence, ...]:
+def density_proxy(seed: int) -> tuple[Evidence, ...]:
     N, M = 8, 8
     got = density(seed, N, M)
     expect = (N + 1) / (2 * N)
@@ -156,7 +156,7 @@ def entries() -> list[Entry]:
               Prose("Density is not an equation; the proxy measures the non-zero fraction of "
                     "Σ_h H_h ⊗ (W_Vh W_Oh)^T with real softmax attention: ~1 for generic inputs, but only "
                     "(N+1)/(2N) with a causal mask (decoder LLMs), where W'_HVO is block lower-triangular.",
-                    proxy=_density_proxy)),
+                    proxy=density_proxy)),
         Entry("uat-arxiv:eq7.step1", Source("uat-arxiv", "§3.4, Eq. 7"),
               r"\operatorname{Attention}(\mathbf{x}_{i}\mathbf{W}_{Qi}=\mathbf{Q}_{i},\mathbf{x}_{i}\mathbf{W}_{Ki}"
               r"=\mathbf{K}_{i},\mathbf{x}_{i}\mathbf{W}_{Vi}=\mathbf{V}_{i})=\operatorname{softmax}\left(\frac{"

@@ -35,18 +35,18 @@ _CHAIN = "the order of a chained diamond and the meaning of A◇B for two matric
 Side = Callable[[object, dict], sympy.MatrixBase]  # (reading, env) -> matrix
 
 
-def _square(lhs: Side, rhs: Side, reading) -> Identity:
+def square_identity(lhs: Side, rhs: Side, reading) -> Identity:
     return Identity(shapes=_SQUARE, lhs=lambda e, d: lhs(reading, e), rhs=lambda e, d: rhs(reading, e),
                     dims=_M, random_dims={"m": 4})
 
 
-def _step(lhs: Side, rhs: Side) -> Readings:
-    return Readings(_CHAIN, {r.name: _square(lhs, rhs, r) for r in CHAIN_READINGS})
+def chain_step(lhs: Side, rhs: Side) -> Readings:
+    return Readings(_CHAIN, {r.name: square_identity(lhs, rhs, r) for r in CHAIN_READINGS})
 
 
-def _left_tn(lhs: Side, rhs: Side) -> Identity:
+def left_tn_identity(lhs: Side, rhs: Side) -> Identity:
     reading = next(r for r in CHAIN_READINGS if r.name == "left-TN")
-    return _square(lhs, rhs, reading)
+    return square_identity(lhs, rhs, reading)
 
 
 # The expressions of the two chains, as printed (seed 004 App. A; R = reading, e = symbols).
@@ -87,13 +87,13 @@ def _chain_entries(eq: int, exprs) -> list[Entry]:
             # Skip the mis-stepped expression: the previous expression equals the next under left-TN.
             pt, pf = exprs[k - 2]
             correction = Correction(f"{pt} = {rt} \\quad (A\\diamond B = A^TB,\\ \\text{{left to right}})",
-                                    _left_tn(pf, rf))
+                                    left_tn_identity(pf, rf))
             note = ("No reading makes this step true (it moves a transpose onto the left factor). The chain's "
                     "end point is still right under left-TN, so the correction joins the previous expression to it.")
         elif status is Status.CONVENTION:
             note = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
         out.append(Entry(f"uat-arxiv:eq{eq}.step{k}", Source("uat-arxiv", f"App. A, Eq. {eq}, step {k}"),
-                         f"{lt} = {rt}", status, _step(lf, rf), correction=correction, note=note or ""))
+                         f"{lt} = {rt}", status, chain_step(lf, rf), correction=correction, note=note or ""))
     return out
 
 
@@ -111,7 +111,7 @@ def _printed_eq4_rhs(e, d) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(n, 1, lambda i, _: row(i))
 
 
-def _eq4(rhs) -> Identity:
+def eq4_identity(rhs) -> Identity:
     return Identity(
         shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
         lhs=lambda e, d: diamond(e["W"], e["x"]), rhs=rhs, dims=_MN,
@@ -119,7 +119,7 @@ def _eq4(rhs) -> Identity:
     )
 
 
-def _rows_of_result(expected: str) -> Identity:
+def rows_of_result_identity(expected: str) -> Identity:
     """Number of rows of W ◇ x versus the printed claim y ∈ R^{(m,1)}."""
     return Identity(
         shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
@@ -129,7 +129,7 @@ def _rows_of_result(expected: str) -> Identity:
     )
 
 
-def _vector_operand(reading: str) -> Identity:
+def vector_operand_identity(reading: str) -> Identity:
     swap = (lambda e: diamond(e["x"], e["W"])) if reading == "vector-operand" else (lambda e: e["x"].T * e["W"])
     return Identity(
         shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
@@ -149,7 +149,7 @@ def _distributive() -> Identity:
 
 def _associative() -> Identity:
     tn = next(r for r in CHAIN_READINGS if r.name == "left-TN")
-    return _square(lambda R, e: diamond(tn.matrix_product(e["W1"], e["W2"]), e["x"]),
+    return square_identity(lambda R, e: diamond(tn.matrix_product(e["W1"], e["W2"]), e["x"]),
                    lambda R, e: diamond(e["W1"], diamond(e["W2"], e["x"])), tn)
 
 
@@ -160,26 +160,26 @@ def entries() -> list[Entry]:
            r"=\left(\begin{array}{c}w_{1}x_{1}+w_{31}*x_{2}+\cdots w_{m,1}x_{m}\\ w_{1,2}x_{1}+w_{2,2}x_{2}+\cdots "
            r"w_{m,2}x_{m}\\ \vdots\\ w_{1,n}x_{1}+w_{2,n}x_{2}+\cdots w_{mn}x_{m}\end{array}\right)")
     return [
-        Entry("uat-arxiv:eq4", src("Eq. 4 (§3.2)"), eq4, Status.ERRATUM, _eq4(_printed_eq4_rhs),
+        Entry("uat-arxiv:eq4", src("Eq. 4 (§3.2)"), eq4, Status.ERRATUM, eq4_identity(_printed_eq4_rhs),
               correction=Correction(r"(\mathbf{W}\diamond\mathbf{x})_i=\sum_{k=1}^{m}w_{k,i}x_k,\ "
                                     r"\text{row 1: } w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m",
-                                    _eq4(lambda e, d: e["W"].T * e["x"])),
+                                    eq4_identity(lambda e, d: e["W"].T * e["x"])),
               note="Row 1 is printed with w_1 (read as w_{1,1}) and w_{31} where w_{2,1} is meant; rows 2..n are "
                    "right. The correction is checked against the ordinary product Wᵀx."),
         Entry("uat-arxiv:sec3.2.claim1", src("§3.2, definition of the Diamond product"),
               r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
               r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
-              Status.ERRATUM, _rows_of_result("m"),
-              correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", _rows_of_result("n")),
+              Status.ERRATUM, rows_of_result_identity("m"),
+              correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", rows_of_result_identity("n")),
               note="Checked as the number of rows of W◇x; y has one entry per column of W."),
         Entry("uat-arxiv:sec3.2.claim2", src("§3.2"),
               r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}", Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
-                       {"vector-operand": _vector_operand("vector-operand"), "positional": _vector_operand("positional")}),
+                       {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
               note="True by definition when the column-vector operand always plays x; read positionally "
                    "(x◇W = xᵀW) the two sides differ in shape."),
         Entry("uat-arxiv:sec3.2.claim3", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
-              Status.PROVED, _eq4(lambda e, d: e["W"].T * e["x"])),
+              Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"])),
         Entry("uat-arxiv:sec3.2.claim4", src("§3.2"),
               r"\text{the Diamond Matrix Multiplication does not possess the property of associativity}",
               Status.PROVED, Denial(_associative()),
@@ -192,11 +192,11 @@ def entries() -> list[Entry]:
               note="W◇x = Wᵀx is linear in x, so ◇ distributes over addition; the denial is false."),
         Entry("uat-arxiv:sec3.2.claim6", src("§3.2 and App. A (first property)"),
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
-              Status.CONVENTION, _step(_EQ13[0][1], _EQ13[-1][1]),
+              Status.CONVENTION, chain_step(_EQ13[0][1], _EQ13[-1][1]),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
         Entry("uat-arxiv:sec3.2.claim7", src("§3.2 and App. A (second property)"),
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
-              Status.CONVENTION, _step(_EQ14[0][1], _EQ14[-1][1]),
+              Status.CONVENTION, chain_step(_EQ14[0][1], _EQ14[-1][1]),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
         *_chain_entries(13, _EQ13),
         *_chain_entries(14, _EQ14),

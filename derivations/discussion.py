@@ -14,8 +14,8 @@ from __future__ import annotations
 import sympy
 
 from derivations._duat_common import table
-from derivations.attention_softmax import _density_proxy, density
-from derivations.uat_theory import _eq4_proxy
+from derivations.attention_softmax import density_proxy, density
+from derivations.uat_theory import eq4_proxy
 from symuat import Entry, Evidence, Level, Prose, Source, Status
 from symuat.expansion import INPUT, V_name, beta_name, layer_symbols, nc_symbol
 
@@ -116,20 +116,20 @@ def entries() -> list[Entry]:
                    "existence statement about MLPs, not proved for Transformers here."),
         Entry("uat-aaai:sec4.1.claim2", a0("§4.1, third paragraph"), glob_tex.replace(r"\mathring{\mathbf{H}}'", "H'"),
               Status.PROSE, Prose(_GLOBAL, _global_proxy)),
-        Entry("uat-aaai:sec4.2.claim1", a0("§4.2"), dense_tex, Status.PROSE, Prose(density_reason, _density_proxy),
+        Entry("uat-aaai:sec4.2.claim1", a0("§4.2"), dense_tex, Status.PROSE, Prose(density_reason, density_proxy),
               note="Seed 000 writes H = W'x' with W' for (W'_HVO)^T."),
         Entry("uat-aaai:sec4.5.claim1", a0("§4.5"), r"\text{the human brain can be considered as a cluster of UATs}",
               Status.PROSE, Prose(_RETHINK)),
         Entry("uat-arxiv:sec3.5.claim1", a4("§3.5 and Figure 6"),
               r"\text{unlike linear operations, the parameters of MHA are dynamic } (\mathbf{H}'_i)", Status.PROSE,
               Prose("Measured: which Eq. 20 parameters of real Transformer stacks change between two inputs.",
-                    _eq4_proxy)),
+                    eq4_proxy)),
         Entry("uat-arxiv:sec4.1.claim1", a4("§4.1"),
               r"\text{MHA mechanism allows for the dynamic adjustment of UAT's parameters according to the input}",
               Status.PROSE, Prose(_MECH, _mechanism_proxy),
               note="Seed 004 credits MHA alone (no residual/bias statement, unlike seeds 000/001)."),
         Entry("uat-arxiv:sec4.2.claim1", a4("§4.2"), dense_tex.replace(r"\mathbf{W}'", r"(\mathbf{W}_{HVO}')^T"),
-              Status.PROSE, Prose(density_reason, _density_proxy)),
+              Status.PROSE, Prose(density_reason, density_proxy)),
         Entry("uat-arxiv:sec4.5.claim1", a4("§4.5"),
               r"\text{LLMs use patterns of parameter activation to approximate corresponding functions}",
               Status.PROSE, Prose(_RETHINK + " Seed 004 ends with open questions (head splitting, computing the "

@@ -23,7 +23,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def _method_identity() -> Identity:
+def method_identity() -> Identity:
     r"""T(X) = A X B  ↦  (A ⊗ Bᵀ) vec_r(X): the Matrix–Vector Method for every two-sided linear map."""
     return Identity(
         shapes=lambda d: {"A": (d["N"], d["N"]), "X": (d["N"], d["M"]), "B": (d["M"], d["M"])},
@@ -56,7 +56,7 @@ def _printed_linear_matrix(W: sympy.MatrixBase, m: int) -> sympy.ImmutableMatrix
     )
 
 
-def _printed_eq15() -> Identity:
+def printed_eq15_identity() -> Identity:
     return Identity(
         shapes=lambda d: {"W": (d["N"], d["N"]), "X": (d["N"], d["M"])},
         lhs=lambda e, d: vec_r(e["W"] * e["X"]),
@@ -68,7 +68,7 @@ def _printed_eq15() -> Identity:
     )
 
 
-def _diamond_is_transpose_product() -> Identity:
+def diamond_transpose_identity() -> Identity:
     return Identity(
         shapes=lambda d: {"W": (d["N"] * d["M"], d["N"] * d["M"]), "x": (d["N"] * d["M"], 1)},
         lhs=lambda e, d: diamond(e["W"], e["x"]),
@@ -128,10 +128,10 @@ def entries() -> list[Entry]:
     method_note = ("Checked for every linear T(X) = A X B (token- and feature-mixing Linear layers are the cases "
                    "B = I and A = I); W' = A ⊗ Bᵀ under row-major vec_r. MHA is Eq. 9.")
     return [
-        Entry("duat:eq3", Source("duat", "Eq. 3"), _EQ3, Status.PROVED, _method_identity(), note=method_note),
+        Entry("duat:eq3", Source("duat", "Eq. 3"), _EQ3, Status.PROVED, method_identity(), note=method_note),
         Entry("uat-arxiv:eq3", Source("uat-arxiv", "Eq. 3"),
               r"\mathbf{y}=T(\mathbf{x}|\mathbf{W})\rightarrow\mathbf{y}^{\prime}=\mathbf{W}^{\prime}\mathbf{x}^{\prime}",
-              Status.PROVED, _method_identity(), note=method_note),
+              Status.PROVED, method_identity(), note=method_note),
         Entry("duat:eq5", Source("duat", "Eq. 5"),
               r"\mathbf{x}_{i+1} = \mathbf{W}_i \mathbf{x}_i \mapsto \mathbf{x}'_{i+1} = \mathbf{W}'_i \mathbf{x}'_i",
               Status.PROVED, _token_linear(),
@@ -140,16 +140,16 @@ def entries() -> list[Entry]:
         Entry("uat-arxiv:eq5.step1", Source("uat-arxiv", "Eq. 5, first arrow"),
               r"\mathbf{x}_{i+1}=\mathbf{W}_{i}\mathbf{x}^{i}\rightarrow\mathbf{x}_{i+1}^{\prime}"
               r"=\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}",
-              Status.PROVED, _printed_eq15(),
+              Status.PROVED, printed_eq15_identity(),
               note="W'_i is the matrix displayed in App. B.1 Eq. 15 (W_iᵀ ⊗ I_M); the superscript in x^i is read as x_i."),
         Entry("uat-arxiv:eq5.step2", Source("uat-arxiv", "Eq. 5, second equality"),
               r"\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}=(\mathbf{W}_{i}^{\prime})^{T}\mathbf{x}_{i}^{\prime}",
-              Status.PROVED, _diamond_is_transpose_product()),
+              Status.PROVED, diamond_transpose_identity()),
         Entry("uat-arxiv:eq15", Source("uat-arxiv", "App. B.1, Eq. 15"),
               r"\mathbf{W}\mathbf{x}=\mathbf{y}\rightarrow\left(\begin{array}{ccc}w_{1,1}&0&\cdots\\0&w_{1,1}&\cdots\\"
               r"\vdots&\vdots&\cdots\\w_{1,2}&0&\cdots\\\vdots&\vdots&\cdots\\w_{1,n}&0&\cdots\end{array}\right)"
               r"\diamond\mathbf{x}'=\mathbf{y}'",
-              Status.PROVED, _printed_eq15(),
+              Status.PROVED, printed_eq15_identity(),
               note="The displayed matrix has entry ((k,l),(i,j)) = w_{i,k} δ_{lj}; it is rebuilt from that pattern, "
                    "not from a Kronecker product."),
         Entry("duat:fig3", Source("duat", "Figure 3 (Linear as matrix-vector product)"),

@@ -272,8 +272,8 @@ def _n12_readings() -> Readings:
 
 
 def _premise_proxy(seed: int) -> tuple[Evidence, ...]:
-    from derivations.uat_theory import _eq2_proxy
-    return _eq2_proxy(seed)
+    from derivations.uat_theory import eq2_proxy
+    return eq2_proxy(seed)
 
 
 def entries() -> list[Entry]:

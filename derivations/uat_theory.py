@@ -149,7 +149,7 @@ def least_squares_errors(seed: int, sizes=(4, 16, 64, 256)) -> list[tuple[int, f
     return out
 
 
-def _eq2_proxy(seed: int) -> tuple[Evidence, ...]:
+def eq2_proxy(seed: int) -> tuple[Evidence, ...]:
     errs = least_squares_errors(seed)
     rms = [e[1] for e in errs]
     ok = all(b <= a + 1e-10 for a, b in zip(rms, rms[1:])) and errs[-1][2] < 1e-2
@@ -181,7 +181,7 @@ def measured_dynamic(seed: int, kinds=KINDS, depth: int = 2) -> dict[str, frozen
     return out
 
 
-def _eq4_proxy(seed: int) -> tuple[Evidence, ...]:
+def eq4_proxy(seed: int) -> tuple[Evidence, ...]:
     got = measured_dynamic(seed)
     ok = all(got[k] == DYNAMIC[k] for k in got)
     detail = "; ".join(f"{k}: varies {sorted(got[k])}, static {sorted({'W1', 'W2', 'W3', 'b2', 'b3'} - got[k])}"
@@ -228,15 +228,15 @@ def entries() -> list[Entry]:
               note=_EQ1_NOTE + theta.format("000") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from seed 004."),
         Entry("uat-arxiv:eq1", a4("§2, Eq. 1"), _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
               note=_EQ1_NOTE + theta.format("004")),
-        Entry("duat:eq2", d1("§2.1, Eq. 2"), _EQ2, Status.PROSE, Prose(_EQ2_REASON, _eq2_proxy),
+        Entry("duat:eq2", d1("§2.1, Eq. 2"), _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
               note="Seed 001 drops 'for all x ∈ I_n' from the display (it is in the surrounding text of Eq. 13)."),
-        Entry("uat-aaai:eq2", a0("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, _eq2_proxy)),
-        Entry("uat-arxiv:eq2", a4("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, _eq2_proxy)),
+        Entry("uat-aaai:eq2", a0("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
+        Entry("uat-arxiv:eq2", a4("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
         Entry("duat:sec2.1.claim1", d1("§2.1, text after Eq. 2"), _EXT, Status.PROVED, ext, note=_EXT_NOTE),
         Entry("uat-aaai:sec2.claim1", a0("§2, text after Eq. 2"), _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
               ext, note=_EXT_NOTE + " OCR garbled; transcribed from seed 001 with θ_j."),
         Entry("uat-arxiv:sec2.claim1", a4("§2, text after Eq. 2"), _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
-        Entry("duat:eq4", d1("§2.3, Eq. 4"), _EQ4, Status.PROSE, Prose(_EQ4_REASON, _eq4_proxy),
+        Entry("duat:eq4", d1("§2.3, Eq. 4"), _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
               note="The text defines W = W_1⋯W_N and b = b_1⋯b_N (lists, not products). The dynamic/static split "
                    "of the paper's own block is proved symbolically by duat:eq4.part1 (static bias) and by the "
                    "§3.3 entries (duat:sec3.3.claim2) for the DUAT table."),

@@ -1,0 +1,200 @@
+r"""The Diamond product in seed 000 (uat-aaai, OCR): §3.2, Eq. 4 and the App. A proof chains Eq. (1)–(2).
+
+Seed 000 is an OCR text.  Its OCR renders ◇ as ``o``, ``¢`` or ``oe`` and drops many
+superscripts (ᵀ) and subscripts. Seed 004 (:mod:`derivations.diamond`) prints the
+same section legibly, so it is used to reconstruct the glyphs. The App. A chains of
+seed 000 are **not** seed 004's Eq. 13–14: each is one row shorter.
+
+App. A Eq. (1), as reconstructed (``E1 = … = E8``; the display has 7 rows, the
+fourth row being ``E4 = E5``, and the label (1) sits next to it)::
+
+    W1◇[x◇W2] = W1◇[W2ᵀx] = W1ᵀ[W2ᵀx] = W1ᵀW2ᵀx = W12◇x = (W1ᵀW2ᵀ)ᵀ◇x = (W2W1)◇x = W2◇W1◇x
+    OCR:  "W o [x 0o Ws]" "=Wji ¢ [ng]" "=W [W;x]" "=WIWlx = Wiox" "—(WiW3z)Tox" "=(WyWj)ox" "=W2 oW, ox"
+
+App. A Eq. (2) (6 rows)::
+
+    [W1◇x]◇W2 = [W1ᵀx]◇W2 = W2ᵀ[W1ᵀx] = W2ᵀW1ᵀ◇x = [W1W2]◇x = W1ᵀ◇W2◇x
+    OCR:  "[W1ox] oWy" "=[WTx] o W," "=W [Wix]" "=Wz Wi ox" "=[W; W3] ox" "=WToeW,ox"
+
+The text defines ``W12 = W1ᵀW2ᵀ`` (OCR "whereW, = W{ W7").  Three glyph groups are
+ambiguous; each gives one entry per reading (SPEC §7, ``.reading<R>``): reading 1 is
+the glyphs as the OCR shows them, reading 2 the text of seed 004:
+
+* Eq. (1), ``Wiox``: ``W12◇x`` (the ``o`` is ◇, as everywhere else in this OCR) or
+  ``W12 x`` (seed 004);
+* Eq. (1), last row ``W2 oW, ox``: ``W2◇W1◇x`` (the clean subscript suggests no ᵀ)
+  or ``W2ᵀ◇W1◇x`` (ᵀ dropped by the OCR; seed 004's last row and the stated property);
+* Eq. (2), ``Wz Wi ox``: ``W2ᵀW1ᵀ◇x`` (no brackets, although the OCR keeps every other
+  bracket of this chain) or ``[W2ᵀW1ᵀ]ᵀ◇x`` (seed 004).
+
+Each step is checked under every reading of :data:`symuat.CHAIN_READINGS`, with the
+helpers of :mod:`derivations.diamond` (a step is ``proved`` when all chain readings
+hold, ``convention`` when some do, ``erratum`` when none does).
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+
+from symuat import CHAIN_READINGS, Correction, Entry, Identity, Readings, Source, Status, chain, diamond, dims_grid
+
+from .diamond import eq4_identity, left_tn_identity, rows_of_result_identity, square_identity, chain_step, vector_operand_identity
+
+__all__ = ["entries"]
+
+_OCR = "Seed 000 is OCR; reconstructed with seed 004 (same section). "
+_E = sympy.ImmutableMatrix
+
+
+def _W12(e) -> _E:
+    r"""The printed definition :math:`W_{12} = W_1^T W_2^T`."""
+    return e["W1"].T * e["W2"].T
+
+
+# --- App. A Eq. (1): expressions (LaTeX as reconstructed, value under a chain reading R) ------------------------
+_X1 = {
+    "E1": (r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]", lambda R, e: diamond(e["W1"], diamond(e["x"], e["W2"]))),
+    "E2": (r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: diamond(e["W1"], e["W2"].T * e["x"])),
+    "E3": (r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: e["W1"].T * (e["W2"].T * e["x"])),
+    "E4": (r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}", lambda R, e: e["W1"].T * e["W2"].T * e["x"]),
+    "E5◇": (r"\mathbf{W}_{12}\diamond\mathbf{x}", lambda R, e: diamond(_W12(e), e["x"])),
+    "E5": (r"\mathbf{W}_{12}\mathbf{x}", lambda R, e: _W12(e) * e["x"]),
+    "E6": (r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W1"].T * e["W2"].T).T, e["x"])),
+    "E7": (r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda R, e: diamond(e["W2"] * e["W1"], e["x"])),
+    "E8": (r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"], e["W1"], e["x"])),
+    "E8ᵀ": (r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"].T, e["W1"], e["x"])),
+}
+# --- App. A Eq. (2) ------------------------------------------------------------------------------------------------
+_X2 = {
+    "E1": (r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(diamond(e["W1"], e["x"]), e["W2"])),
+    "E2": (r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(e["W1"].T * e["x"], e["W2"])),
+    "E3": (r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda R, e: e["W2"].T * (e["W1"].T * e["x"])),
+    "E4": (r"\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}\diamond\mathbf{x}", lambda R, e: diamond(e["W2"].T * e["W1"].T, e["x"])),
+    "E4[]": (r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W2"].T * e["W1"].T).T, e["x"])),
+    "E5": (r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda R, e: diamond(e["W1"] * e["W2"], e["x"])),
+    "E6": (r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"].T, e["W2"], e["x"])),
+}
+#: ``W2ᵀW1ᵀ◇x`` read with ◇ binding first: ``W2ᵀ(W1ᵀ◇x)``.
+_E4_DIAMOND_FIRST = lambda R, e: e["W2"].T * diamond(e["W1"].T, e["x"])  # noqa: E731
+
+_W12_DEF = r"\quad(\mathbf{W}_{12}=\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})"
+_LEFT_NN = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
+_LEFT_TN = "Holds only if a chain is read left to right with A◇B = AᵀB (left-TN)."
+
+
+def _precedence(lk: str, rk: str) -> Readings:
+    """A step of Eq. (2) with ``W2ᵀW1ᵀ◇x`` on one side: product first, or ◇ first (no chain is involved)."""
+    tn = next(r for r in CHAIN_READINGS if r.name == "left-TN")
+    product_first = {k: f for k, (_, f) in _X2.items()}
+    diamond_first = dict(product_first, E4=_E4_DIAMOND_FIRST)
+    return Readings("whether juxtaposition or ◇ binds first in W2ᵀW1ᵀ◇x",
+                    {"product-first": square_identity(product_first[lk], product_first[rk], tn),
+                     "diamond-first": square_identity(diamond_first[lk], diamond_first[rk], tn)})
+
+
+# (place, expressions, left key, right key, recorded status, correction (left key, right key) | None, note)
+_STEPS = [
+    ("appA.eq1.step1", _X1, "E1", "E2", Status.PROVED, None, ""),
+    ("appA.eq1.step2", _X1, "E2", "E3", Status.PROVED, None, ""),
+    ("appA.eq1.step3", _X1, "E3", "E4", Status.PROVED, None, ""),
+    ("appA.eq1.step4.reading1", _X1, "E4", "E5◇", Status.ERRATUM, ("E4", "E5"),
+     "Reading 1 of 'WIWlx = Wiox': the 'o' is ◇ (as everywhere in this OCR). With the printed W12 = W1ᵀW2ᵀ, "
+     "W12◇x = W2W1x ≠ W1ᵀW2ᵀx. Seed 004 prints W12 x here (uat-arxiv:eq13.step3), which is the correction."),
+    ("appA.eq1.step4.reading2", _X1, "E4", "E5", Status.PROVED, None,
+     "Reading 2 of 'WIWlx = Wiox' (seed 004: W1ᵀW2ᵀx = W12 x): the printed definition of W12."),
+    ("appA.eq1.step5.reading1", _X1, "E5◇", "E6", Status.ERRATUM, ("E5", "E6"),
+     "Reading 1 (W12◇x): with W12 = W1ᵀW2ᵀ, W12◇x = W2W1x while (W1ᵀW2ᵀ)ᵀ◇x = W1ᵀW2ᵀx. Steps 4 and 5 of this "
+     "reading cancel (E4 = E6 holds), so the slip, if printed, does not affect the chain's end point."),
+    ("appA.eq1.step5.reading2", _X1, "E5", "E6", Status.PROVED, None, "Reading 2 (W12 x, seed 004 uat-arxiv:eq13.step4)."),
+    ("appA.eq1.step6", _X1, "E6", "E7", Status.PROVED, None, "= uat-arxiv:eq13.step5."),
+    ("appA.eq1.step7.reading1", _X1, "E7", "E8", Status.CONVENTION, None,
+     _LEFT_NN + " Reading 1 of the last row 'W2 oW, ox' (no ᵀ): the chain then ends at W2◇W1◇x (= uat-arxiv:"
+     "eq13.step6), not at the stated property W2ᵀ◇W1◇x (uat-aaai:sec3.2.claim4, which holds only under left-TN), "
+     "so no single reading makes the chain prove the property."),
+    ("appA.eq1.step7.reading2", _X1, "E7", "E8ᵀ", Status.CONVENTION, None,
+     _LEFT_TN + " Reading 2 of the last row: ᵀ dropped by the OCR, the row is seed 004's last row W2ᵀ◇W1◇x. "
+     "Seed 004 reaches it through W2◇W1◇x (uat-arxiv:eq13.step7, an erratum); this shorter chain skips that "
+     "row, as Eq. (2) does, and is then consistent under left-TN."),
+    ("appA.eq2.step1", _X2, "E1", "E2", Status.PROVED, None, "= uat-arxiv:eq14.step1."),
+    ("appA.eq2.step2", _X2, "E2", "E3", Status.PROVED, None, "= uat-arxiv:eq14.step2."),
+    ("appA.eq2.step3.reading1", _X2, "E3", "E4", Status.ERRATUM, ("E3", "E4[]"),
+     "Reading 1 of 'Wz Wi ox' (no brackets: the OCR keeps every other bracket of this chain): W2ᵀW1ᵀ◇x is "
+     "W1W2x (product first) or W2ᵀW1x (◇ first), never W2ᵀW1ᵀx. Correction: seed 004's [W2ᵀW1ᵀ]ᵀ◇x."),
+    ("appA.eq2.step3.reading2", _X2, "E3", "E4[]", Status.PROVED, None,
+     "Reading 2 (seed 004: [W2ᵀW1ᵀ]ᵀ◇x, brackets and outer ᵀ lost by the OCR) = uat-arxiv:eq14.step3."),
+    ("appA.eq2.step4.reading1", _X2, "E4", "E5", Status.ERRATUM, ("E4[]", "E5"),
+     "Reading 1 (W2ᵀW1ᵀ◇x): neither precedence gives [W1W2]◇x = W2ᵀW1ᵀx. Steps 3 and 4 of this reading cancel "
+     "(E3 = E5 holds)."),
+    ("appA.eq2.step4.reading2", _X2, "E4[]", "E5", Status.PROVED, None, "Reading 2 = uat-arxiv:eq14.step4."),
+    ("appA.eq2.step5", _X2, "E5", "E6", Status.CONVENTION, None,
+     _LEFT_TN + " Seed 004 inserts W1◇W2◇x between these rows (uat-arxiv:eq14.step5-6: left-NN, then an "
+     "erratum); seed 000 goes directly to W1ᵀ◇W2◇x, which is right under left-TN."),
+]
+
+
+def _step_entry(place, exprs, lk, rk, status, fix, note) -> Entry:
+    (lt, lf), (rt, rf) = exprs[lk], exprs[rk]
+    eq = place.split(".")[1][2:]
+    defn = _W12_DEF if exprs is _X1 and any(k.startswith("E5") for k in (lk, rk)) else ""
+    claim = _precedence(lk, rk) if exprs is _X2 and "E4" in (lk, rk) else chain_step(lf, rf)
+    correction = None
+    if fix is not None:
+        (ft, ff), (gt, gf) = exprs[fix[0]], exprs[fix[1]]
+        correction = Correction(f"{ft} = {gt}{defn}", left_tn_identity(ff, gf))
+    ref = f"App. A, Eq. ({eq}), " + ", ".join(re.sub(r"(\d+)$", r" \1", p) for p in place.split(".")[2:])
+    return Entry(f"uat-aaai:{place}", Source("uat-aaai", ref), f"{lt} = {rt}{defn}", status, claim,
+                 correction=correction, note=_OCR + note)
+
+
+def _last_row() -> Identity:
+    r"""The only legible row of Eq. 4 (its last): :math:`(W\diamond x)_n = w_{1,n}x_1 + \dots + w_{m,n}x_m`."""
+    return Identity(
+        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
+        lhs=lambda e, d: sympy.Matrix([[diamond(e["W"], e["x"])[d["n"] - 1, 0]]]),
+        rhs=lambda e, d: sympy.Matrix([[sum((e["W"][k, d["n"] - 1] * e["x"][k, 0] for k in range(d["m"])), sympy.S.Zero)]]),
+        dims=dims_grid(m=(1, 2, 3), n=(1, 2, 3)),
+        reference=lambda a, d: (a["W"].T @ a["x"])[-1:, 0], random_dims={"m": 4, "n": 3},
+    )
+
+
+def _sec32() -> list[Entry]:
+    src = lambda ref: Source("uat-aaai", ref)  # noqa: E731
+    arx = "Same statement as {}; seed 000 OCR prints '{}'."
+    return [
+        Entry("uat-aaai:eq4", src("§3.2, Eq. 4 (last row only)"),
+              r"\mathbf{W}\diamond\mathbf{x}=\left(\begin{array}{c}\vdots\\ w_{1,n}x_{1}+w_{2,n}x_{2}+\cdots "
+              r"w_{mn}x_{m}\end{array}\right)", Status.PROVED, _last_row(),
+              note="Eq. 4 is a display the OCR lost except its last row ('W1,nT1 + W2 nT2 + o WmnTm', i.e. "
+                   "w_{1,n}x_1 + w_{2,n}x_2 + ⋯ w_{mn}x_m); only that row is transcribed and checked (as "
+                   "(W◇x)_n). Seed 004's first row has an index slip (uat-arxiv:eq4, erratum) that cannot be "
+                   "confirmed or excluded here."),
+        Entry("uat-aaai:sec3.2.claim1", src("§3.2, definition of the Diamond product"),
+              r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
+              r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
+              Status.ERRATUM, rows_of_result_identity("m"),
+              correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", rows_of_result_identity("n")),
+              note=arx.format("uat-arxiv:sec3.2.claim1", "y € ROm:1)") + " Checked as the number of rows of W◇x."),
+        Entry("uat-aaai:sec3.2.claim2", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}",
+              Status.CONVENTION,
+              Readings("which operand of ◇ plays the vector",
+                       {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
+              note=arx.format("uat-arxiv:sec3.2.claim2", "Wox=x0oW") + " True when the column vector always plays "
+                   "x; read positionally (x◇W = xᵀW) the sides differ in shape."),
+        Entry("uat-aaai:sec3.2.claim3", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
+              Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"]),
+              note=arx.format("uat-arxiv:sec3.2.claim3", "W ox = WTx")),
+        Entry("uat-aaai:sec3.2.claim4", src("§3.2 and App. A (first sentence), first property"),
+              r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
+              Status.CONVENTION, chain_step(_X1["E1"][1], _X1["E8ᵀ"][1]),
+              note=arx.format("uat-arxiv:sec3.2.claim6", "W1 o [xo W3] = WIT oW ox") + " " + _LEFT_TN),
+        Entry("uat-aaai:sec3.2.claim5", src("§3.2 and App. A (first sentence), second property"),
+              r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
+              Status.CONVENTION, chain_step(_X2["E1"][1], _X2["E6"][1]),
+              note=arx.format("uat-arxiv:sec3.2.claim7", "[W;ox]oWy = WTo W, ox") + " " + _LEFT_TN),
+    ]
+
+
+def entries() -> list[Entry]:
+    return [*_sec32(), *(_step_entry(*s) for s in _STEPS)]
