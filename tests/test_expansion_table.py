@@ -202,3 +202,20 @@ def test_duplicate_row_names_rejected():
     t = substitution_table(1)
     with pytest.raises(InvalidValueError):
         type(t)(1, t.rows + t.rows[:1])
+
+
+def test_cyclic_table_is_a_derivation_error():
+    """A table whose rows refer to each other in a cycle is rejected clearly, not with a RecursionError."""
+    import pytest
+
+    from symuat.errors import DerivationError
+    from symuat.expansion import SubstitutionTable, TableRow, substitution_table
+    from symuat.expansion.symbols import nc_symbol
+    from symuat.expansion.table import A_name
+
+    table = substitution_table(2)
+    rows = [TableRow(r.name, nc_symbol(A_name(2)) if r.name == A_name(1) else r.definition, r.layer, r.kind)
+            for r in table.rows]
+    cyclic = SubstitutionTable(2, tuple(rows))
+    with pytest.raises(DerivationError, match="cyclic"):
+        cyclic.unfold(cyclic.form())

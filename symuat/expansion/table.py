@@ -194,11 +194,17 @@ class SubstitutionTable:
         """
         memo: dict = {}
         index = self._index
+        active: list[str] = []
 
         def full(name: str) -> sympy.Expr:
             if name not in memo:
+                if name in active:
+                    cycle = " -> ".join(active[active.index(name):] + [name])
+                    raise DerivationError(f"substitution table is cyclic, it cannot be unfolded: {cycle}")
+                active.append(name)
                 d = index[name].definition
                 memo[name] = d.xreplace({s: full(s.name) for s in d.free_symbols if s.name in index})
+                active.pop()
             return memo[name]
 
         expr = sympy.sympify(expr)
