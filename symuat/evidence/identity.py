@@ -274,18 +274,30 @@ def _float_point(identity: Identity, env: Env, lhs, rhs, values, dims: Dims, fld
 
 
 def _input_scale_floor(lhs, rhs, values) -> np.ndarray:
-    r"""Magnitude floor :math:`X^{d_i}` per entry, :math:`X = \max|\text{input}|`, :math:`d_i` its degree.
+    r"""Per-entry magnitude with every input as large as the largest one, :math:`X=\max|\text{input}|`.
 
     The reference may form (and cancel) intermediates that the simplified symbolic
-    side never shows, e.g. :math:`|a+c|-|a|` with :math:`|a|\gg|a+c|-|a|`; a degree-:math:`d`
-    computation on inputs bounded by :math:`X` has intermediates of order :math:`X^d`.
+    side never shows, e.g. :math:`|a+c|-|a|` with :math:`a = u_1^2+u_2^2`: their size is
+    bounded by the expression's magnitude at inputs of size :math:`X`, constants included.
     """
     scale = max((abs(float(v)) for v in values.values()), default=1.0)
-    deg_memo: dict = {}
-    degrees = [max(structural_degree(lhs[i], deg_memo), structural_degree(rhs[i], deg_memo))
-               for i in range(len(lhs))]
+    uniform = {s: scale for s in values}
+    memo: dict = {}
+
+    def floor(i: int) -> float:
+        if not (_polynomial(lhs[i]) and _polynomial(rhs[i])):
+            return 0.0  # exp, sqrt, ...: the magnitude bound is not meaningful there
+        return max(magnitude(lhs[i], uniform, memo), magnitude(rhs[i], uniform, memo))
+
     with np.errstate(over="ignore"):
-        return np.array([scale ** d for d in degrees], dtype=float)
+        return np.array([floor(i) for i in range(len(lhs))], dtype=float)
+
+
+def _polynomial(expr: sympy.Basic) -> bool:
+    """Only +, ×, integer powers, numbers, symbols and the uninterpreted σ."""
+    if any(f.func != SIGMA for f in expr.atoms(sympy.Function)):
+        return False
+    return all(p.exp.is_Integer for p in expr.atoms(sympy.Pow))
 
 
 def check_identity(identity, seed: int = 0, trials: int = 2,

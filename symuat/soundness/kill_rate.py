@@ -23,6 +23,8 @@ and the exact/float levels compare the unfolded mutant with the nested network.
 
 from __future__ import annotations
 
+from ..errors import DerivationError
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -146,12 +148,12 @@ def assess_table(mutant: Mutant, seed: int = 0, rule_layer: int | None = None) -
     if layer in (1, r):
         try:
             holds["induction"] = induction_proof(table, rule_layer=r).holds
-        except RecursionError:  # engine finding: a cyclic table makes the base case recurse forever
+        except DerivationError:  # a cyclic table cannot be unfolded: the proof rejects it
             holds["induction"] = False
     well_founded = all(lc.well_founded for lc in local.layers)
     try:
         form = table.unfold(table.form())
-    except RecursionError:  # a cyclic (ill-founded) table has no value
+    except DerivationError:  # a cyclic (ill-founded) table has no value
         return Outcome(mutant, "table", holds, {"symbolic": True, "induction": "induction" in holds})
     naive = verify_depth_naive(depth, table).holds
     differs_all = (not naive) or (not well_founded)
