@@ -153,3 +153,46 @@ def test_opaque_identity_levels():
     swapped = OpaqueIdentity(lambda c: W * V * x, lambda c: V * W * x, (1,),
                              reference=lambda a, c: a["W"] @ a["V"] @ a["x"])
     assert not any(e.holds for e in check_identity(swapped).evidence)
+
+
+def test_identity_is_frozen():
+    import dataclasses
+
+    ident = _vec_identity(TRUE_RHS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ident.dims = ()
+
+
+def test_reference_of_the_wrong_size_fails_the_float_level():
+    ident = _vec_identity(TRUE_RHS, reference=lambda a, d: np.zeros(3))
+    (ev,) = check_identity(ident, levels=[Level.FLOAT]).evidence
+    assert not ev.holds and "reference has 3 entries" in ev.detail
+
+
+def test_float_counterexample_names_the_wrong_entry():
+    """Only entry (3,1) is corrupted: every level must point at it (1-based)."""
+    def rhs(e, d):
+        out = sympy.Matrix(kron(e["A"], e["B"].T) * vec_r(e["X"]))
+        if len(out) >= 3:
+            out[2, 0] += 1
+        return out
+
+    verdict = check_identity(_vec_identity(rhs))
+    assert [ev.counterexample["entry"] for ev in verdict.evidence] == [[3, 1], [3, 1], [3, 1]]
+    assert "entry (3,1)" in verdict.evidence[2].detail
+
+
+def test_cancelling_reference_is_not_falsely_rejected():
+    """Regression: the pruning references cancel large intermediates (|a+c|+|c|-|a|); seed 27 used to fail."""
+    from symuat import audit_entry, load_entries
+
+    entry = next(e for e in load_entries() if e.id == "duat:eq16.step1")
+    for seed in (27, 120, 517):
+        assert audit_entry(entry, seed=seed).agrees
+
+
+def test_small_wrong_term_is_caught_on_polynomial_entries():
+    """The magnitude floor must not hide an error far above rounding level (here 1e-6 relative)."""
+    ident = _vec_identity(lambda e, d: kron(e["A"], e["B"].T) * vec_r(e["X"]) * (1 + sympy.Rational(1, 10**6)))
+    (ev,) = check_identity(ident, levels=[Level.FLOAT]).evidence
+    assert not ev.holds
