@@ -196,3 +196,15 @@ def test_small_wrong_term_is_caught_on_polynomial_entries():
     ident = _vec_identity(lambda e, d: kron(e["A"], e["B"].T) * vec_r(e["X"]) * (1 + sympy.Rational(1, 10**6)))
     (ev,) = check_identity(ident, levels=[Level.FLOAT]).evidence
     assert not ev.holds
+
+
+def test_overflow_at_the_drawn_point_is_retried_closer_to_zero():
+    """exp(800 a) overflows float64 at |a| ~ 1: the float level must redraw at a smaller scale and say so."""
+    ident = Identity(lambda d: {"a": (1, 1)}, lambda e, d: sympy.Matrix([sympy.exp(800 * e["a"][0, 0])]),
+                     lambda e, d: sympy.Matrix([sympy.exp(800 * e["a"][0, 0])]), ({"n": 1},),
+                     reference=lambda a, d: np.exp(800 * np.abs(a["a"]) * np.sign(a["a"])),
+                     levels=(Level.FLOAT,))
+    details = [check_identity(ident, seed=s).evidence[0] for s in range(6)]
+    assert all(ev.holds for ev in details)
+    assert any("scaled by 0.0625" in ev.detail for ev in details)
+    assert not any("scaled by 1 " in ev.detail for ev in details)
