@@ -1,0 +1,78 @@
+"""The audit's status rules (SPEC §6–7), each pinned by a small synthetic entry."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import sympy
+
+from symuat import (Correction, Denial, Entry, Identity, Level, Readings, Source, Status, audit_entry, dims_grid,
+                    load_entries)
+from symuat.errors import UnsupportedError
+from symuat.evidence.fields import MERSENNE_61, PrimeField, RealField, evaluate
+
+SHAPES = lambda d: {"W": (d["n"], d["n"]), "x": (d["n"], 1)}  # noqa: E731
+GOOD = dict(shapes=SHAPES, lhs=lambda e, d: e["W"] * e["x"], rhs=lambda e, d: e["W"] * e["x"],
+            dims=dims_grid(n=(1, 2)), reference=lambda a, d: a["W"] @ a["x"])
+BAD_RHS = lambda e, d: e["W"].T * e["x"]  # noqa: E731
+
+
+def _entry(claim, status, correction=None):
+    return Entry("duat:eq5", Source("duat", "Eq. 5"), "x", status, claim, correction=correction)
+
+
+def test_without_symbolic_level_the_status_is_checked_not_proved():
+    checked = Identity(**GOOD, levels=(Level.EXACT, Level.FLOAT))
+    assert audit_entry(_entry(checked, Status.CHECKED)).agrees
+    assert not audit_entry(_entry(checked, Status.PROVED)).agrees
+    assert audit_entry(_entry(Identity(**GOOD), Status.PROVED)).agrees
+
+
+def test_erratum_needs_a_proved_correction():
+    bad = Identity(**{**GOOD, "rhs": BAD_RHS})
+    ok = audit_entry(_entry(bad, Status.ERRATUM, Correction("Wx", Identity(**GOOD))))
+    assert ok.agrees and ok.counterexample["dims"] == {"n": 2}
+    unproved = audit_entry(_entry(bad, Status.ERRATUM, Correction("Wx", bad)))
+    assert unproved.computed is None and "not proved" in unproved.reason
+
+
+def test_denial_of_a_true_identity_is_an_erratum_with_the_proof_as_witness():
+    record = audit_entry(_entry(Denial(Identity(**GOOD)), Status.ERRATUM, Correction("Wx", Identity(**GOOD))))
+    assert record.agrees
+    assert "expands to 0" in record.counterexample["proof"]
+
+
+def test_convention_reports_the_first_failing_reading():
+    entry = next(e for e in load_entries() if e.id == "uat-arxiv:sec3.2.claim6")
+    record = audit_entry(entry)
+    assert record.computed is Status.CONVENTION and record.counterexample["reading"] == "right"
+    readings = Readings("r", {"a": Identity(**GOOD), "b": Identity(**{**GOOD, "rhs": BAD_RHS})})
+    assert audit_entry(_entry(readings, Status.CONVENTION)).counterexample["reading"] == "b"
+
+
+def test_exact_level_names_the_wrong_entry():
+    def rhs(e, d):
+        out = sympy.Matrix(e["W"] * e["x"])
+        if len(out) >= 2:
+            out[1, 0] += 1
+        return out
+
+    ev = audit_entry(_entry(Identity(**{**GOOD, "rhs": rhs}), Status.PROVED)).evidence
+    exact = next(e for e in ev if e.level is Level.EXACT)
+    assert "entry (2,1)" in exact.detail and exact.counterexample["entry"] == [2, 1]
+
+
+def test_prime_field_is_prime_and_frozen():
+    assert sympy.isprime(MERSENNE_61)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PrimeField(seed=0).seed = 1
+
+
+def test_only_sigma_is_an_uninterpreted_function():
+    x = sympy.Symbol("x")
+    for fld in (PrimeField(seed=0), RealField()):
+        with pytest.raises(UnsupportedError, match="cannot evaluate"):
+            evaluate(sympy.Function("f")(x), {x: 1}, fld)
+    assert np.isclose(evaluate(sympy.Function("sigma")(x), {x: 0.0}, RealField()), 0.5)
