@@ -9,7 +9,7 @@ The paper's data transform :math:`T_D` is row-major vectorisation (SPEC §2):
 
 Everything here works on explicit :class:`sympy.ImmutableMatrix` objects whose
 entries are scalar symbols, so shapes are concrete and checked.  SymPy's
-``combine_kronecker`` is never used (it is unsound in SymPy 1.14).
+SymPy's rewrite that merges sums of Kronecker products is never used (it is unsound in SymPy 1.14).
 """
 
 from __future__ import annotations
