@@ -8,8 +8,8 @@ The paper's data transform :math:`T_D` is row-major vectorisation (SPEC §2):
     \qquad \operatorname{vec}_r(AXB) = (A\otimes B^T)\operatorname{vec}_r(X).
 
 Everything here works on explicit :class:`sympy.ImmutableMatrix` objects whose
-entries are scalar symbols, so shapes are concrete and checked.  SymPy's
-SymPy's rewrite that merges sums of Kronecker products is never used (it is unsound in SymPy 1.14).
+entries are scalar symbols, so shapes are concrete and checked.  SymPy's rewrite
+that merges sums of Kronecker products is never used (it is unsound in SymPy 1.14).
 """
 
 from __future__ import annotations
