@@ -48,6 +48,7 @@ import numpy as np
 import sympy
 
 from symuat import OpaqueIdentity
+from symuat.evidence.fields import logistic
 from symuat.expansion import (
     INPUT,
     A_name,
@@ -79,9 +80,8 @@ CAPTION = ("whether a right-hand side symbol is the value before this box (trans
            "the Figure 2 caption) or the original layer parameter")
 
 
-def sig(z: np.ndarray) -> np.ndarray:
-    """The logistic sigma used by the float level."""
-    return 1.0 / (1.0 + np.exp(-z))
+#: The logistic sigma used by the float level (shared with :class:`symuat.evidence.fields.RealField`).
+sig = logistic
 
 
 @lru_cache(maxsize=None)

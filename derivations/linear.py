@@ -12,15 +12,12 @@ import sympy
 
 from symuat import Entry, Identity, Readings, Source, Status, dims_grid
 from symuat.algebra.diamond import diamond
+from symuat.evidence.fields import logistic
 from symuat.algebra.matrices import identity, kron, vec_r
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
 _SCOPE_NM = "Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, M = 3."
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 def method_identity() -> Identity:
@@ -102,12 +99,12 @@ def ffn_identity(kind: str) -> Identity:
         shapes = lambda d: {"X": (d["N"], d["M"]), "W1": (d["F"], d["N"]), "b1": (d["F"], 1),  # noqa: E731
                             "W2": (d["N"], d["F"]), "b2": (d["N"], 1)}
         layer = lambda e: FFN(TokenLinear(e["W1"], e["b1"]), TokenLinear(e["W2"], e["b2"]))  # noqa: E731
-        reference = lambda a, d: (a["W2"] @ _sigmoid(a["W1"] @ a["X"] + a["b1"]) + a["b2"]).reshape(-1)  # noqa: E731
+        reference = lambda a, d: (a["W2"] @ logistic(a["W1"] @ a["X"] + a["b1"]) + a["b2"]).reshape(-1)  # noqa: E731
     else:
         shapes = lambda d: {"X": (d["N"], d["M"]), "W1": (d["F"], d["M"]), "b1": (d["F"], 1),  # noqa: E731
                             "W2": (d["M"], d["F"]), "b2": (d["M"], 1)}
         layer = lambda e: FFN(FeatureLinear(e["W1"], e["b1"]), FeatureLinear(e["W2"], e["b2"]))  # noqa: E731
-        reference = lambda a, d: (_sigmoid(a["X"] @ a["W1"].T + a["b1"].T) @ a["W2"].T + a["b2"].T).reshape(-1)  # noqa: E731
+        reference = lambda a, d: (logistic(a["X"] @ a["W1"].T + a["b1"].T) @ a["W2"].T + a["b2"].T).reshape(-1)  # noqa: E731
     return Identity(
         shapes=shapes,
         lhs=lambda e, d: vec_r(layer(e).apply(e["X"])),

@@ -26,15 +26,11 @@ import sympy
 
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
 from symuat.algebra.matrices import elementwise, kron, ones, vec_r
-from symuat.evidence.fields import SIGMA
+from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
 
 __all__ = ["ffn_is_eq1", "multi_output", "static_attention_bias", "least_squares_errors", "measured_dynamic",
            "entries"]
-
-
-def _sig(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 def _ffn(e) -> sympy.ImmutableMatrix:
@@ -43,7 +39,7 @@ def _ffn(e) -> sympy.ImmutableMatrix:
 
 
 def _np_ffn(a, d) -> np.ndarray:
-    return a["W2"] @ _sig(a["W1"] @ a["x"] + a["b1"])
+    return a["W2"] @ logistic(a["W1"] @ a["x"] + a["b1"])
 
 
 def ffn_is_eq1() -> Identity:
@@ -142,7 +138,7 @@ def least_squares_errors(seed: int, sizes=(4, 16, 64, 256)) -> list[tuple[int, f
     train, test = np.linspace(0, 1, 513), np.linspace(0, 1, 2049)
     out = []
     for N in sizes:
-        feats = lambda x: _sig(slopes[:N] * (x[:, None] - centres[:N]))  # noqa: E731
+        feats = lambda x: logistic(slopes[:N] * (x[:, None] - centres[:N]))  # noqa: E731
         alpha, *_ = np.linalg.lstsq(feats(train), f(train), rcond=None)
         rms = float(np.sqrt(np.mean((feats(train) @ alpha - f(train)) ** 2)))
         out.append((N, rms, float(np.max(np.abs(feats(test) @ alpha - f(test))))))

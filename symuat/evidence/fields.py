@@ -21,14 +21,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
 from ..errors import UnsupportedError
 
-__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "structural_degree"]
+__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree"]
 
 MERSENNE_61 = (1 << 61) - 1
 
@@ -71,13 +71,20 @@ class PrimeField:
         return int(rng.integers(0, self.p, dtype=np.int64))
 
 
+def logistic(x):
+    r"""The concrete :math:`\sigma` of the float level, :math:`1/(1+e^{-x})`.
+
+    Independent NumPy references of statements that contain :math:`\sigma` use this
+    function, so both sides of a float check instantiate the same activation.
+    """
+    return 1.0 / (1.0 + np.exp(-x))
+
+
 @dataclass(frozen=True)
 class RealField:
     r"""float64 arithmetic with a concrete activation :math:`\sigma`."""
 
-    activation: Callable[[np.ndarray], np.ndarray] = field(
-        default=lambda x: 1.0 / (1.0 + np.exp(-x))
-    )
+    activation: Callable[[np.ndarray], np.ndarray] = logistic
 
     def const(self, value: sympy.Expr) -> float:
         return float(value)

@@ -18,6 +18,7 @@ checked (SPEC §6)
 
 from __future__ import annotations
 
+import itertools
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,8 +92,6 @@ def dims_grid(**ranges: tuple[int, ...]) -> tuple[dict[str, int], ...]:
     >>> dims_grid(N=(1, 2), M=(1, 2))
     ({'N': 1, 'M': 1}, {'N': 1, 'M': 2}, {'N': 2, 'M': 1}, {'N': 2, 'M': 2})
     """
-    import itertools
-
     names = list(ranges)
     combos = itertools.product(*(ranges[n] for n in names))
     ordered = sorted(combos, key=lambda c: (sum(c), c))

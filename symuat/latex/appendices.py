@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import symbolic_matrix, symbolic_vector
+from ..algebra.matrices import symbolic_matrix, symbolic_vector, vec_r
 from ..expansion import closed_forms, induction_proof, substitution_table, verify_depth
 from ..layers.linear import FeatureLinear, TokenLinear
 from ..ledger.audit import AuditRecord
@@ -81,8 +81,6 @@ def matrix_vector_examples(extra: Iterable[Example] = ()) -> tuple[Example, ...]
     """Small explicit examples of Linear layers (seed 001 Fig. 3 style), then any ``extra`` ones."""
     W = symbolic_matrix("W", 2, 2)
     x = symbolic_matrix("X", 2, 3)
-    from ..algebra.matrices import vec_r
-
     token = TokenLinear(W).matrix_vector_form(3)
     Wf, bf = symbolic_matrix("W", 2, 3), symbolic_vector("b", 2)
     feature = FeatureLinear(Wf, bf).matrix_vector_form(2)

@@ -23,15 +23,15 @@ and the exact/float levels compare the unfolded mutant with the nested network.
 
 from __future__ import annotations
 
-from ..errors import DerivationError
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..errors import DerivationError
 from ..evidence import identity as _identity_mod
 from ..evidence import opaque as _opaque_mod
+from ..evidence.fields import logistic
 from ..evidence.identity import Identity, check_identity
 from ..evidence.opaque import OpaqueIdentity
 from ..evidence.verdict import Level
@@ -133,7 +133,7 @@ def table_reference(a: Mapping[str, np.ndarray], depth: int) -> np.ndarray:
     x = a["x'_{0}"]
     for i in range(1, depth + 1):
         w = {k: a[f"W'_{{{i},{k}}}"] for k in (1, 2, 3)}
-        x = w[1] @ x + a[f"b'_{{{i},3}}"] + w[3] @ (1.0 / (1.0 + np.exp(-(w[2] @ x + a[f"b'_{{{i},2}}"]))))
+        x = w[1] @ x + a[f"b'_{{{i},3}}"] + w[3] @ logistic(w[2] @ x + a[f"b'_{{{i},2}}"])
     return x
 
 
