@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 
 from symuat import Correction, Entry, Identity, Readings, Source, Status, diamond, dims_grid, vec_r
-from symuat.algebra.matrices import identity, kron, unvec_r
+from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
 
@@ -152,7 +152,7 @@ def kron_transpose() -> Identity:
     r"""App. A Fig. 1.d.3→d.4: [H'_i W'_Vi]^T x'_i = (H'_i)^T [W'_Vi]^T x'_i, H' = H^T ⊗ I_m, W' = I_N ⊗ W_V."""
     def lifts(e, d):
         N, m = d["N"], d["m"]
-        return kron(e["H1"].T, identity(m)), kron(identity(N), e["WV1"])
+        return kron(e["H1"].T, identity_matrix(m)), kron(identity_matrix(N), e["WV1"])
     def lhs(e, d):
         Hp, Wp = lifts(e, d)
         return (Hp * Wp).T * vec_r(e["X"][:, :d["m"]])

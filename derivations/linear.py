@@ -13,7 +13,7 @@ import sympy
 from symuat import Entry, Identity, Readings, Source, Status, dims_grid
 from symuat.algebra.diamond import diamond
 from symuat.evidence.fields import logistic
-from symuat.algebra.matrices import identity, kron, vec_r
+from symuat.algebra.matrices import identity_matrix, kron, vec_r
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))

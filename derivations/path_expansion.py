@@ -28,7 +28,7 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Source, Status, dims_grid
-from symuat.algebra.matrices import identity, kron, vec_r
+from symuat.algebra.matrices import identity_matrix, kron, vec_r
 from symuat.expansion import A_name, nc_symbol, substitution_table
 from symuat.expansion.paths import (
     encode_kron, extension_pairs, kron_multiply, layer_factor, path_contributions, path_expansion,
@@ -44,7 +44,7 @@ _SCOPE = "Polynomial identity in the entries; H_h arbitrary N×N (softmax or not
 
 def _explicit(expr: sympy.Expr, matrices, n: int) -> sympy.ImmutableMatrix:
     """Evaluate a product of opaque symbols on explicit matrices (``1`` is the identity of size ``n``)."""
-    out = identity(n)
+    out = identity_matrix(n)
     for f in sympy.Mul.make_args(expr):
         if f != 1:
             out = out * matrices[f.name]

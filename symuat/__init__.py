@@ -7,7 +7,7 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 """
 
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
-from .algebra.matrices import identity, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
+from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (
     DerivationError,
     InvalidValueError,
@@ -45,7 +45,7 @@ from .ledger.registry import load_entries
 
 __all__ = [
     # algebra
-    "vec_r", "unvec_r", "kron", "identity", "ones", "symbolic_matrix", "symbolic_vector",
+    "vec_r", "unvec_r", "kron", "identity_matrix", "ones", "symbolic_matrix", "symbolic_vector",
     "diamond", "chain", "DiamondReading", "CHAIN_READINGS", "SIGMA",
     # layers
     "TokenLinear", "FeatureLinear", "FFN", "MatrixVectorForm",

@@ -8,7 +8,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symuat import SIGMA, Identity, Level, check_identity, dims_grid, identity, kron, vec_r
+from symuat import SIGMA, Identity, Level, check_identity, dims_grid, identity_matrix, kron, vec_r
 from symuat.errors import SymuatError, UnsupportedError
 from symuat.evidence.fields import MERSENNE_61, PrimeField, RealField, evaluate, structural_degree
 
@@ -131,7 +131,7 @@ def test_vec_kron_identity_numerically(n, m, p, q, seed):
 
 
 def test_identity_helper_is_identity():
-    assert identity(3) == sympy.eye(3)
+    assert identity_matrix(3) == sympy.eye(3)
 
 
 def test_noncommutative_powers_are_matrix_powers():

@@ -13,7 +13,7 @@ from symuat.numeric import (
     Compose,
     Dense,
     Diagonal,
-    Identity,
+    IdentityOperator,
     Kron,
     KronSum,
     Scaled,
@@ -62,9 +62,9 @@ def test_kron_factored_and_structured_factors(n, m, k, seed):
     assert np.allclose(K.matvec(v), np.kron(A, B1 @ B2) @ v, atol=1e-12)
     K2 = Kron(Diagonal(d), Diagonal(g))
     assert np.allclose(K2.matvec(v), np.kron(np.diag(d), np.diag(g)) @ v, atol=1e-12)
-    K3 = Kron(Identity(n), (B1, B2))
+    K3 = Kron(IdentityOperator(n), (B1, B2))
     assert np.allclose(K3.matvec(v), np.kron(np.eye(n), B1 @ B2) @ v, atol=1e-12)
-    K4 = Kron((A, Diagonal(d)), Identity(m))
+    K4 = Kron((A, Diagonal(d)), IdentityOperator(m))
     assert np.allclose(K4.to_dense(), np.kron(A @ np.diag(d), np.eye(m)), atol=1e-12)
     assert np.allclose(K4.matvec(v), K4.to_dense() @ v, atol=1e-12)
 
@@ -81,7 +81,7 @@ def test_kronsum_sum_compose_scaled(n, m, h, seed):
     assert np.allclose(KS.matvec(v), ref @ v, atol=1e-12)
     assert np.allclose(KronSum([Kron(a, b) for a, b in pairs]).matvec(v), ref @ v, atol=1e-12)
     D = rng.standard_normal((n * m, n * m))
-    S = Sum([Identity(n * m), Dense(D), KS])
+    S = Sum([IdentityOperator(n * m), Dense(D), KS])
     assert np.allclose(S.matvec(v), v + D @ v + ref @ v, atol=1e-12)
     C = Compose([Dense(D), KS, Diagonal(v)])
     assert np.allclose(C.to_dense(), D @ ref @ np.diag(v), atol=1e-11)
@@ -92,10 +92,10 @@ def test_kronsum_sum_compose_scaled(n, m, h, seed):
 
 
 def test_to_dense_limit():
-    big = Identity(2001)  # 2001^2 > 4e6
+    big = IdentityOperator(2001)  # 2001^2 > 4e6
     with pytest.raises(UnsupportedError, match="exceeds the limit"):
         big.to_dense()
-    assert Identity(2000).shape[0] ** 2 <= DENSE_LIMIT
+    assert IdentityOperator(2000).shape[0] ** 2 <= DENSE_LIMIT
     k = Kron(np.ones((1000, 1000)), np.ones((3, 3)))
     with pytest.raises(UnsupportedError, match="9000000"):
         k.to_dense()
@@ -126,9 +126,9 @@ def test_constructor_bad_inputs():
     with pytest.raises(InvalidValueError, match="Kronecker factors"):
         Kron(Dense(np.eye(2)), np.eye(2))
     with pytest.raises(ShapeError, match=r"ops\[1\] has shape \(4, 4\), expected \(2, 2\)"):
-        Sum([Identity(2), Identity(4)])
+        Sum([IdentityOperator(2), IdentityOperator(4)])
     with pytest.raises(ShapeError, match="cannot compose"):
-        Compose([Identity(2), Identity(3)])
+        Compose([IdentityOperator(2), IdentityOperator(3)])
     with pytest.raises(InvalidValueError, match="non-empty"):
         Compose([])
     with pytest.raises(InvalidValueError, match=r"ops\[0\] must be a LinearOperator"):
@@ -136,11 +136,11 @@ def test_constructor_bad_inputs():
     with pytest.raises(InvalidValueError, match=r"terms\[0\] must be a Kron"):
         KronSum([np.eye(2)])
     with pytest.raises(ShapeError, match="n must be a positive dimension"):
-        Identity(0)
+        IdentityOperator(0)
     with pytest.raises(InvalidValueError, match="n must be an integer"):
-        Identity(2.0)
+        IdentityOperator(2.0)
     with pytest.raises(InvalidValueError, match="alpha must be finite"):
-        Scaled(float("nan"), Identity(2))
+        Scaled(float("nan"), IdentityOperator(2))
     with pytest.raises(ShapeError, match=r"v must have length N\*M = 2\*3 = 6, got 5"):
         unvec_r(np.ones(5), 2, 3)
     with pytest.raises(ShapeError, match="X must be 2-D"):

@@ -26,7 +26,7 @@ __all__ = [
     "vec_r",
     "unvec_r",
     "kron",
-    "identity",
+    "identity_matrix",
     "ones",
     "elementwise",
     "check_dim",
@@ -111,7 +111,7 @@ def kron(A: sympy.MatrixBase, B: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     )
 
 
-def identity(n: int) -> sympy.ImmutableMatrix:
+def identity_matrix(n: int) -> sympy.ImmutableMatrix:
     """Identity matrix :math:`I_n`."""
     return sympy.ImmutableMatrix(sympy.eye(check_dim("n", n)))
 

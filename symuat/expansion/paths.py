@@ -276,7 +276,7 @@ def path_contributions(terms: Sequence[PathTerm], bindings: Mapping[str, Any], x
     x : (N*M,) array
         :math:`\mathbf x'_0 = \operatorname{vec}_r(X_0)`.
     """
-    from symuat.numeric.operators import Identity, Kron
+    from symuat.numeric.operators import IdentityOperator, Kron
 
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
@@ -298,7 +298,7 @@ def path_contributions(terms: Sequence[PathTerm], bindings: Mapping[str, Any], x
         if N is None:
             raise ShapeError("cannot infer N: no term has an attention factor")
         M = x.shape[0] // N
-        A = [_lookup(bindings, s) for s in fa] or [Identity(N)]
+        A = [_lookup(bindings, s) for s in fa] or [IdentityOperator(N)]
         B = [_lookup(bindings, s) for s in fb] or [Identity(M)]
         out.append(ca * cb * Kron(A, B).matvec(x))
     return tuple(out)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import check_dim, identity, kron, ones, symbolic_matrix
+from ..algebra.matrices import check_dim, identity_matrix, kron, ones, symbolic_matrix
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -194,7 +194,7 @@ class MultiHeadAttention:
 
     def W_O_prime(self) -> Matrix:
         r""":math:`W'_O=I_N\otimes W_O^T`, so :math:`W'_O\hat H'=\mathring H'` (Figure 6)."""
-        return kron(identity(self.N), self.W_O.T)
+        return kron(identity_matrix(self.N), self.W_O.T)
 
     def W_HVO(self) -> Matrix:
         r""":math:`W'_{HVO}=W'_O W'_{HV}` (seed 001 §3.2, in the convention :math:`y'=W'x'`)."""

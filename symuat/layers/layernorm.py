@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import check_dim, identity, kron, ones
+from ..algebra.matrices import check_dim, identity_matrix, kron, ones
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -38,7 +38,7 @@ def centring_matrix(M: int) -> Matrix:
     [-1/2,  1/2]])
     """
     M = check_dim("M", M)
-    return Matrix(identity(M) - ones(M) * ones(M).T / M)
+    return Matrix(identity_matrix(M) - ones(M) * ones(M).T / M)
 
 
 def inverse_std(X: sympy.MatrixBase, eps: sympy.Expr) -> Matrix:
@@ -80,5 +80,5 @@ class LayerNorm:
         if d.shape[1] != 1:
             raise ShapeError(f"d has shape {d.shape}, expected (N, 1)")
         N = d.shape[0]
-        W = kron(Matrix(sympy.diag(*d)), Matrix(sympy.diag(*self.gamma))) * kron(identity(N), centring_matrix(self.M))
+        W = kron(Matrix(sympy.diag(*d)), Matrix(sympy.diag(*self.gamma))) * kron(identity_matrix(N), centring_matrix(self.M))
         return MatrixVectorForm(Matrix(W), kron(ones(N), self.beta))

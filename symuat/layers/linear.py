@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import elementwise, identity, kron, ones
+from ..algebra.matrices import elementwise, identity_matrix, kron, ones
 from ..errors import ShapeError
 from ..evidence.fields import SIGMA
 
@@ -62,7 +62,7 @@ class TokenLinear:
 
     def matrix_vector_form(self, M: int) -> MatrixVectorForm:
         b = None if self.b is None else kron(self.b, ones(M))
-        return MatrixVectorForm(kron(self.W, identity(M)), b)
+        return MatrixVectorForm(kron(self.W, identity_matrix(M)), b)
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class FeatureLinear:
 
     def matrix_vector_form(self, N: int) -> MatrixVectorForm:
         b = None if self.b is None else kron(ones(N), self.b)
-        return MatrixVectorForm(kron(identity(N), self.W), b)
+        return MatrixVectorForm(kron(identity_matrix(N), self.W), b)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from symuat.numeric.operators import (
     Compose,
     Dense,
     Diagonal,
-    Identity,
+    IdentityOperator,
     Kron,
     KronSum,
     LinearOperator,
@@ -51,7 +51,7 @@ from symuat.numeric.stack import (
 
 __all__ = [
     # operators
-    "DENSE_LIMIT", "LinearOperator", "Identity", "Diagonal", "Dense", "Kron", "KronSum",
+    "DENSE_LIMIT", "LinearOperator", "IdentityOperator", "Diagonal", "Dense", "Kron", "KronSum",
     "Sum", "Compose", "Scaled", "vec_r", "unvec_r",
     # attention
     "AttentionWeights", "softmax_rows", "resolve_scale", "attention_weights",

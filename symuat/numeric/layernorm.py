@@ -31,7 +31,7 @@ import numpy as np
 
 from symuat.errors import InvalidValueError
 from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
-from symuat.numeric.operators import Compose, Diagonal, Identity, Kron
+from symuat.numeric.operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
 
@@ -109,7 +109,7 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     Z = X @ C
     var = np.einsum("ij,ij->i", Z, Z) / M
     D = 1.0 / np.sqrt(var + eps)
-    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), Kron(Identity(N), C)])
+    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), Kron(IdentityOperator(N), C)])
     return op, np.tile(beta, N)
 
 

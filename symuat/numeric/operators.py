@@ -33,7 +33,7 @@ from symuat.numeric._validate import as_finite_array, check_positive_dim, check_
 __all__ = [
     "DENSE_LIMIT",
     "LinearOperator",
-    "Identity",
+    "IdentityOperator",
     "Diagonal",
     "Dense",
     "Kron",
@@ -120,7 +120,7 @@ def _as_operator(name: str, op: Any) -> LinearOperator:
     return op
 
 
-class Identity(LinearOperator):
+class IdentityOperator(LinearOperator):
     r"""The identity :math:`I_n`."""
 
     def __init__(self, n: int):
@@ -171,19 +171,19 @@ class Dense(LinearOperator):
 
 # ---- Kronecker factors -----------------------------------------------------
 # A Kronecker factor is a product of "atoms"; an atom is a 2-D ndarray, an
-# Identity or a Diagonal.  Keeping the product unevaluated lets
+# IdentityOperator or a Diagonal.  Keeping the product unevaluated lets
 # (H ⊗ (W_V W_O)^T) be applied in O(N^2 d + N M d) instead of O(N^2 M + N M^2).
 
-_Atom = Union[np.ndarray, Identity, Diagonal]
-FactorLike = Union[Any, Identity, Diagonal, Sequence[Any]]
+_Atom = Union[np.ndarray, IdentityOperator, Diagonal]
+FactorLike = Union[Any, IdentityOperator, Diagonal, Sequence[Any]]
 
 
 def _atom(name: str, a: Any) -> _Atom:
-    if isinstance(a, (Identity, Diagonal)):
+    if isinstance(a, (IdentityOperator, Diagonal)):
         return a
     if isinstance(a, LinearOperator):
         raise InvalidValueError(
-            f"{name}: only ndarray, Identity or Diagonal may be Kronecker factors, got {type(a).__name__}"
+            f"{name}: only ndarray, IdentityOperator or Diagonal may be Kronecker factors, got {type(a).__name__}"
         )
     arr = as_finite_array(name, a, ndim=2)
     check_positive_dim(f"{name}.shape[0]", arr.shape[0])
@@ -219,7 +219,7 @@ def _atom_dense(a: _Atom) -> np.ndarray:
 
 def _left(a: _Atom, Y: np.ndarray) -> np.ndarray:
     """Return a @ Y."""
-    if isinstance(a, Identity):
+    if isinstance(a, IdentityOperator):
         return Y
     if isinstance(a, Diagonal):
         return a.d[:, None] * Y
@@ -228,7 +228,7 @@ def _left(a: _Atom, Y: np.ndarray) -> np.ndarray:
 
 def _right_T(Y: np.ndarray, b: _Atom) -> np.ndarray:
     """Return Y @ b.T."""
-    if isinstance(b, Identity):
+    if isinstance(b, IdentityOperator):
         return Y
     if isinstance(b, Diagonal):
         return Y * b.d[None, :]
@@ -244,7 +244,7 @@ class Kron(LinearOperator):
 
     Parameters
     ----------
-    A, B : array_like, Identity, Diagonal, or a list/tuple of ndarray/Identity/Diagonal
+    A, B : array_like, IdentityOperator, Diagonal, or a list/tuple of ndarray/IdentityOperator/Diagonal
         A list/tuple of such objects means the (unevaluated) product of its members, e.g.
         ``B = (W_O_h.T, W_V_h.T)`` stands for :math:`B = W_{O,h}^{\mathsf T} W_{V,h}^{\mathsf T}`.
 

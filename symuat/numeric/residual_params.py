@@ -48,7 +48,7 @@ from symuat.errors import InvalidValueError, ShapeError
 from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
 from symuat.numeric.attention import mha_operator
 from symuat.numeric.layernorm import layer_norm_operator
-from symuat.numeric.operators import Compose, Identity, Kron, LinearOperator, Sum
+from symuat.numeric.operators import Compose, IdentityOperator, Kron, LinearOperator, Sum
 from symuat.numeric.stack import KINDS, BlockWeights, TransformerStack, activation_function
 
 __all__ = ["ResidualParams", "DYNAMIC", "layer_residual_params", "residual_params", "apply_residual"]
@@ -143,9 +143,9 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     check_shape("X", X, (N, M))
     x = X.reshape(-1)
     w = block.ffn
-    F1, f1 = Kron(Identity(N), w.W1.T), np.tile(w.b1, N)
-    F2, f2 = Kron(Identity(N), w.W2.T), np.tile(w.b2, N)
-    I = Identity(N * M)
+    F1, f1 = Kron(IdentityOperator(N), w.W1.T), np.tile(w.b1, N)
+    F2, f2 = Kron(IdentityOperator(N), w.W2.T), np.tile(w.b2, N)
+    I = IdentityOperator(N * M)
 
     def ln(k, V):
         p = block.ln1 if k == 1 else block.ln2
