@@ -66,6 +66,8 @@ def _covered_places(entries: Iterable[Entry]) -> dict[str, set[str]]:
     places: dict[str, set[str]] = {v: set() for v in VERSIONS}
     for e in entries:
         version, place = e.id.split(":", 1)
+        if version not in places:
+            continue
         parts = place.split(".")
         for k in range(1, len(parts) + 1):
             places[version].add(".".join(parts[:k]))
@@ -77,7 +79,8 @@ def coverage(entries: Iterable[Entry]) -> Coverage:
     entries = tuple(entries)
     counts: dict[str, Counter] = {v: Counter() for v in VERSIONS}
     for e in entries:
-        counts[e.source.version][e.status.value] += 1
+        if e.source.version in counts:
+            counts[e.source.version][e.status.value] += 1
     places = _covered_places(entries)
     missing = {v: tuple(p for p in NUMBERED_EQUATIONS[v] if p not in places[v]) for v in VERSIONS}
     return Coverage({v: dict(c) for v, c in counts.items()}, missing)

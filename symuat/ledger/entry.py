@@ -19,7 +19,7 @@ from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity
 from ..evidence.verdict import Evidence
 
-__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry", "VERSIONS", "SEEDS"]
+__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry", "VERSIONS", "SEEDS", "EXTENSIONS"]
 
 
 class Status(str, Enum):
@@ -39,10 +39,12 @@ VERSIONS: Mapping[str, str] = {
     "uat-arxiv": "004_8bd8de7be183899d.txt",
 }
 SEEDS: Mapping[str, str] = {v: k for k, v in VERSIONS.items()}
+#: Sources that are not a paper version: ``ext`` holds work beyond the paper (no seed, no coverage report).
+EXTENSIONS: Mapping[str, str] = {"ext": "Beyond the paper: modern LLM blocks"}
 
 _PLACE = r"(eq\d+|app[A-Z](\.\d+)?\.(eq|lemma)\d+|(app[A-Z]\.)?fig\d+|sec\d+(\.\d+)*|def[A-Za-z]+)" \
          r"(\.(step|rule|box|row|reading|part|claim|lemma)\d+)*"
-_ID = re.compile(rf"^(duat|uat-aaai|uat-arxiv):{_PLACE}$")
+_ID = re.compile(rf"^(duat|uat-aaai|uat-arxiv):{_PLACE}$|^ext:[a-z0-9]+([.-][a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,14 @@ class Source:
     ref: str
 
     def __post_init__(self) -> None:
-        if self.version not in VERSIONS:
-            raise LedgerError(f"unknown paper version {self.version!r}; expected one of {sorted(VERSIONS)}")
+        if self.version not in VERSIONS and self.version not in EXTENSIONS:
+            raise LedgerError(f"unknown source version {self.version!r}; expected one of "
+                              f"{sorted(VERSIONS) + sorted(EXTENSIONS)}")
 
     @property
     def seed(self) -> str:
-        return VERSIONS[self.version]
+        """The seed file of a paper version; ``""`` for a source beyond the paper."""
+        return VERSIONS.get(self.version, "")
 
     def to_json(self) -> dict[str, str]:
         return {"seed": self.seed, "version": self.version, "ref": self.ref}
