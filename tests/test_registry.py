@@ -75,7 +75,7 @@ def test_missing_directory_is_one_line(tmp_path):
 
 
 def test_entry_validation():
-    with pytest.raises(LedgerError, match="unknown paper version"):
+    with pytest.raises(LedgerError, match="unknown source version"):
         Source("uat-v9", "Eq. 1")
     with pytest.raises(LedgerError, match="cites version"):
         Entry("duat:eq1", Source("uat-arxiv", "Eq. 1"), "x", Status.PROSE, Prose("r"))
