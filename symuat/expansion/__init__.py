@@ -31,7 +31,6 @@ from symuat.expansion.paths import (
     KronPair,
     Path,
     PathTerm,
-    apply_paths,
     attention_symbol,
     count_paths,
     encode_kron,
@@ -40,7 +39,6 @@ from symuat.expansion.paths import (
     layer_factor,
     mixed_product,
     ov_symbol,
-    path_contributions,
     path_expansion,
     virtual_heads,
 )
@@ -109,6 +107,4 @@ __all__ = [
     "path_expansion",
     "virtual_heads",
     "count_paths",
-    "path_contributions",
-    "apply_paths",
 ]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import sympy
 
 from symuat.errors import InvalidValueError
+from symuat.names import SIGMA
 from symuat.validation import check_positive_int
 
 __all__ = [
@@ -40,8 +41,8 @@ __all__ = [
     "is_sigma",
 ]
 
-#: The uninterpreted elementwise activation :math:`\sigma`.
-sigma = sympy.Function("sigma")
+#: The uninterpreted elementwise activation :math:`\sigma` (:data:`symuat.names.SIGMA`).
+sigma = SIGMA
 
 
 def nc_symbol(name: str) -> sympy.Symbol:

@@ -17,7 +17,7 @@ import sympy
 
 from ..algebra.matrices import elementwise, identity_matrix, kron, ones
 from ..errors import ShapeError
-from ..evidence.fields import SIGMA
+from ..names import SIGMA
 
 __all__ = ["MatrixVectorForm", "TokenLinear", "FeatureLinear", "FFN"]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..evidence.identity import check_identity
 from ..evidence.verdict import Evidence, Level, Verdict
+from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 
 __all__ = ["AuditRecord", "audit_entry", "audit", "ledger_json", "summary"]
@@ -152,8 +153,6 @@ def summary(records: Iterable[AuditRecord]) -> dict[str, int]:
 
 def ledger_json(records: Iterable[AuditRecord]) -> dict[str, Any]:
     """The SPEC §7 machine-readable ledger."""
-    from .coverage import coverage
-
     records = tuple(records)
     cov = coverage(r.entry for r in records)
     return {"entries": [r.to_json() for r in records], "summary": summary(records),

@@ -33,6 +33,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
+from symuat.names import logistic
 from symuat.numeric.attention import AttentionWeights, multi_head_attention, resolve_scale
 from symuat.numeric.layernorm import LayerNormWeights, apply_layer_norm_weights
 from symuat.validation import as_finite_array, check_positive_dim, check_shape
@@ -68,12 +69,7 @@ def _gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-def _sigmoid(x):
-    # 0.5 (1 + tanh(x/2)) is exact and cannot overflow
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": _sigmoid}
+_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logistic}
 
 
 def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:
