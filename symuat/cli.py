@@ -1,7 +1,7 @@
 r"""The ``symuat`` command line.
 
 ``symuat audit`` recomputes every ledger entry and prints the ledger (a table, or
-the SPEC §7 JSON object with ``--format json``); it exits 1 when a computed
+the JSON object of ``docs/ledger-format.md`` with ``--format json``); it exits 1 when a computed
 status disagrees with the recorded one.  Every :class:`~symuat.errors.SymuatError`
 is printed as one line on stderr with exit code 2.
 """
@@ -65,7 +65,7 @@ def main() -> None:
 
 @main.command("audit")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format: a table, or the SPEC §7 JSON object.")
+              help="Output format: a table, or the JSON object of docs/ledger-format.md.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
 @click.option("--derivations", type=click.Path(file_okay=False), default=None,
               help="Directory of derivation modules (default: the shipped `derivations` package).")

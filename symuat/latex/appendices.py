@@ -127,7 +127,7 @@ def duat_boxes(depth: int) -> tuple[tuple[Box, ...], tuple[str, ...], bool]:
 
 
 def duat_closed_forms(depth: int) -> tuple[tuple[str, str, bool], ...]:
-    """Closed forms of SPEC §5 at ``depth``: (name, product, proved)."""
+    """Closed forms of the DUAT expansion (docs/conventions.md) at ``depth``: (name, product, proved)."""
     return tuple((paper_latex(sympy.Symbol(c.name, commutative=False)), paper_latex(c.expected), c.holds)
                  for c in closed_forms(depth))
 

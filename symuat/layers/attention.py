@@ -1,7 +1,7 @@
 r"""Multi-head attention as a matrix–vector product (seed 001 Eq. 7–10, Figures 5–6, App. A, Eq. 35).
 
 The attention matrices :math:`H_h` are treated as *parameter* matrices of
-symbols, so every identity about the value/output path stays polynomial (SPEC §3):
+symbols, so every identity about the value/output path stays polynomial (docs/conventions.md):
 
 .. math::
 

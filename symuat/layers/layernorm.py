@@ -1,4 +1,4 @@
-r"""LayerNorm as a matrix–vector product with a dynamic diagonal (SPEC §3; not in the paper).
+r"""LayerNorm as a matrix–vector product with a dynamic diagonal (docs/conventions.md; not in the paper).
 
 Row-wise, :math:`\mathrm{LN}(x)=\gamma\odot(x-\mu\mathbf 1)\,d+\beta` with
 :math:`d=1/\sqrt{\operatorname{var}(x)+\varepsilon}`.  On :math:`x'=\operatorname{vec}_r(X)`:

@@ -1,7 +1,7 @@
 r"""LayerNorm, directly and as a dynamic matrix–vector map.
 
 LayerNorm is not in the paper; it is needed for pre-LN / post-LN blocks
-(SPEC §3).  Row-wise, for :math:`x \in \mathbb{R}^M` (one token),
+(docs/conventions.md).  Row-wise, for :math:`x \in \mathbb{R}^M` (one token),
 
 .. math::
 

@@ -4,7 +4,7 @@ Orientation: every Linear is a *feature* Linear acting on the columns,
 :math:`Y = X W + \mathbf 1 b^{\mathsf T}` with :math:`X \in \mathbb{R}^{N\times M}` and
 :math:`W \in \mathbb{R}^{M_{in}\times M_{out}}` (i.e. ``W`` is the transpose of a PyTorch
 ``nn.Linear.weight``).  On :math:`x' = \operatorname{vec}_r(X)` this is
-:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (SPEC §3).
+:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (docs/conventions.md).
 
 Block kinds (``x`` is the block input, ``h`` the intermediate, all row-wise maps per token):
 
