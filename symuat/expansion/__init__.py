@@ -16,16 +16,6 @@ sub-expressions (:func:`substitution_table`), proved by induction
 
 from symuat.expansion.collect import AffineParts, canonical_expand, split_affine, split_term
 from symuat.expansion.evaluate import FormTerms, TableEvaluator, evaluate_form
-from symuat.expansion.proof import (
-    DepthVerification,
-    IdentityCheck,
-    InductionProof,
-    LayerCheck,
-    induction_proof,
-    verify_depth,
-    verify_depth_naive,
-    verify_table,
-)
 from symuat.expansion.paths import (
     KRON_SEPARATOR,
     KronPair,
@@ -41,6 +31,16 @@ from symuat.expansion.paths import (
     ov_symbol,
     path_expansion,
     virtual_heads,
+)
+from symuat.expansion.proof import (
+    DepthVerification,
+    IdentityCheck,
+    InductionProof,
+    LayerCheck,
+    induction_proof,
+    verify_depth,
+    verify_depth_naive,
+    verify_table,
 )
 from symuat.expansion.residual import nested_form, residual_term
 from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma

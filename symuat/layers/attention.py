@@ -206,7 +206,10 @@ class MultiHeadAttention:
         return Matrix(sum(terms[1:], terms[0]))
 
     def b_prime(self) -> Matrix:
-        r"""Static bias :math:`\mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h}+b_O)`; valid when rows of :math:`H_h` sum to 1."""
+        r"""Static bias :math:`\mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h}+b_O)`.
+
+        Valid when the rows of :math:`H_h` sum to 1.
+        """
         c = sympy.zeros(self.W_O.shape[1], 1)
         if self.b_V is not None:
             for h in range(self.n_heads):

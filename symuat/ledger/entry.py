@@ -134,7 +134,8 @@ class Entry:
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
-            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' as in docs/ledger-format.md")
+            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' "
+                              f"as in docs/ledger-format.md")
         if not self.id.startswith(self.source.version + ":"):
             raise LedgerError(f"entry {self.id!r} cites version {self.source.version!r}")
         if not isinstance(self.status, Status):
