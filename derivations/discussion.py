@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import sympy
 
-from derivations._duat_common import table
-from derivations.attention_softmax import density, density_proxy
-from derivations.uat_theory import eq4_proxy
+from ._duat_common import table
+from .attention_softmax import density, density_proxy
+from .uat_theory import eq4_proxy
 from symuat import Entry, Evidence, Level, Prose, Status
 from symuat.expansion import INPUT, V_name, beta_name, layer_symbols, nc_symbol
 

@@ -82,7 +82,7 @@ def _eq31(W3) -> OpaqueIdentity:
 
 
 def _eq29():
-    from derivations.linear import ffn_identity
+    from .linear import ffn_identity
     return ffn_identity("feature")
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import sympy
 
-from derivations._duat_common import eq20_reference
+from ._duat_common import eq20_reference
 from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Status, dims_grid
 from symuat.expansion import (
     INPUT,

@@ -272,7 +272,7 @@ def _n12_readings() -> Readings:
 
 
 def _premise_proxy(seed: int) -> tuple[Evidence, ...]:
-    from derivations.uat_theory import eq2_proxy
+    from .uat_theory import eq2_proxy
     return eq2_proxy(seed)
 
 
