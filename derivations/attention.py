@@ -23,6 +23,9 @@ from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
 
+__all__ = ["entries", "composition", "figure5", "head_block", "kron_transpose", "output_projection", "reduction",
+           "value_form", "values_definition", "whole_layer"]
+
 _GRID = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2), d=(1, 2))
 _SQUARE = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))  # head value width d = m (the paper's M/h -> M/h)
 _RANDOM = {"h": 2, "N": 3, "m": 2, "d": 3}

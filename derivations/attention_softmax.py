@@ -17,6 +17,8 @@ from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, di
 from symuat.layers.attention import attention_matrix, softmax
 from symuat.numeric.attention import AttentionWeights, attention_weights, mha_operator
 
+__all__ = ["entries", "density", "density_proxy", "eq35_step", "eq8_step2", "eq8_whole", "scale_readings"]
+
 _LEVELS = (Level.SYMBOLIC, Level.FLOAT)
 _DIMS = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))
 _SCOPE = "exp and sqrt kept exact; d = m (head width M/h); F_p does not apply (exp, sqrt)."

@@ -26,6 +26,9 @@ from symuat import (
     dims_grid,
 )
 
+__all__ = ["entries", "chain_step", "eq4_identity", "left_tn_identity", "rows_of_result_identity", "square_identity",
+           "vector_operand_identity"]
+
 _M = dims_grid(m=(1, 2, 3))
 _MN = dims_grid(m=(1, 2, 3), n=(1, 2, 3))
 _SQUARE = lambda d: {"W1": (d["m"], d["m"]), "W2": (d["m"], d["m"]), "x": (d["m"], 1)}  # noqa: E731

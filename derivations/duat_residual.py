@@ -55,12 +55,15 @@ from ._duat_common import (
     table,
 )
 
+__all__ = ["entries", "EQ22_LET", "HYP", "claim26", "eq21_rhs", "eq23_rhs", "lemma1", "proxy_eq25", "rule_A",
+           "rule_V", "rule_beta", "rule_c"]
+
 x0 = INPUT
 
 
 # ---------------------------------------------------------------- Lemma 1 (Eq. 19)
 
-def _lemma1() -> OpaqueIdentity:
+def lemma1() -> OpaqueIdentity:
     beta = S(r"\boldsymbol{\beta}")
     alpha = [S(rf"\alpha_{{{j}}}") for j in range(4)]
     WT = [S(rf"W_{{{j}}}^{{T}}") for j in range(4)]
@@ -94,7 +97,7 @@ def _eq20() -> OpaqueIdentity:
                 scope="Eq. 20 as printed vs symuat.expansion.residual_term (the definition every other check uses).")
 
 
-def _eq21_rhs() -> sympy.Expr:
+def eq21_rhs() -> sympy.Expr:
     return (W(1, 1) * x0 + b(1, 3)) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2))
 
 
@@ -136,7 +139,7 @@ _EQ22_TEX = [
 
 def _eq22_steps() -> list[Entry]:
     lines = _eq22_lines()
-    eq21 = _eq21_rhs()
+    eq21 = eq21_rhs()
     refs = [
         lambda a: _np_layer2(a, a["x'_{1}"]),
         lambda a: a["W'_{2,1}"] @ a["x'_{1}"] + a["W'_{2,3}"] @ sig(a["W'_{2,2}"] @ a["x'_{1}"] + a["b'_{2,2}"]) + a["b'_{2,3}"],
@@ -185,7 +188,7 @@ def _uat2() -> sympy.Expr:
     return sum((W(j, 3) * sigma(W(j, 2) * x0 + b(j, 2)) for j in (1, 2)), sympy.S.Zero)
 
 
-def _eq23_rhs() -> sympy.Expr:
+def eq23_rhs() -> sympy.Expr:
     return (W(2, 1) * x0 + S("b'_{2,1}")) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)) + W(2, 3) * sigma(W(2, 2) * x0 + b(2, 2))
 
 
@@ -203,13 +206,13 @@ def _eq22_rules() -> list[Entry]:
 
 
 def _forms() -> list[Entry]:
-    eq23 = semantic(form=lambda d: _eq23_rhs().xreplace(EQ22_LET), cases=(2,))
+    eq23 = semantic(form=lambda d: eq23_rhs().xreplace(EQ22_LET), cases=(2,))
     eq24 = semantic(form=lambda d: (W(1, 1) * x0 + b(1, 3)) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)), cases=(1,))
     eq25 = semantic(form=lambda d: ((W(2, 1) * x0 + S("b'_{2,1}")) + _uat2()).xreplace(EQ22_LET), cases=(2,))
     return [
         Entry("duat:eq21", "App. B.2, Eq. 21",
               r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')",
-              Status.PROVED, semantic(form=lambda d: _eq21_rhs(), cases=(1,)),
+              Status.PROVED, semantic(form=lambda d: eq21_rhs(), cases=(1,)),
               note="Compared with the one-layer nested network (Eq. 20 at i = 1)."),
         Entry("duat:eq23", "App. B.2, Eq. 23",
               r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}') + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{0}' + \mathbf{b}_{2,2}')",
@@ -330,19 +333,19 @@ def _boxes(depth: int, start: int = 2):
     return range(start, depth + 1)
 
 
-def _rule_A(reading: str) -> OpaqueIdentity:  # W'_{i+1,1} = W'_{i+1,1} W'_{i,1}
+def rule_A(reading: str) -> OpaqueIdentity:  # W'_{i+1,1} = W'_{i+1,1} W'_{i,1}
     return semantic(lambda d: {A_name(k): W(k, 1) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_c() -> OpaqueIdentity:  # b'_{i+1,1} = W'_{i+1,1} b'_{i,1} + b'_{i+1,3}
+def rule_c() -> OpaqueIdentity:  # b'_{i+1,1} = W'_{i+1,1} b'_{i,1} + b'_{i+1,3}
     return semantic(lambda d: {c_name(k): W(k, 1) * printed("b3", k - 1, k, READ_T) + b(k, 3) for k in _boxes(d)})
 
 
-def _rule_V(reading: str) -> OpaqueIdentity:  # W'_{i+1,2} = W'_{i+1,2} W'_{i,1}
+def rule_V(reading: str) -> OpaqueIdentity:  # W'_{i+1,2} = W'_{i+1,2} W'_{i,1}
     return semantic(lambda d: {V_name(k): W(k, 2) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_beta() -> OpaqueIdentity:  # b'_{i+1,2} = (W'_{i+1,2} b'_{i,1} + b'_{i+1,2}) + W'_{i+1,2} UAT_i^R
+def rule_beta() -> OpaqueIdentity:  # b'_{i+1,2} = (W'_{i+1,2} b'_{i,1} + b'_{i+1,2}) + W'_{i+1,2} UAT_i^R
     return semantic(lambda d: {beta_name(k): (W(k, 2) * printed("b3", k - 1, k, READ_T) + b(k, 2))
                                + W(k, 2) * S(R_name(k - 1)) for k in _boxes(d)})
 
@@ -359,7 +362,7 @@ def _rule_R(reading: str) -> OpaqueIdentity:
     return semantic(ov)
 
 
-def _claim26(reading: str) -> OpaqueIdentity:
+def claim26(reading: str) -> OpaqueIdentity:
     """'(W'_{i+1,1}x'_0 + b'_{i+1,1}) + W'_{i+1,1}UAT_i^R' with the Setting rules substituted."""
     A_new = W(ip, 1) * W(i, 1)
     c_new = W(ip, 1) * b(i, 1) + b(ip, 3)
@@ -388,11 +391,11 @@ def _rules_26_27() -> list[Entry]:
         Entry("duat:eq26.rule1", "App. B.2, 'Setting …' after Eq. 26, rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
-                       " matrix", {READ_T: _rule_A(READ_T), READ_O: _rule_A(READ_O)}),
+                       " matrix", {READ_T: rule_A(READ_T), READ_O: rule_A(READ_O)}),
               note="Defines Ã_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq26.rule2", "App. B.2, 'Setting …' after Eq. 26, rule 2",
               r"\mathbf{b}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
-              _rule_c(),
+              rule_c(),
               note="Defines c~_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c~_1 = b'_{1,3},"
                    " as in Eq. 24); the right-hand side W'_{i+1,1} is the layer's own matrix (the two Setting rules"
                    " are simultaneous — with the new W'_{i+1,1} of rule 1 it would fail)."),
@@ -401,18 +404,18 @@ def _rules_26_27() -> list[Entry]:
               Status.CONVENTION,
               Readings("whether both occurrences of W'_{i+1,1} are the transformed value set just before, or only the"
                        " first (the second being the layer's own matrix)",
-                       {"both-transformed": _claim26(READ_T), "second-original": _claim26(READ_O)}),
+                       {"both-transformed": claim26(READ_T), "second-original": claim26(READ_O)}),
               note="Compared with the last line of Eq. 26 after substituting the two Setting rules. The same printed"
                    " symbol W'_{i+1,1} denotes W'_{i+1,1}W'_{i,1} in the main term but must denote the layer's own"
                    " W'_{i+1,1} in front of UAT_i^R."),
         Entry("duat:eq27.rule1", "App. B.2, 'Setting …' after Eq. 27 intro, rule 1",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
-                       " matrix", {READ_T: _rule_V(READ_T), READ_O: _rule_V(READ_O)}),
+                       " matrix", {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
               note="Defines Ṽ_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq27.rule2", "App. B.2, 'Setting …' after Eq. 27 intro, rule 2",
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
-              Status.PROVED, _rule_beta(),
+              Status.PROVED, rule_beta(),
               note="Defines β~_{i+1}; b'_{i,1} = c~_i and UAT_i^R = R_i (only transformed meanings exist); the"
                    " right-hand side W'_{i+1,2} is the layer's own matrix (simultaneous with rule 1)."),
         Entry("duat:eq27.claim1", "App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'",
@@ -438,7 +441,7 @@ def _rules_26_27() -> list[Entry]:
 
 # ---------------------------------------------------------------- prose
 
-def _proxy_eq25(seed: int) -> tuple[Evidence, ...]:
+def proxy_eq25(seed: int) -> tuple[Evidence, ...]:
     names = {"W'_{2,1} (Ã_2)": A_name(2), "b'_{2,1} (c~_2)": c_name(2), "W'_{1,3} (Ũ_1^(2))": U_name(1, 2),
              "W'_{2,2} (Ṽ_2)": V_name(2), "b'_{2,2} (β~_2)": beta_name(2)}
     cnn = dependency_proxy(2, frozenset(), names)
@@ -463,7 +466,7 @@ def _prose() -> list[Entry]:
               Status.PROSE,
               Prose("A qualitative statement about which transformed parameters depend on the input; measured by a"
                     " symbolic dependency proxy on the depth-2 table (static weights vs the paper's Transformer"
-                    " block, symuat.numeric.residual_params.DYNAMIC).", _proxy_eq25),
+                    " block, symuat.numeric.residual_params.DYNAMIC).", proxy_eq25),
               note="True for a residual network with static weights; false for the Transformer block the paper"
                    " applies it to in B.3 (MHA makes W'_{i,1}, W'_{i,2} dynamic)."),
     ]
@@ -474,7 +477,7 @@ def entries() -> list[Entry]:
         Entry("duat:eq19", "App. B.1, Lemma 1, Eq. 19",
               r"G(\mathbf{x}) = \beta \sum_{j=1}^{N} \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})"
               r" = \sum_{j=1}^{N} \beta \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})",
-              Status.PROVED, _lemma1(),
+              Status.PROVED, lemma1(),
               note="β and α_j opaque matrices (the lemma says 'a matrix (constant)'); cases N = 1, 2, 3 terms."
                    " Left distributivity of a matrix over a sum, so it holds for every N."),
         Entry("duat:eq20", "App. B.2, Eq. 20",

@@ -16,6 +16,8 @@ from symuat.algebra.matrices import kron, vec_r
 from symuat.evidence.fields import logistic
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
+__all__ = ["entries", "diamond_transpose_identity", "ffn_identity", "method_identity", "printed_eq15_identity"]
+
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
 _SCOPE_NM = "Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, M = 3."
 

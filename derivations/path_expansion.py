@@ -42,6 +42,9 @@ from symuat.numeric.attention import AttentionWeights, head_attention_weights, m
 from symuat.numeric.duat_form import duat_form
 from symuat.numeric.stack import BlockWeights, FFNWeights, TransformerStack
 
+__all__ = ["entries", "attention_only_forward", "duat_linear_term", "eq10_single_layer", "induction",
+           "mixed_product_rule", "numeric_check", "path_bindings", "random_attention_layers", "residual_stack"]
+
 # ---------------------------------------------------------------- explicit matrices (small dims)
 
 _SCOPE = "Polynomial identity in the entries; H_h arbitrary N×N (softmax or not), covers N, M in {1,2}."
