@@ -1,4 +1,5 @@
-r"""Seed 001 (DUAT) §3.3 and App. B.3: Transformer → Eq. 20 (Eq. 28–31), the DUAT expansion (Eq. 32–34, Eq. 11–12) and Figure 2.
+r"""Seed 001 (DUAT) §3.3 and App. B.3: Transformer → Eq. 20 (Eq. 28–31), the DUAT expansion (Eq. 32–34, Eq. 11–12)
+and Figure 2.
 
 Transcribed *as printed* from ``001_280f2464439a611b.txt``.  Checking semantics
 as in :mod:`derivations._duat_common` (steps: algebra of consecutive printed
@@ -92,8 +93,12 @@ def _eq29():
 
 _EQ30_TEX = [
     r"\mathbf{x}'_{i+1}",
-    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{W}'_{i+1,3}\sigma[\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i}) + \mathbf{b}'_{i+1,2}] + \mathbf{b}'_{i+1,3}",
-    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2}) + \mathbf{b}'_{i+1,3}",
+    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + "
+    r"\mathbf{W}'_{i+1,3}\sigma[\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i}) + \mathbf{b}'_{i+1,2}] + "
+    r"\mathbf{b}'_{i+1,3}",
+    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + "
+    r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2}) + "
+    r"\mathbf{b}'_{i+1,3}",
 ]
 EQ31_TEX = (r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_i + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i,3}"
              r"\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_i + \mathbf{b}'_{i+1,2})")
@@ -108,9 +113,11 @@ def _block_entries() -> list[Entry]:
               Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) W'_{i,1}; its content is"
                     " the MHA reduction audited with Eq. 9-10. Here W'_{i,1} is opaque and dynamic."),
               note="The block form used below is h = MHA(x) ↦ W'_{i+1,1}x'_i, x_{i+1} = h + FFN(h) (no skip around"
-                   " MHA, as in the paper's Figure 9); the standard post-attention residual has W'_{i,1} = I + W'_HVO."),
+                   " MHA, as in the paper's Figure 9); the standard post-attention residual has"
+                   " W'_{i,1} = I + W'_HVO."),
         Entry("duat:eq29", "App. B.3, Eq. 29",
-              r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) + \mathbf{b}'_{i,3}",
+              r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) "
+              r"+ \mathbf{b}'_{i,3}",
               Status.PROVED, _eq29(),
               note="Eq. 6 with W'_2 → W'_{i,3}, W'_1 → W'_{i,2}, b'_1 → b'_{i,2}, b'_2 → b'_{i,3}; checked for a"
                    " feature-mixing FFN (nn.Linear on each token): W' = I_N ⊗ Wᵀ, b' = 1_N ⊗ b."),
@@ -161,9 +168,15 @@ def eq32_step1(reading: str) -> OpaqueIdentity:
 
 
 EQ32_TEX = [
-    r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2})",
-    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,3}\} + \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
-    r"[\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}] + \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
+    r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,3}) + "
+    r"\mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2})",
+    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,3}\} "
+    r"+ \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + "
+    r"UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
+    r"[\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + "
+    r"\mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}] + "
+    r"\mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}\mathbf{x}_{0} + "
+    r"(\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
 ]
 
 
@@ -214,7 +227,8 @@ def _eq32_entries() -> list[Entry]:
                  r"\mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}'_{i+1,2})")
     return [
         Entry("duat:defUATR.part4", "App. B.3, text before Eq. 32 (induction hypothesis)",
-              r"\mathbf{x}_i' = (\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,3}) + UAT_i^R,\quad UAT_i^R = \sum_{j=1}^i "
+              r"\mathbf{x}_i' = (\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,3}) + UAT_i^R,\quad UAT_i^R = "
+              r"\sum_{j=1}^i "
               r"\mathbf{W}_{j,3}' \sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')", Status.PROVED,
               semantic(form=lambda d: table(d).unfold(table(d).form())),
               note="With the printed symbols standing for the transformed values (W_{i,1} = Ã_i, b_{i,3} = c~_i,"
@@ -250,7 +264,8 @@ def _eq32_entries() -> list[Entry]:
               Readings(UNPRIMED, {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
               note="Defines Ṽ_{i+1} (W'_{i+1,2} on the right is already the Eq. 30→31 merged matrix)."),
         Entry("duat:eq32.rule5", "App. B.3, 'Let …' after Eq. 32, rule 5",
-              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT^R_i",
+              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + "
+              r"\mathbf{W}'_{i+1,2}UAT^R_i",
               Status.PROVED, rule_beta32(),
               note="Defines β~_{i+1}; UAT^R_i here is the value before rule 3 (simultaneous 'Let')."),
         Entry("duat:eq32.claim1", "App. B.3, text after Eq. 32: 'Substituting these, we obtain …'", claim_tex,
@@ -318,7 +333,8 @@ def _part2_rules(eq: int) -> list[Entry]:
               note="Defines Ã_{j+1} in box j+1. Holds if W_{j,1} is the transformed value (the caption reading, and"
                    " the paper's own remark after Eq. 34: 'to compute W'_{3,1} we must calculate W'_{2,1}'); with"
                    " layer j's own matrix it fails at depth 3."),
-        Entry(f"duat:eq{eq}.part2.rule2", ref.format(2), r"\mathbf{b}'_{j+1,3}=\mathbf{W}'_{j+1,1}\mathbf{b}_{j,3}+\mathbf{b}'_{j+1,3}",
+        Entry(f"duat:eq{eq}.part2.rule2", ref.format(2),
+              r"\mathbf{b}'_{j+1,3}=\mathbf{W}'_{j+1,1}\mathbf{b}_{j,3}+\mathbf{b}'_{j+1,3}",
               Status.CONVENTION, readings(lambda r: rule_c(r), CAPTION),
               note="Defines c~_{j+1}; needs b_{j,3} = c~_j (transformed), fails at depth 3 with layer j's own b'_{j,3}."
                    " The W'_{j+1,1} on the right is the layer's own (no order within a box)."),
@@ -405,7 +421,8 @@ _BOX2 = [
     (r"\mathbf{W}_{1,3}' = \mathbf{W}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}'", U_name(1, 2),
      lambda r: W(2, 1) * printed("b3", 1, 2, r) + b(2, 3)),
     (r"\mathbf{W}_{2,2}' = \mathbf{W}_{2,2}'\mathbf{W}_{1,1}'", V_name(2), lambda r: W(2, 2) * printed("W1", 1, 2, r)),
-    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + \mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
+    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + "
+     r"\mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
      r"\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')", beta_name(2),
      lambda r: (W(2, 2) * printed("b3", 1, 2, r) + b(2, 2))
      + W(2, 2) * printed("W3", 1, 2, r) * sigma(printed("W2", 1, 2, r) * x0 + printed("b2", 1, 2, r))),
@@ -531,7 +548,8 @@ def _prose() -> list[Entry]:
               " block (symuat.numeric.residual_params.DYNAMIC['paper'] = W1, W2).")
     return [
         Entry("duat:sec3.3.claim1", "§3.3, text after Eq. 12",
-              r"\text{The term } \mathbf{b}'_{j,2} \text{ is approximated by the j layer UAT with } \mathbf{x}_0 \text{ as input}",
+              r"\text{The term } \mathbf{b}'_{j,2} \text{ is approximated by the j layer UAT with } \mathbf{x}_0 "
+              r"\text{ as input}",
               Status.PROSE, Prose("'Approximated by a UAT' is not an equation; proxy: b'_{j,2} = β~_j is an affine"
                                   " term plus W'_{j,2} times a (j-1)-term UAT of x'_0.", _b_proxy),
               note="By Eq. 12 b'_{j,2} contains the sum over k = 1..j-1: a (j-1)-term UAT (the (j-1)-layer network),"

@@ -56,11 +56,13 @@ OCR = "OCR of seed 000; "
 
 _EQ5_RULES = [  # (tex as read, row, rhs, note)
     (r"\mathbf{W}'_{2,1} = \mathbf{W}'_{2,1}\mathbf{W}'_{1,1}", A_name(2), W(2, 1) * W(1, 1), "as seed 001 Eq. 22."),
-    (r"\mathbf{b}'_{2,1} = \mathbf{W}'_{2,1}\mathbf{b}'_{1,3} + \mathbf{b}'_{2,3}", c_name(2), W(2, 1) * b(1, 3) + b(2, 3),
+    (r"\mathbf{b}'_{2,1} = \mathbf{W}'_{2,1}\mathbf{b}'_{1,3} + \mathbf{b}'_{2,3}", c_name(2),
+     W(2, 1) * b(1, 3) + b(2, 3),
      "the left-hand side's indices are illegible ('b} 5'); read b'_{2,1} as in Eq. (6) and seed 001."),
     (r"\mathbf{W}'_{1,3} = \mathbf{W}'_{2,1}\mathbf{W}'_{1,3}", U_name(1, 2), W(2, 1) * W(1, 3), "as seed 001 Eq. 22."),
     (r"\mathbf{W}'_{2,3} = \mathbf{W}'_{2,2}\mathbf{W}'_{1,1}", U_name(2, 2), W(2, 2) * W(1, 1), ""),
-    (r"\mathbf{b}'_{2,2} = (\mathbf{W}'_{2,2}\mathbf{b}'_{1,3} + \mathbf{b}'_{2,2}) + \mathbf{W}'_{2,2}\mathbf{W}'_{1,3}"
+    (r"\mathbf{b}'_{2,2} = (\mathbf{W}'_{2,2}\mathbf{b}'_{1,3} + \mathbf{b}'_{2,2}) + "
+     r"\mathbf{W}'_{2,2}\mathbf{W}'_{1,3}"
      r"\sigma(\mathbf{W}'_{1,2}\mathbf{x}'_0 + \mathbf{b}'_{1,2})", beta_name(2),
      (W(2, 2) * b(1, 3) + b(2, 2)) + W(2, 2) * W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)), "as seed 001 Eq. 22."),
 ]
@@ -141,7 +143,8 @@ def _c1_entries() -> list[Entry]:
                        " matrix", {READ_T: res.rule_V(READ_T), READ_O: res.rule_V(READ_O)}),
               note=OCR + "= duat:eq27.rule1."),
         Entry("uat-aaai:appC.eq8.rule2", "App. C.1, 'Let …' after Eq. (8), rule 2",
-              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
+              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + "
+              r"\mathbf{W}'_{i+1,2}UAT_i^R",
               Status.PROVED, res.rule_beta(), note=OCR + "= duat:eq27.rule2."),
     ]
     return out
@@ -175,7 +178,8 @@ def _dyn_proxy_all(seed: int) -> tuple[Evidence, ...]:
     static = sorted(k for k, v in dyn.items() if not v)
     return (Evidence(Level.SYMBOLIC, not static,
                      f"paper block, depth {d}: static entries of the DUAT form: {static} (claim: all W'_{{j,1}},"
-                     f" W'_{{j,2}}, W'_{{j,3}} dynamic) — the last layer's W'_{{{d},3}} (FFN output matrix) is static"),)
+                     f" W'_{{j,2}}, W'_{{j,3}} dynamic) — the last layer's W'_{{{d},3}} (FFN output matrix)"
+                     " is static"),)
 
 
 _C2_RULES = [
@@ -186,7 +190,8 @@ _C2_RULES = [
     ("rule3", r"UAT_i^R = \mathbf{W}'_{i+1,1}UAT_i^R", Status.PROVED, lambda: tr.rule_U_all(), "= duat:eq32.rule3."),
     ("rule4", r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}", Status.CONVENTION,
      lambda: Readings(tr.UNPRIMED, {READ_T: tr.rule_V(READ_T), READ_O: tr.rule_V(READ_O)}), "= duat:eq32.rule4."),
-    ("rule5", r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
+    ("rule5",
+     r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
      Status.PROVED, lambda: tr.rule_beta32(), "= duat:eq32.rule5."),
 ]
 
@@ -215,7 +220,8 @@ def _c2_entries() -> list[Entry]:
                        {"distinct": tr.eq32_step1("distinct"), "b_{i,3}=b_{i,1}": tr.eq32_step1("same")}),
               note=OCR + "= duat:eq32.step1 (same hypothesis with b_{i,3}, same W'_{i,3})."),
         Entry("uat-aaai:appC.eq11.step2", "App. C.2, Eq. (11), step 2 (first part)",
-              r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,1}) + UAT_i^R] + \mathbf{b}'_{i+1,3}\}"
+              r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,1}) + UAT_i^R] + "
+              r"\mathbf{b}'_{i+1,3}\}"
               r" = [\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_0 + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + "
               r"\mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_i^R", Status.PROVED,
               step(first1, first2, lambda a: a["W'_{i+1,1}"] @ (a["W_{i,1}"] @ a["x_{0}"] + a["b_{i,1}"] + a["R_{i}"])
@@ -233,7 +239,8 @@ def _c2_entries() -> list[Entry]:
                                     semantic(form=tr.claim32_form("fixed"))),
               note=OCR + "= duat:eq32.claim1 (W'_{i,3} for W'_{i+1,3})."),
         Entry("uat-aaai:appC.eq11.rule6", "App. C.2, 'In addition, UAT_{i+1}^R = …'",
-              r"UAT^R_{i+1} = UAT^R_i + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}_{i+1,2})",
+              r"UAT^R_{i+1} = UAT^R_i + \mathbf{W}'_{i+1,3}"
+              r"\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}_{i+1,2})",
               Status.CONVENTION,
               Readings("whether UAT_i^R is the sum already multiplied by W'_{i+1,1} (rule 3) or the old one",
                        {"updated": _rule6("updated"), "old": _rule6("old")}),
@@ -243,11 +250,13 @@ def _c2_entries() -> list[Entry]:
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0+\mathbf{b}_{i+1,3})+UAT^R_{i+1}", Status.PROVED,
               semantic(), note=OCR + "transformed symbols = table values; x_0 read as x'_0."),
         Entry("uat-aaai:defUATR.part1", "App. C.2, 'UAT^R_{i+1} = …'",
-              r"UAT^R_{i+1} = \sum_{j=1}^{i+1}\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
+              r"UAT^R_{i+1} = \sum_{j=1}^{i+1}\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + "
+              r"\mathbf{b}'_{j,2})",
               Status.PROVED, semantic(form=lambda d: table(d).unfold(table(d).form())),
               note=OCR + "indices agree with seed 001 B.3 (duat:defUATR.part4), not with its B.2 version."),
         Entry("uat-aaai:appC.eq11.rule7", "App. C.2, 'b'_{j,2} = …' before Eq. (10)",
-              r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \mathbf{b}'_{j,2}) + \mathbf{W}'_{j,2}UAT^R_{j-1}",
+              r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \mathbf{b}'_{j,2}) + "
+              r"\mathbf{W}'_{j,2}UAT^R_{j-1}",
               Status.CONVENTION, readings(_rule8),
               note=OCR + "compact form of seed 001 Eq. 12 (UAT^R_{j-1} instead of the written-out sum); b'_{j-1,3}"
                          " must be the transformed c~_{j-1} (fails at depth 3 otherwise). Checked for j ≥ 2."),
