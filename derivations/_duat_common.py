@@ -68,6 +68,7 @@ from symuat.expansion import (
 )
 
 __all__ = [
+    "verbatim",
     "S", "L", "sig", "INPUT", "sigma", "table", "printed", "overridden", "semantic", "step",
     "eq20_reference", "block_reference", "READ_T", "READ_O", "CAPTION",
 ]
@@ -146,7 +147,8 @@ def eq20_reference(a: Mapping[str, np.ndarray], depth: int) -> np.ndarray:
 
 
 def block_reference(a: Mapping[str, np.ndarray], depth: int) -> np.ndarray:
-    """Plain NumPy stack of the paper's Transformer block: h = W'_{i,1} x, x_i = h + W'_{i,3} sig(W'_{i,2} h + b'_{i,2}) + b'_{i,3}."""
+    """Plain NumPy stack of the paper's Transformer block: h = W'_{i,1} x, x_i = h + W'_{i,3} sig(W'_{i,2} h +
+    b'_{i,2}) + b'_{i,3}."""
     x = a["x'_{0}"]
     for i in range(1, depth + 1):
         h = a[f"W'_{{{i},1}}"] @ x
@@ -239,3 +241,16 @@ def dependency_proxy(depth: int, dynamic: frozenset, names: Mapping[str, str]) -
         free = t.unfold(S(name)).free_symbols
         out[label] = bool(free & (dyn_syms | {INPUT}))
     return out
+
+
+_VERBATIM = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}", "%": r"\%", "$": r"\$",
+             "#": r"\#", "&": r"\&", "~": r"\~{}"}
+
+
+def verbatim(text: str) -> str:
+    r"""``text`` (e.g. garbled OCR) as LaTeX text-mode typewriter, every special character escaped.
+
+    >>> verbatim("b}_ %3")
+    '\\texttt{b\\}\\_ \\%3}'
+    """
+    return r"\texttt{" + "".join(_VERBATIM.get(ch, ch) for ch in text) + "}"

@@ -6,7 +6,8 @@ Eq. 18 claims that a LoRA update of the FFN's Linear maps changes the DUAT form 
 
 .. math::
     \mathbf x_{i+1} = (\mathbf W'_{i+1,1}\mathbf x_0 + \mathbf b_{i+1,1}) + \sum_{j=1}^{i+1}
-    (\mathbf W'_{j,3} + \Delta\mathbf W_{j+1,3}) + \sigma((\mathbf W'_{j,2} + \Delta\mathbf W_{j+1,2})\mathbf x'_0 + \mathbf b'_{j,2}),
+    (\mathbf W'_{j,3} + \Delta\mathbf W_{j+1,3}) + \sigma((\mathbf W'_{j,2} + \Delta\mathbf W_{j+1,2})\mathbf x'_0
+    + \mathbf b'_{j,2}),
 
 reading the Eq. 11 symbols as the derived table (:math:`\tilde A_L, \tilde c_L, \tilde U_j, \tilde V_j, \tilde\beta_j`).
 What actually changes is *derived* here: the table of :func:`symuat.expansion.substitution_table` is
@@ -14,10 +15,12 @@ recomputed with :math:`\mathbf W'_{k,2}\to\mathbf W'_{k,2}+\Delta` (or :math:`\m
 is unfolded and compared with the original (:func:`changed_rows`).  Result (depth 3, every k):
 
 * update of :math:`\mathbf W'_{k,2}`: :math:`\tilde V_k` (by :math:`\Delta\tilde A_{k-1}`, not :math:`\Delta`),
-  :math:`\tilde\beta_k` for k ≥ 2 (by :math:`\Delta(\tilde c_{k-1} + R_{k-1})`) and every later :math:`\tilde\beta_j`, j > k
+  :math:`\tilde\beta_k` for k ≥ 2 (by :math:`\Delta(\tilde c_{k-1} + R_{k-1})`) and every later
+  :math:`\tilde\beta_j`, j > k
   (through :math:`R_{j-1}`), and :math:`R_j` for :math:`j\ge k`;
 * update of :math:`\mathbf W'_{k,3}`: :math:`\tilde U^{(i)}_k` for :math:`i\ge k` (by
-  :math:`\mathbf W'_{i,1}\cdots\mathbf W'_{k+1,1}\Delta`), every later :math:`\tilde\beta_j`, j > k, and :math:`R_j`, j ≥ k.
+  :math:`\mathbf W'_{i,1}\cdots\mathbf W'_{k+1,1}\Delta`), every later :math:`\tilde\beta_j`, j > k, and
+  :math:`R_j`, j ≥ k.
 
 So Eq. 18 is false as printed (the "+ σ" typo, the index j+1, the missing :math:`\tilde A_{k-1}` and
 the unchanged :math:`\tilde\beta_j`); the corrected statement is proved by :func:`corrected_form`.
@@ -29,11 +32,26 @@ from functools import lru_cache
 
 import sympy
 
-from derivations._duat_common import eq20_reference
-from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Source, Status
-from symuat import dims_grid
-from symuat.expansion import (INPUT, A_name, R_name, SubstitutionTable, TableRow, U_name, V_name, beta_name, c_name,
-                              canonical_expand, layer_symbols, nc_symbol, nested_form, sigma, substitution_table)
+from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Status, dims_grid
+from symuat.expansion import (
+    INPUT,
+    A_name,
+    R_name,
+    SubstitutionTable,
+    TableRow,
+    U_name,
+    V_name,
+    beta_name,
+    c_name,
+    canonical_expand,
+    layer_symbols,
+    nc_symbol,
+    nested_form,
+    sigma,
+    substitution_table,
+)
+
+from ._duat_common import eq20_reference
 
 __all__ = ["delta", "updated_nested", "printed_eq18", "corrected_form", "changed_rows", "eq17", "entries"]
 
@@ -136,12 +154,13 @@ def _reference(layers=None, which=(2, 3)):
 def _opaque(rhs, cases=(1, 2, 3), layers=None, which=(2, 3)) -> OpaqueIdentity:
     return OpaqueIdentity(lhs=lambda d: updated_nested(d, layers, which), rhs=rhs, cases=cases,
                           reference=_reference(layers, which), width=3,
-                          scope="lhs: the nested network (Eq. 20 composed) with every layer's W'_{k,2}, W'_{k,3} "
-                                "replaced by W'_{k,2} + ΔW'_{k,2}, W'_{k,3} + ΔW'_{k,3}.")
+                          scope="lhs: the nested network (Eq. 20 composed) with every layer's $W'_{k,2}$, $W'_{k,3}$ "
+                                r"replaced by $W'_{k,2} + \Delta W'_{k,2}$, $W'_{k,3} + \Delta W'_{k,3}$.")
 
 
 def changed_rows(depth: int, k: int, which: int) -> tuple[str, ...]:
-    r"""Names of the table rows whose *unfolded value* changes when :math:`\mathbf W'_{k,which}` gets :math:`+\Delta`."""
+    r"""Names of the table rows whose *unfolded value* changes when :math:`\mathbf W'_{k,which}` gets
+    :math:`+\Delta`."""
     t = _table(depth)
     upd = _update_map(depth, [k], (which,))
     new = SubstitutionTable(depth, tuple(TableRow(r.name, r.definition.xreplace(upd), r.layer, r.kind) for r in t.rows))
@@ -174,13 +193,12 @@ def _changes_proxy(seed: int) -> tuple[Evidence, ...]:
 
 def eq17() -> Identity:
     r"""Eq. 17 with :math:`\Delta W = BA`: :math:`(W_0 + BA)\mathbf x = W_0\mathbf x + BA\mathbf x`."""
-    return Identity(shapes=lambda d: {"W0": (d["m"], d["n"]), "B": (d["m"], d["r"]), "A": (d["r"], d["n"]),
-                                      "x": (d["n"], 1)},
-                    lhs=lambda e, d: (e["W0"] + e["B"] * e["A"]) * e["x"],
-                    rhs=lambda e, d: e["W0"] * e["x"] + e["B"] * e["A"] * e["x"],
+    return Identity(shapes={"W0": ("m", "n"), "B": ("m", "r"), "A": ("r", "n"), "x": ("n", 1)},
+                    lhs=lambda W0, B, A, x: (W0 + B * A) * x,
+                    rhs=lambda W0, x, B, A: W0 * x + B * A * x,
                     dims=dims_grid(m=(1, 2, 3), n=(1, 2, 3), r=(1, 2)),
-                    reference=lambda a, d: (a["W0"] + a["B"] @ a["A"]) @ a["x"], random_dims={"m": 5, "n": 4, "r": 2},
-                    scope="h = (W_0 + ΔW) x with ΔW = BA of rank <= r (Hu et al. 2021).")
+                    reference=lambda W0, B, A, x: (W0 + B @ A) @ x, random_dims={"m": 5, "n": 4, "r": 2},
+                    scope=r"$h = (W_0 + \Delta W)$ x with $\Delta W$ = BA of rank $\le$ r (Hu et al. 2021).")
 
 
 _EQ17 = r"\mathbf{h} = \mathbf{W}_0 \mathbf{x} + \Delta \mathbf{W} \mathbf{x}"
@@ -194,34 +212,36 @@ _FIX = (r"\mathbf{x}'_{L} = \tilde A_L\mathbf{x}'_0 + \tilde c_L + \sum_{j=1}^{L
         r"\Delta\mathbf{W}'_{j,2}(\tilde c_{j-1} + R^{\Delta}_{j-1})")
 _READ = ("the '+ σ' and the index j+1 of ΔW (Eq. 11 symbols read as the derived table Ã_L, c̃_L, Ũ_j, Ṽ_j, β̃_j; "
          "LoRA applied to W'_{k,2}, W'_{k,3} of every layer k)")
-_NOTE18 = ("Derived (duat:sec4.4.claim1): an update Δ of layer k's W'_{k,2} changes Ṽ_k by ΔÃ_{k-1} (not by Δ), β̃_k (k ≥ 2) by "
-           "Δ(c̃_{k-1} + R_{k-1}) and every later β̃_j (through R_{j-1}); an update of W'_{k,3} changes Ũ_k^{(L)} by "
-           "W'_{L,1}⋯W'_{k+1,1}Δ and every later β̃_j. Eq. 18 is right only at depth 1 (with index j). In the paper's "
-           "block W'_{k,2} = (I⊗W_1ᵀ)W'_{k,1} (Eq. 30→31), so a LoRA update of the FFN's first Linear enters as "
-           "(I⊗ΔW_1ᵀ)W'_{k,1}: input-dependent, not a static low-rank Δ.")
+_NOTE18 = (r"Derived (duat:sec4.4.claim1): an update $\Delta$ of layer k's $W'_{k,2}$ changes $\tilde{V}_k$ by "
+           r"$\Delta\tilde{A}_{k-1}$ (not by $\Delta$), $\tilde{\beta}_k$ ($k \ge 2$) by $\Delta(\tilde{c}_{k-1} + "
+           r"R_{k-1})$ and every later $\tilde{\beta}_j$ (through $R_{j-1}$); an update of $W'_{k,3}$ changes "
+           r"$\tilde{U}_k^{(L)}$ by $W'_{L,1}\cdots W'_{k+1,1}\Delta$ and every later $\tilde{\beta}_j$. Eq. 18 is "
+           r"right only at depth 1 (with index j). In the paper's block $W'_{k,2} = (I\otimes W_1^{T})W'_{k,1}$ (Eq. "
+           r"$30\to 31$), so a LoRA update of the FFN's first Linear enters as $(I\otimes\Delta W_1^{T})W'_{k,1}$: "
+           r"input-dependent, not a static low-rank $\Delta$.")
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     readings = Readings(_READ, {r: _opaque(printed_eq18(r)) for r in ("as printed", "product", "product, index j")})
     fix = Correction(_FIX, _opaque(corrected_form))
     layerwise = Prose("'Fine-tunes the DUAT parameters layer by layer' is qualitative. Proxy: the DUAT table is "
-                      "recomputed with one layer's W'_{k,2} or W'_{k,3} updated and every row is compared unfolded: "
-                      "the update is NOT confined to layer k's parameters; it changes the biases β̃_j of every later "
-                      "layer j > k.", _changes_proxy)
+                      "recomputed with one layer's $W'_{k,2}$ or $W'_{k,3}$ updated and every row is compared "
+                      "unfolded: the update is NOT confined to layer k's parameters; it changes the biases "
+                      r"$\tilde{\beta}_j$ of every later layer $j > k$.", _changes_proxy)
     return [
-        Entry("duat:eq17", d1("§4.4, Eq. 17"), _EQ17, Status.PROVED, eq17()),
-        Entry("uat-aaai:eq16", a0("§4.4, Eq. 16"), _EQ17, Status.PROVED, eq17(), note="OCR 'h = Wox + AWx'."),
-        Entry("duat:eq18", d1("§4.4, Eq. 18"), _EQ18, Status.ERRATUM, readings, correction=fix, note=_NOTE18),
-        Entry("uat-aaai:eq17", a0("§4.4, Eq. 17"), _EQ18, Status.ERRATUM, readings, correction=fix,
-              note="OCR garbled; the same display as seed 001 Eq. 18, transcribed from there. " + _NOTE18),
-        Entry("duat:sec4.4.claim1", d1("§4.4, text after Eq. 18"),
+        Entry("duat:eq17", "§4.4, Eq. 17", _EQ17, Status.PROVED, eq17()),
+        Entry("uat-aaai:eq16", "§4.4, Eq. 16", _EQ17, Status.PROVED, eq17(), note="OCR 'h = Wox + $AWx'$."),
+        Entry("duat:eq18", "§4.4, Eq. 18", _EQ18, Status.ERRATUM, readings, correction=fix, note=_NOTE18),
+        Entry("uat-aaai:eq17", "§4.4, Eq. 17", _EQ18, Status.ERRATUM, readings, correction=fix,
+              note="OCR garbled; the same display as the DUAT version Eq. 18, transcribed from there. " + _NOTE18),
+        Entry("duat:sec4.4.claim1", "§4.4, text after Eq. 18",
               r"\text{LoRA essentially fine-tunes the DUAT parameters layer by layer for a specific task}",
               Status.PROSE, layerwise),
-        Entry("uat-aaai:sec4.4.claim1", a0("§4.4, text after Eq. 17"),
+        Entry("uat-aaai:sec4.4.claim1", "§4.4, text after Eq. 17",
               r"\text{LoRA essentially fine-tunes the UAT parameters layer by layer for a specific task}",
               Status.PROSE, layerwise),
-        Entry("uat-arxiv:sec4.4.claim1", a4("§4.4 and Figure 7"),
+        Entry("uat-arxiv:sec4.4.claim1", "§4.4 and Figure 7",
               r"\text{LoRA fundamentally constitutes a layer-wise fine-tuning }(\mathbf{W}'_{amend})",
-              Status.PROSE, layerwise, note="Seed 004 has no LoRA equation; Figure 7 (an image) shows W'_amend."),
+              Status.PROSE, layerwise, note="The UAT arXiv version has no LoRA equation; Figure 7 (an image) shows "
+                                            "$W'_{amend}$."),
     ]

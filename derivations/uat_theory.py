@@ -24,37 +24,38 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
+from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.algebra.matrices import elementwise, kron, ones, vec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
 
-__all__ = ["ffn_is_eq1", "multi_output", "static_attention_bias", "least_squares_errors", "measured_dynamic",
+__all__ = ["ffn", "np_ffn", "ffn_is_eq1", "multi_output", "static_attention_bias", "least_squares_errors",
+           "measured_dynamic",
            "entries"]
 
 
-def _ffn(e) -> sympy.ImmutableMatrix:
+def ffn(W1, b1, W2, x) -> sympy.ImmutableMatrix:
     r""":math:`W_2\sigma(W_1\mathbf x + \mathbf b_1)` as a matrix expression (σ entrywise)."""
-    return sympy.ImmutableMatrix(e["W2"] * elementwise(SIGMA, e["W1"] * e["x"] + e["b1"]))
+    return sympy.ImmutableMatrix(W2 * elementwise(SIGMA, W1 * x + b1))
 
 
-def _np_ffn(a, d) -> np.ndarray:
-    return a["W2"] @ logistic(a["W1"] @ a["x"] + a["b1"])
+def np_ffn(W1, b1, W2, x) -> np.ndarray:
+    """:func:`ffn` in NumPy with the logistic σ."""
+    return W2 @ logistic(W1 @ x + b1)
 
 
 def ffn_is_eq1() -> Identity:
     r"""Eq. 1 with scalar output: :math:`W_2\sigma(W_1x+b_1) = \sum_j \alpha_j\sigma(\mathbf W_j^{\mathsf T}x+b_j)`."""
-    def eq1(e, d):
-        W = [e["W1"][j, :].T for j in range(d["N"])]  # W_j in R^n
-        terms = [e["W2"][0, j] * SIGMA((W[j].T * e["x"])[0, 0] + e["b1"][j, 0]) for j in range(d["N"])]
+    def eq1(W1, b1, W2, x, N):
+        W = [W1[j, :].T for j in range(N)]  # W_j in R^n
+        terms = [W2[0, j] * SIGMA((W[j].T * x)[0, 0] + b1[j, 0]) for j in range(N)]
         return sympy.ImmutableMatrix([[sympy.Add(*terms)]])
 
-    return Identity(shapes=lambda d: {"W1": (d["N"], d["n"]), "b1": (d["N"], 1), "W2": (1, d["N"]),
-                                      "x": (d["n"], 1)},
-                    lhs=lambda e, d: _ffn(e), rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
-                    reference=_np_ffn, random_dims={"N": 6, "n": 4},
-                    scope="Every entry is polynomial in the weights and the sigma values, so the grid covers "
-                          "all index patterns up to N = 4 units, n = 3 inputs.")
+    return Identity(shapes={"W1": ("N", "n"), "b1": ("N", 1), "W2": (1, "N"), "x": ("n", 1)},
+                    lhs=ffn, rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
+                    reference=np_ffn, random_dims={"N": 6, "n": 4},
+                    scope="Every entry is polynomial in the weights and the sigma values, so the grid covers all "
+                          "index patterns up to $N = 4$ units, $n = 3$ inputs.")
 
 
 def multi_output(reading: str) -> Identity:
@@ -68,27 +69,25 @@ def multi_output(reading: str) -> Identity:
     :math:`\alpha_j = (W_2)_{:,j}`, every column of :math:`\mathbf W_j` equal to :math:`(W_1)_{j,:}^{\mathsf T}`,
     :math:`\theta_j = (b_1)_j\mathbf 1_m`.
     """
-    m_hidden = (lambda d: d["N"] * d["m"]) if reading == "matrix" else (lambda d: d["N"])
+    k = "N*m" if reading == "matrix" else "N"  # hidden units
+    shapes = {"W1": (k, "n"), "b1": (k, 1), "W2": ("m", k), "x": ("n", 1)}
 
-    def shapes(d):
-        k = m_hidden(d)
-        return {"W1": (k, d["n"]), "b1": (k, 1), "W2": (d["m"], k), "x": (d["n"], 1)}
-
-    def form(e, d):
-        m, total = d["m"], sympy.zeros(d["m"], 1)
-        for j in range(d["N"]):
+    def form(W1, b1, W2, x, N, m):
+        total = sympy.zeros(m, 1)
+        for j in range(N):
             if reading == "matrix":
                 blk = slice(j * m, (j + 1) * m)
-                Wj, bj, aj = e["W1"][blk, :].T, e["b1"][blk, :], e["W2"][:, blk]
+                Wj, bj, aj = W1[blk, :].T, b1[blk, :], W2[:, blk]
             else:
-                Wj = e["W1"][j, :].T * ones(m).T
-                bj, aj = e["b1"][j, 0] * ones(m), sympy.diag(*e["W2"][:, j])
-            total += aj * elementwise(SIGMA, Wj.T * e["x"] + bj)
+                Wj = W1[j, :].T * ones(m).T
+                bj, aj = b1[j, 0] * ones(m), sympy.diag(*W2[:, j])
+            total += aj * elementwise(SIGMA, Wj.T * x + bj)
         return sympy.ImmutableMatrix(total)
 
-    return Identity(shapes=shapes, lhs=lambda e, d: _ffn(e), rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
-                    reference=_np_ffn, random_dims={"N": 3, "m": 3, "n": 4},
-                    scope="Polynomial in the weights and sigma values; N <= 3 terms, m <= 2 outputs, n <= 2 inputs.")
+    return Identity(shapes=shapes, lhs=ffn, rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
+                    reference=np_ffn, random_dims={"N": 3, "m": 3, "n": 4},
+                    scope=r"Polynomial in the weights and sigma values; $N \le 3$ terms, $m \le 2$ outputs, $n \le 2$ "
+                          "inputs.")
 
 
 def static_attention_bias() -> Identity:
@@ -102,23 +101,26 @@ def static_attention_bias() -> Identity:
     block's :math:`\mathbf b'_{i,3}`, which is therefore static; :math:`\mathbf W'_{i,3}=I_N\otimes W_2^{\mathsf T}`
     contains no X at all.
     """
-    def H(e, d):
-        N, free = d["N"], e["H"]
-        return sympy.ImmutableMatrix(N, N, lambda i, j: free[i, j] if j < N - 1 else
-                                     1 - sum((free[i, k] for k in range(N - 1)), sympy.S.Zero))
+    def stochastic(H, N):
+        return sympy.ImmutableMatrix(N, N, lambda i, j: H[i, j] if j < N - 1 else
+                                     1 - sum((H[i, k] for k in range(N - 1)), sympy.S.Zero))
 
-    def np_H(a, d):
-        out = a["H"].copy()
+    def np_stochastic(H):
+        out = H.copy()
         out[:, -1] = 1.0 - out[:, :-1].sum(axis=1)
         return out
 
-    shapes = lambda d: {"H": (d["N"], d["N"]), "X": (d["N"], d["M"]), "WV": (d["M"], d["M"]),  # noqa: E731
-                        "WO": (d["M"], d["M"]), "bV": (d["M"], 1), "bO": (d["M"], 1)}
-    lhs = lambda e, d: vec_r(H(e, d) * (e["X"] * e["WV"] + ones(d["N"]) * e["bV"].T) * e["WO"]  # noqa: E731
-                             + ones(d["N"]) * e["bO"].T)
-    rhs = lambda e, d: (kron(H(e, d), (e["WV"] * e["WO"]).T) * vec_r(e["X"])  # noqa: E731
-                        + kron(ones(d["N"]), e["WO"].T * e["bV"] + e["bO"]))
-    ref = lambda a, d: (np_H(a, d) @ (a["X"] @ a["WV"] + a["bV"].T) @ a["WO"] + a["bO"].T).reshape(-1)  # noqa: E731
+    shapes = {"H": ("N", "N"), "X": ("N", "M"), "WV": ("M", "M"), "WO": ("M", "M"), "bV": ("M", 1), "bO": ("M", 1)}
+
+    def lhs(H, X, WV, WO, bV, bO, N):
+        return vec_r(stochastic(H, N) * (X * WV + ones(N) * bV.T) * WO + ones(N) * bO.T)
+
+    def rhs(H, X, WV, WO, bV, bO, N):
+        return kron(stochastic(H, N), (WV * WO).T) * vec_r(X) + kron(ones(N), WO.T * bV + bO)
+
+    def ref(H, X, WV, WO, bV, bO):
+        return (np_stochastic(H) @ (X @ WV + bV.T) @ WO + bO.T).reshape(-1)
+
     return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(N=(1, 2, 3), M=(1, 2)), reference=ref,
                     random_dims={"N": 4, "M": 3},
                     scope="H is any row-stochastic matrix (last column 1 - sum of the others), which covers every "
@@ -132,13 +134,15 @@ def least_squares_errors(seed: int, sizes=(4, 16, 64, 256)) -> list[tuple[int, f
     first N of one random pool, so the training error cannot increase with N.
     """
     rng = np.random.default_rng([seed, 2])
-    f = lambda x: np.sin(2 * np.pi * x) + 0.5 * x  # noqa: E731
+    def f(x):
+        return np.sin(2 * np.pi * x) + 0.5 * x
     slopes = rng.uniform(5.0, 40.0, max(sizes)) * rng.choice([-1.0, 1.0], max(sizes))
     centres = rng.uniform(-0.1, 1.1, max(sizes))
     train, test = np.linspace(0, 1, 513), np.linspace(0, 1, 2049)
     out = []
     for N in sizes:
-        feats = lambda x: logistic(slopes[:N] * (x[:, None] - centres[:N]))  # noqa: E731
+        def feats(x):
+            return logistic(slopes[:N] * (x[:, None] - centres[:N]))
         alpha, *_ = np.linalg.lstsq(feats(train), f(train), rcond=None)
         rms = float(np.sqrt(np.mean((feats(train) @ alpha - f(train)) ** 2)))
         out.append((N, rms, float(np.max(np.abs(feats(test) @ alpha - f(test))))))
@@ -192,55 +196,60 @@ _EQ1_THETA = (r"G(\mathbf{x})=\sum_{j=1}^{N}\alpha_{j}\sigma\left(\mathbf{W}_{j}
               r"+\theta_{j}\right)")
 _EQ2 = r"|G(\mathbf{x}) - f(\mathbf{x})| < \varepsilon"
 _EQ2_ALL = r"|G(\mathbf{x})-f(\mathbf{x})|<\varepsilon\quad\text{ for all }\quad\mathbf{x}\in\mathbf{I}_{n}."
-_EQ1_NOTE = ("Checked as: a one-hidden-layer network W_2 σ(W_1 x + b_1) (scalar output) IS the finite sum with "
-             "α_j = (W_2)_{1j}, W_j = j-th row of W_1, b_j = (b_1)_j. Density (Eq. 2) is a separate entry.")
-_EQ2_REASON = ("Eq. 2 is Cybenko's density theorem (an existence statement over all continuous f and all ε > 0): "
-               "no finite computation proves it. Proxy: least-squares fits of a fixed continuous f with growing N; "
-               "the error falls with N (it does not prove density, it only illustrates it).")
+_EQ1_NOTE = (r"Checked as: a one-hidden-layer network $W_2 \sigma(W_1$ $x + b_1$) (scalar output) IS the finite sum "
+             r"with $\alpha_j = (W_2)_{1j}$, $W_j$ = j-th row of $W_1$, $b_j = (b_1)_j$. Density (Eq. 2) is a "
+             "separate entry.")
+_EQ2_REASON = ("Eq. 2 is Cybenko's density theorem (an existence statement over all continuous f and all "
+               r"$\varepsilon> 0$): no finite computation proves it. Proxy: least-squares fits of a fixed continuous "
+               "f with growing N; the error falls with N (it does not prove density, it only illustrates it).")
 _EXT = (r"\mathbf{W}_j \in \mathbb{R}^{n\times m},\ b_j \in \mathbb{R}^m,\ \alpha_j \text{ is reshaped into a matrix}")
 _EXT_004 = (r"\mathbf{W}_{j} \in \mathbb{R}^{n\times m},\ \theta_{j} \in \mathbb{R}^{m},\ \alpha_{j} "
             r"\text{ is reshaped into a diagonal vector}")
 _EXT_CONV = "the shape of α_j in the multi-output extension: an m×m matrix (seeds 001/000) or a diagonal (seed 004)"
-_EXT_NOTE = ("Both readings hold: an FFN with m outputs is Σ_j α_j σ(W_jᵀx + b_j) with α_j an m×m block of W_2 "
-             "(hidden units grouped by m) and also Σ_j diag(α_j) σ(W_jᵀx + θ_j) with α_j a column of W_2 and "
-             "every column of W_j equal to a row of W_1. Note Eq. 1's W_j ∈ R^n becomes R^{n×m}: the Transformer's "
-             "FFN is the 'vector α_j' case of Eq. 1 applied per output.")
+_EXT_NOTE = (r"Both readings hold: an FFN with m outputs is $\sum_j \alpha_j \sigma(W_j^{T}x + b_j)$ with $\alpha_j$ "
+             r"an $m\times m$ block of $W_2$ (hidden units grouped by m) and also $\sum_j diag(\alpha_j) "
+             r"\sigma(W_j^{T}x + \theta_j)$ with $\alpha_j$ a column of $W_2$ and every column of $W_j$ equal to a "
+             r"row of $W_1$. Note Eq. 1's $W_j \in R^n$ becomes $R^{n\times m}$: the Transformer's FFN is the 'vector "
+             r"$\alpha_j'$ case of Eq. 1 applied per output.")
 _EQ4 = r"\mathbf{y}_i = G(\mathbf{x}_i | \mathbf{W}(\mathbf{x}_i), \mathbf{b}(\mathbf{x}_i))"
-_EQ4_REASON = ("Eq. 4 is a definition (a UAT whose parameters are functions of the input), not an equation to "
-               "prove. Proxy: on random Transformer stacks of each block kind, the Eq. 20 parameters are computed "
-               "at two inputs; the ones that change are the 'dynamic' parameters of Eq. 4. Paper/standard blocks: "
-               "W'_{i,1}, W'_{i,2} vary (attention), W'_{i,3}, b'_{i,2}, b'_{i,3} are static; LayerNorm makes "
-               "b'_{i,2} (pre-LN) or everything (post-LN) dynamic.")
+_EQ4_REASON = ("Eq. 4 is a definition (a UAT whose parameters are functions of the input), not an equation to prove. "
+               "Proxy: on random Transformer stacks of each block kind, the Eq. 20 parameters are computed at two "
+               "inputs; the ones that change are the 'dynamic' parameters of Eq. 4. Paper/standard blocks: "
+               "$W'_{i,1}$, $W'_{i,2}$ vary (attention), $W'_{i,3}$, $b'_{i,2}$, $b'_{i,3}$ are static; LayerNorm "
+               "makes $b'_{i,2}$ (pre-LN) or everything (post-LN) dynamic.")
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     ext = Readings(_EXT_CONV, {"matrix": multi_output("matrix"), "diagonal": multi_output("diagonal")})
-    theta = " Seed {} writes θ_j where seed 001 writes b_j (the same bias)."
+    theta = r" The {} version writes $\theta_j$ where the DUAT version writes $b_j$ (the same bias)."
     return [
-        Entry("duat:eq1", d1("§2.1, Eq. 1"), _EQ1, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + " The text says 'α_j, b ∈ R' (b without index)."),
-        Entry("uat-aaai:eq1", a0("§2, Eq. 1"), _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + theta.format("000") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from seed 004."),
-        Entry("uat-arxiv:eq1", a4("§2, Eq. 1"), _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + theta.format("004")),
-        Entry("duat:eq2", d1("§2.1, Eq. 2"), _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
-              note="Seed 001 drops 'for all x ∈ I_n' from the display (it is in the surrounding text of Eq. 13)."),
-        Entry("uat-aaai:eq2", a0("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
-        Entry("uat-arxiv:eq2", a4("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
-        Entry("duat:sec2.1.claim1", d1("§2.1, text after Eq. 2"), _EXT, Status.PROVED, ext, note=_EXT_NOTE),
-        Entry("uat-aaai:sec2.claim1", a0("§2, text after Eq. 2"), _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
-              ext, note=_EXT_NOTE + " OCR garbled; transcribed from seed 001 with θ_j."),
-        Entry("uat-arxiv:sec2.claim1", a4("§2, text after Eq. 2"), _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
-        Entry("duat:eq4", d1("§2.3, Eq. 4"), _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
-              note="The text defines W = W_1⋯W_N and b = b_1⋯b_N (lists, not products). The dynamic/static split "
-                   "of the paper's own block is proved symbolically by duat:eq4.part1 (static bias) and by the "
-                   "§3.3 entries (duat:sec3.3.claim2) for the DUAT table."),
-        Entry("duat:eq4.part1", d1("§2.3, Eq. 4 on the paper's block: static parameters"),
+        Entry("duat:eq1", "§2.1, Eq. 1", _EQ1, Status.PROVED, ffn_is_eq1(),
+              note=_EQ1_NOTE + r" The text says '$\alpha_j$, $b \in R'$ (b without index)."),
+        Entry("uat-aaai:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
+              note=_EQ1_NOTE + theta.format("UAT conference") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from the "
+                                                                "UAT "
+                                                     "arXiv version."),
+        Entry("uat-arxiv:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
+              note=_EQ1_NOTE + theta.format("UAT arXiv")),
+        Entry("duat:eq2", "§2.1, Eq. 2", _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
+              note=r"The DUAT version drops 'for all $x \in I_n'$ from the display (it is in the surrounding text of "
+                   "Eq. 13)."),
+        Entry("uat-aaai:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
+        Entry("uat-arxiv:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
+        Entry("duat:sec2.1.claim1", "§2.1, text after Eq. 2", _EXT, Status.PROVED, ext, note=_EXT_NOTE),
+        Entry("uat-aaai:sec2.claim1", "§2, text after Eq. 2", _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
+              ext, note=_EXT_NOTE + r" OCR garbled; transcribed from the DUAT version with $\theta_j$."),
+        Entry("uat-arxiv:sec2.claim1", "§2, text after Eq. 2", _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
+        Entry("duat:eq4", "§2.3, Eq. 4", _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
+              note=r"The text defines $W = W_1\cdots W_N$ and $b = b_1\cdots b_N$ (lists, not products). The "
+                   "dynamic/static split of the paper's own block is proved symbolically by duat:eq4.part1 (static "
+                   "bias) and by the §3.3 entries (duat:sec3.3.claim2) for the DUAT table."),
+        Entry("duat:eq4.part1", "§2.3, Eq. 4 on the paper's block: static parameters",
               r"\mathbf{b}'_{i,3} = \mathbf{1}_N\otimes(\mathbf{W}_O^{\mathsf T}\mathbf{b}_V+\mathbf{b}_O+\mathbf{b}_2)"
               r"\text{ and } \mathbf{W}'_{i,3} = \mathbf{I}_N\otimes\mathbf{W}_2^{\mathsf T} \text{ do not depend on } "
               r"\mathbf{x}", Status.PROVED, static_attention_bias(),
-              note="Not printed as such: the static half of Eq. 4 for the paper's block (docs/conventions.md). The bias of MHA is "
-                   "static only because softmax rows sum to one; for a general (non-stochastic) H it would be "
-                   "H 1 ⊗ (...), dynamic."),
+              note="Not printed as such: the static half of Eq. 4 for the paper's block (docs/conventions.md). The "
+                   "bias of MHA "
+                   "is static only because softmax rows sum to one; for a general (non-stochastic) H it would be H 1 "
+                   r"$\otimes$ (...), dynamic."),
     ]

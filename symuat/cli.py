@@ -49,7 +49,7 @@ def _table(records: tuple[AuditRecord, ...]) -> str:
     rows = [("status", "id", "source", "evidence", "agrees")]
     for r in records:
         levels = ",".join(f"{e.level.value}{'' if e.holds else '✗'}" for e in r.evidence) or "-"
-        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.seed[:3]} {r.entry.source.ref}",
+        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.version} {r.entry.source.ref}",
                      levels, "yes" if r.agrees else f"NO (computed {r.computed.value if r.computed else 'none'})"))
     widths = [min(max(len(row[i]) for row in rows), 48) for i in range(len(rows[0]))]
     lines = ["  ".join(cell[:48].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
@@ -68,7 +68,7 @@ def main() -> None:
               help="Output format: a table, or the JSON object of docs/ledger-format.md.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
 @click.option("--derivations", type=click.Path(file_okay=False), default=None,
-              help="Directory of derivation modules (default: the shipped `derivations` package).")
+              help="A derivations package or directory of modules (default: the paper's, symuat_paper).")
 @_one_line_errors
 def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
     """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""

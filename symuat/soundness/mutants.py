@@ -165,7 +165,7 @@ def _intercept(rec: _Recorder) -> Iterator[None]:
                "transpose": guarded("transpose", _ORIGINAL["transpose"])}
     kron = guarded("kron", _KRON)
     holders = [m for name, m in list(sys.modules.items())
-               if name.split(".")[0] in ("symuat", "derivations", "symuat_user_derivations")
+               if name.split(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
                and getattr(m, "kron", None) is _KRON]
     try:
         for name, f in patches.items():
