@@ -19,9 +19,8 @@ checked (SPEC §6)
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -312,6 +311,13 @@ def check_identity(identity, seed: int = 0, trials: int = 2,
         Level.EXACT: lambda: _exact(identity, seed, trials),
         Level.FLOAT: lambda: _float(identity, seed),
     }
-    return Verdict(tuple(runners[lv]() for lv in chosen))
+    evidence = tuple(runners[lv]() for lv in chosen)
+    if Level.SYMBOLIC in chosen and (levels is None or Level.ALL_SIZES in levels):
+        from ..allsizes import decide  # the all-sizes level: every size, when the statement is in its fragment
+
+        decision = decide(identity)
+        if decision.inside:
+            evidence = (decision.evidence,) + evidence
+    return Verdict(evidence)
 
 
