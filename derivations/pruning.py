@@ -146,10 +146,10 @@ def split_identity() -> Identity:
     r"""Eq. 13 ⇒ Eq. 14: :math:`\sum_{j=1}^N t_j = \sum_{\Lambda_1}t_j + \sum_{\Lambda_2}t_j` for every partition.
 
     The dimension ``P`` encodes the partition: :math:`j\in\Lambda_1` iff bit :math:`j` of ``P`` is set
-    (``P`` mod :math:`2^N`), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
+    (``P - 1`` mod :math:`2^N`; dimensions are positive), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
     """
     def parts(d):
-        mask = d["P"] % (2 ** d["N"])
+        mask = (d["P"] - 1) % (2 ** d["N"])
         l1 = [j for j in range(d["N"]) if mask >> j & 1]
         return l1, [j for j in range(d["N"]) if not mask >> j & 1]
 
@@ -157,9 +157,9 @@ def split_identity() -> Identity:
         shapes=lambda d: {"alpha": (d["N"], 1), "W": (d["N"], d["n"]), "b": (d["N"], 1), "x": (d["n"], 1)},
         lhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, range(d["N"]), "b")]]),
         rhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, parts(d)[0], "b") + _sum(e, parts(d)[1], "b")]]),
-        dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(8))),
+        dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(1, 9))),
         reference=lambda a, d: np.array([_np_sum(a, range(d["N"]), "b")]),
-        random_dims={"N": 6, "n": 3, "P": 37},
+        random_dims={"N": 6, "n": 3, "P": 38},
         scope="All 2^N partitions (Λ_1, Λ_2) for N <= 3, n <= 2; the float/exact levels use N = 6 and mask 37.")
 
 

@@ -9,6 +9,7 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (
+    ArgumentTypeError,
     DerivationError,
     InvalidValueError,
     LedgerError,
@@ -59,7 +60,7 @@ __all__ = [
     "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",
     # errors
-    "SymuatError", "ShapeError", "InvalidValueError", "UnsupportedError", "DerivationError",
+    "SymuatError", "ShapeError", "InvalidValueError", "ArgumentTypeError", "UnsupportedError", "DerivationError",
     "LedgerError", "OutputError",
 ]
 
