@@ -56,7 +56,7 @@ def test_s4_fools_the_grid_but_not_all_sizes():
 
 def _wedge4() -> Identity:
     r"""Antisymmetrised :math:`v_1\otimes v_2\otimes v_3\otimes v_4`: zero exactly when :math:`n \le 3`."""
-    names = ("a", "b", "c", "d")
+    names = ("u1", "u2", "u3", "u4")
 
     def lhs(e, d):
         total = None
@@ -66,7 +66,7 @@ def _wedge4() -> Identity:
             total = t if total is None else total + t
         return total
     return Identity(shapes=lambda d: {k: (d["n"], 1) for k in names}, lhs=lhs,
-                    rhs=lambda e, d: 0 * kron(kron(e["a"], e["a"]), kron(e["a"], e["a"])),
+                    rhs=lambda e, d: 0 * kron(kron(e["u1"], e["u1"]), kron(e["u1"], e["u1"])),
                     dims=dims_grid(n=(1, 2, 3)), levels=(Level.SYMBOLIC,))
 
 
@@ -221,3 +221,17 @@ def test_normal_form_of_a_true_identity_is_empty():
     forms, bounds, _, _ = normal_form(ident)
     assert forms == {} and bounds == {"n": 1}
     assert dataclasses.is_dataclass(decide(ident))
+
+
+def test_declared_shapes_and_keyword_builders_are_traced():
+    ident = Identity(shapes={"A": ("N", "h*m"), "B": ("h*m", "N"), "x": ("N", 1)},
+                     lhs=lambda A, B, x: vec_r((A * B).T * x), rhs=lambda A, B, x: B.T * (A.T * x),
+                     dims=dims_grid(N=(1, 2), h=(1, 2), m=(1, 2)))
+    ev = decide(ident).evidence
+    assert ev.holds and "every N, h, m" in ev.detail
+
+
+def test_declared_difference_of_sizes_is_outside():
+    ident = Identity(shapes={"A": ("N-1", "N")}, lhs=lambda A: A, rhs=lambda A: A, dims=dims_grid(N=(2, 3)))
+    decision = decide(ident)
+    assert not decision.inside and "only + and * are sizes" in decision.reason

@@ -19,12 +19,13 @@ is put in index normal form and canonically labelled (:mod:`symuat.allsizes.term
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..evidence import identity as _explicit
+from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.verdict import Evidence, Level
 from .index_types import Atom, IndexType, as_type, cases, parse_size, same
@@ -61,19 +62,17 @@ def _symbolic_dims(identity: Identity) -> dict[str, Atom]:
 
 
 def _shapes(identity: Identity, dims) -> dict:
-    declared = identity.shapes if not callable(identity.shapes) else identity.shapes(dims)
-    out = {}
-    for name, (r, c) in declared.items():
-        out[name] = tuple(parse_size(x, dims) if isinstance(x, str) else as_type(x) for x in (r, c))
-    return out
-
-
-def _call(builder, env, dims):
-    params = [p for p in inspect.signature(builder).parameters.values()
-              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if params and all(p.name in env or p.name in dims for p in params):  # a keyword builder
-        return builder(**{p.name: env[p.name] if p.name in env else dims[p.name] for p in params})
-    return builder(env, dims)
+    """Each variable's (row, column) index type: declared shapes are evaluated over the symbolic sizes."""
+    shapes = identity.shapes
+    if isinstance(shapes, DeclaredShapes):
+        declared = {name: tuple(DimensionExpr.parse(x, tuple(dims)).value(dims) for x in shape)
+                    for name, shape in shapes.declared.items()}
+    elif isinstance(shapes, Mapping):
+        declared = {name: tuple(parse_size(x, dims) if isinstance(x, str) else x for x in shape)
+                    for name, shape in shapes.items()}
+    else:
+        declared = shapes(dims)
+    return {name: (as_type(r), as_type(c)) for name, (r, c) in declared.items()}
 
 
 def _where(exc: Exception) -> str:
@@ -99,7 +98,7 @@ def normal_form(identity: Identity):
     for side in (identity.lhs, identity.rhs):
         try:
             with tracing():
-                value = _call(side, env, dims)
+                value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
         except OutsideFragment as exc:
             raise OutsideFragment(f"{exc}{_where(exc)}") from None
         except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
