@@ -34,6 +34,7 @@ from ._duat_common import (
     CAPTION, INPUT, READ_O, READ_T, R_sym, S, W, Wu, b, bu, block_reference, dependency_proxy, printed, readings,
     semantic, sig, sigma, step, table,
 )
+from .attention import whole_layer
 
 x0 = INPUT
 i, ip = "i", "i+1"
@@ -87,11 +88,13 @@ def _block_entries() -> list[Entry]:
     eq20_merged = residual_term(ip, xi).xreplace(MERGE)
     return [
         Entry("duat:eq28", _src("App. B.3, Eq. 28"), r"MHA(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,1}\mathbf{x}'_i",
-              Status.PROSE,
-              Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) W'_{i,1}; its content is"
-                    " the MHA reduction audited with Eq. 9-10. Here W'_{i,1} is opaque and dynamic."),
-              note="The block form used below is h = MHA(x) ↦ W'_{i+1,1}x'_i, x_{i+1} = h + FFN(h) (no skip around"
-                   " MHA, as in the paper's Figure 9); the standard post-attention residual has W'_{i,1} = I + W'_HVO."),
+              Status.PROVED, whole_layer(closed_form=True),
+              note="W'_{i,1} is the closed form of Eq. 10, Σ_h H_h ⊗ (W_V,h W_O,h)^T, so MHA(x_i) = W'_{i,1}x'_i is"
+                   " the proved MHA closed form (H_h parameters: the identity holds at every input, so W'_{i,1} is"
+                   " dynamic). Coq (MultiHead.mha_closed_form) proves it for every N, width, number and width of"
+                   " heads. The block form used below is h = MHA(x) ↦ W'_{i+1,1}x'_i, x_{i+1} = h + FFN(h) (no"
+                   " skip around MHA, as in the paper's Figure 9); the standard post-attention residual has"
+                   " W'_{i,1} = I + W'_HVO."),
         Entry("duat:eq29", _src("App. B.3, Eq. 29"),
               r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) + \mathbf{b}'_{i,3}",
               Status.PROVED, _eq29(),
