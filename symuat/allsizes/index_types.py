@@ -55,6 +55,8 @@ class IndexType:
         """True for the same layout; sizes that may or may not coincide (``N == M``, ``n == 1``) leave the fragment."""
         if not isinstance(other, (IndexType, int)) or isinstance(other, bool):
             return NotImplemented
+        if isinstance(other, int) and other <= 0:
+            return False  # every size is positive
         if same(self, other):
             return True
         raise OutsideFragment(f"the builder compares the sizes {self} and {other!r}, equal at some sizes only")

@@ -53,7 +53,7 @@ def standard_polynomial(mats):
 
 
 def wedge(vectors):
-    r""":math:`\sum_\pi \operatorname{sgn}(\pi)\, v_{\pi 1}\otimes\cdots\otimes v_{\pi k}`, zero iff the vectors are dependent.
+    r""":math:`\sum_\pi \operatorname{sgn}(\pi)\, v_{\pi 1}\otimes\cdots\otimes v_{\pi k}`: zero iff they are dependent.
 
     >>> import sympy
     >>> wedge([sympy.Matrix([1, 2]), sympy.Matrix([2, 4])]).T
@@ -79,7 +79,8 @@ def _scalar_factory(kind: str, a: str, k: int):
     names = [f"{_PREFIX}_P{i}" for i in range(4)]
     shapes = {n: (a, a) for n in names}
     shapes.update({f"{_PREFIX}_u": (a, 1), f"{_PREFIX}_w": (a, 1)})
-    return shapes, lambda env: env[f"{_PREFIX}_u"].T * standard_polynomial([env[n] for n in names]) * env[f"{_PREFIX}_w"]
+    u, w = f"{_PREFIX}_u", f"{_PREFIX}_w"
+    return shapes, lambda env: env[u].T * standard_polynomial([env[n] for n in names]) * env[w]
 
 
 def _with_shapes(base, extra: Mapping[str, tuple[str, str]]):

@@ -216,7 +216,7 @@ def _slice(t: IndexType, s) -> tuple[IndexType, list[int]]:
         raise OutsideFragment(f"indexing by the concrete position {s!r}")
     if s.step is not None:
         raise OutsideFragment("a strided slice")
-    if s.start in (None, 0) and s.stop is None:
+    if (s.start is None or isinstance(s.start, int) and s.start == 0) and s.stop is None:
         return t, list(range(n))
     parts = t.parts if isinstance(t, Sum) else (t,)
     bounds = {0: 0}
