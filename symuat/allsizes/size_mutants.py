@@ -1,8 +1,8 @@
 r"""Size-only mutants: corruptions of a true identity that hold on its grid and fail above it.
 
-For a dimension :math:`a` whose grid goes up to :math:`g`, the mutant adds :math:`s\cdot\mathrm{rhs}`
-(``kron(s, rhs)``, :math:`s` a :math:`1\times1` matrix) to the right-hand side, where :math:`s`
-vanishes exactly when :math:`a\le g`:
+For a dimension :math:`a` whose grid goes up to :math:`g`, the mutant adds :math:`s\,E` (``kron(s, E)``,
+:math:`E` a fresh matrix of the right-hand side's shape, :math:`s` a :math:`1\times1` matrix) to the
+right-hand side, where :math:`s` vanishes exactly when :math:`a\le g`:
 
 * ``wedge``: :math:`s = c^{\mathsf T}\sum_{\pi\in S_{g+1}}\operatorname{sgn}(\pi)\,
   v_{\pi 1}\otimes\cdots\otimes v_{\pi(g+1)}` for fresh vectors :math:`v_i\in\mathbb R^a` and
@@ -22,6 +22,9 @@ from collections.abc import Mapping
 from ..algebra.matrices import kron
 from ..evidence.declare import DeclaredShapes
 from ..evidence.identity import Identity
+from .decide import _shapes
+from .index_types import Atom, IndexType, size_of
+from .tracer import Tracer, tracing
 
 __all__ = ["size_only_mutants", "standard_polynomial", "wedge"]
 
@@ -83,9 +86,11 @@ def _scalar_factory(kind: str, a: str, k: int):
     return shapes, lambda env: env[u].T * standard_polynomial([env[n] for n in names]) * env[w]
 
 
-def _with_shapes(base, extra: Mapping[str, tuple[str, str]]):
+def _with_shapes(base, extra: Mapping[str, tuple]):
+    """``base`` plus ``extra``, whose sizes are dimension strings (``"m*m*m"``) or index types."""
     if isinstance(base, DeclaredShapes):
-        return {**dict(base.declared), **extra}
+        return {**dict(base.declared), **{n: tuple(repr(x) if isinstance(x, IndexType) else x for x in shape)
+                                          for n, shape in extra.items()}}
 
     def shapes(dims):
         out = dict(base(dims))
@@ -95,13 +100,25 @@ def _with_shapes(base, extra: Mapping[str, tuple[str, str]]):
     return shapes
 
 
-def _size(text, dims):
-    if isinstance(text, int):
-        return text
+def _size(size, dims):
+    symbolic = any(isinstance(v, IndexType) for v in dims.values())
+    if isinstance(size, IndexType):
+        return size if symbolic else size_of(size, dims)
+    if isinstance(size, int):
+        return size
     value = None
-    for name in str(text).split("*"):
+    for name in str(size).split("*"):
         value = dims[name] if value is None else value * dims[name]
     return value
+
+
+def _output_types(identity: Identity):
+    """The right-hand side's row and column index types (the identity must be in the fragment)."""
+    dims = {k: Atom(k) for k in identity.dims[0]}
+    env = {n: Tracer.input(n, r, c) for n, (r, c) in _shapes(identity, dims).items()}
+    with tracing():
+        out = identity.rhs(env, dims)
+    return out.rows, out.cols
 
 
 def size_only_mutants(identity: Identity) -> list[tuple[str, Identity]]:
@@ -110,16 +127,17 @@ def size_only_mutants(identity: Identity) -> list[tuple[str, Identity]]:
     The mutants keep ``dims`` (the grid) and the symbolic level only.
     """
     out = []
+    rows, cols = _output_types(identity)
     for a in identity.dims[0]:
         g = max(d[a] for d in identity.dims)
         kinds = ["wedge"] + (["standard"] if g <= 2 else [])
         for kind in kinds:
             extra, scalar = _scalar_factory(kind, a, g + 1)
+            extra[f"{_PREFIX}_E"] = (rows, cols)
             rhs = identity.rhs
 
             def mutated(env, dims, rhs=rhs, scalar=scalar):
-                value = rhs(env, dims)
-                return value + kron(scalar(env), value)
+                return rhs(env, dims) + kron(scalar(env), env[f"{_PREFIX}_E"])
             out.append((f"{kind}:{a}", Identity(shapes=_with_shapes(identity.shapes, extra), lhs=identity.lhs,
                                                 rhs=mutated, dims=identity.dims, levels=identity.levels[:1],
                                                 scope=identity.scope)))
