@@ -28,7 +28,8 @@ from symuat.allsizes.decide import _shapes, _symbolic_dims
 from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.terms import canonical_poly
 from symuat.allsizes.tracer import Tracer, tracing
-from symuat.evidence.identity import Identity, _symbolic
+from symuat.evidence.identity import Identity
+from symuat.evidence.levels import Run, symbolic_level
 from symuat.ledger.entry import Denial, Readings
 
 
@@ -63,7 +64,7 @@ def ledger_figures(idents):
     rows, outside = Counter(), Counter()
     witness_agrees = witness_total = 0
     for eid, role, ident in idents:
-        grid = _symbolic(ident)
+        grid = symbolic_level(ident, Run())
         d = decide(ident)
         verdict = "outside" if not d.inside else ("holds" if d.evidence.holds else "fails")
         rows[("grid holds" if grid.holds else "grid fails", verdict)] += 1
@@ -111,7 +112,7 @@ def main() -> None:
     for eid, role, ident in chosen:
         for name, mutant in size_only_mutants(ident):
             t0 = time.perf_counter()
-            on_grid = _symbolic(mutant).holds
+            on_grid = symbolic_level(mutant, Run()).holds
             d = decide(mutant)
             kind = name.split(":")[0]
             if not on_grid:

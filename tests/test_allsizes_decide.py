@@ -15,7 +15,7 @@ from symuat.algebra.diamond import diamond
 from symuat.algebra.matrices import elementwise, identity_matrix, kron, vec_r
 from symuat.allsizes import decide, normal_form
 from symuat.evidence.fields import SIGMA
-from symuat.evidence.identity import check_identity, instance
+from symuat.evidence.identity import check_identity
 from symuat.evidence.verdict import Level
 
 
@@ -197,8 +197,8 @@ def _square(lhs_tree, rhs_tree) -> Identity:
 
 
 def _explicit_holds(ident, n) -> bool:
-    _, lhs, rhs = instance(ident, {"n": n})
-    return all(sympy.expand(lhs[i] - rhs[i]) == 0 for i in range(len(lhs)))
+    inst = ident.instantiate({"n": n})
+    return all(sympy.expand(inst.lhs[i] - inst.rhs[i]) == 0 for i in range(len(inst.lhs)))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

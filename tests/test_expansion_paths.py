@@ -75,7 +75,7 @@ def test_path_validation_errors():
         Path((2, 1), (1, 1))
     with pytest.raises(ShapeError, match="one head per layer"):
         Path((1, 2), (1,))
-    with pytest.raises(InvalidValueError, match="integer >= 1"):
+    with pytest.raises(InvalidValueError, match="must be a positive integer"):
         Path((0,), (1,))
     with pytest.raises(InvalidValueError, match="PathTerm.path must be a Path"):
         PathTerm("1.1", 1, 1)

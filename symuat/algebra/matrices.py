@@ -20,6 +20,7 @@ from collections.abc import Callable
 import sympy
 
 from ..errors import ShapeError
+from ..validation import check_positive_int
 
 __all__ = [
     "symbolic_matrix",
@@ -47,14 +48,12 @@ def traceable(fn):
 
 
 def check_dim(name: str, value: object) -> int:
-    """Return ``value`` as a positive ``int`` or raise :class:`ShapeError`.
+    """Return ``value`` as a positive ``int`` (:func:`symuat.validation.check_positive_int`).
 
     >>> check_dim("N", 3)
     3
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ShapeError(f"dimension {name}={value!r} must be a positive integer")
-    return value
+    return check_positive_int(name, value, ShapeError)
 
 
 def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.ImmutableMatrix:

@@ -5,10 +5,12 @@ form with canonically labelled contraction graphs (:mod:`.terms`) and compared
 (:mod:`.decide`); a difference is confirmed by the smallest explicit witness.
 """
 
-from .decide import Decision, clear_cache, decide, normal_form
+from .decide import Decision, all_sizes_level, clear_cache, decide, normal_form
 from .index_types import Atom, IndexType, Prod, Sum
 from .outside import OutsideFragment
 from .tracer import Tracer
 
-__all__ = ["decide", "Decision", "normal_form", "clear_cache", "Tracer", "OutsideFragment", "IndexType", "Atom",
-           "Prod", "Sum"]
+__all__ = [
+    "decide", "all_sizes_level", "Decision", "normal_form", "clear_cache",
+    "Tracer", "OutsideFragment", "IndexType", "Atom", "Prod", "Sum",
+]

@@ -24,16 +24,16 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..evidence import identity as _explicit
 from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
+from ..evidence.levels import Run, symbolic_level
 from ..evidence.verdict import Evidence, Level
-from .index_types import Atom, IndexType, as_type, cases, parse_size, same
+from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .terms import canonical_poly, index_counts
 from .tracer import Tracer, tracing
 
-__all__ = ["Decision", "decide", "normal_form", "clear_cache"]
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def _witness(identity: Identity, bounds: dict):
     keys = list(identity.dims[0])
     grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
     for d in grid:
-        ev = _explicit._symbolic(dataclasses.replace(identity, dims=(d,)))
+        ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
         if not ev.holds and ev.counterexample and "entry" in ev.counterexample:
             return ev
     return None
@@ -182,4 +182,9 @@ def decide(identity: Identity) -> Decision:
     return decision
 
 
-_ = IndexType  # re-exported type of the symbolic sizes
+
+def all_sizes_level(claim, run=None) -> Evidence | None:
+    """The level's runner: evidence for an explicit :class:`Identity` inside the fragment, else ``None``."""
+    if not isinstance(claim, Identity) or Level.SYMBOLIC not in claim.levels:
+        return None
+    return decide(claim).evidence

@@ -28,7 +28,8 @@ import sympy
 
 from ..errors import UnsupportedError
 
-__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree"]
+__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree",
+           "magnitude", "is_polynomial"]
 
 MERSENNE_61 = (1 << 61) - 1
 
@@ -245,3 +246,15 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
         m = 1.0 + sum(magnitude(a, values, memo) for a in expr.args)
     memo[expr] = m
     return m
+
+
+def is_polynomial(expr: sympy.Basic) -> bool:
+    r"""Only +, ×, integer powers, numbers, symbols and the uninterpreted σ.
+
+    >>> x = sympy.Symbol("x")
+    >>> is_polynomial(x**2 + SIGMA(x)), is_polynomial(sympy.exp(x)), is_polynomial(sympy.sqrt(x))
+    (True, False, False)
+    """
+    if any(f.func != SIGMA for f in expr.atoms(sympy.Function)):
+        return False
+    return all(p.exp.is_Integer for p in expr.atoms(sympy.Pow))

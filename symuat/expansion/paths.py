@@ -38,6 +38,7 @@ import sympy
 
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError
 from symuat.expansion.symbols import check_depth, nc_symbol
+from symuat.validation import check_positive_int
 
 __all__ = [
     "Path",
@@ -66,9 +67,7 @@ KRON_SEPARATOR = nc_symbol(r"T_{\otimes}")
 
 
 def _index(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidValueError(f"{what} must be an integer >= 1, got {value!r}")
-    return int(value)
+    return check_positive_int(what, value, InvalidValueError)
 
 
 def _tag(layer: int | str) -> str:
@@ -299,7 +298,7 @@ def path_contributions(terms: Sequence[PathTerm], bindings: Mapping[str, Any], x
             raise ShapeError("cannot infer N: no term has an attention factor")
         M = x.shape[0] // N
         A = [_lookup(bindings, s) for s in fa] or [IdentityOperator(N)]
-        B = [_lookup(bindings, s) for s in fb] or [Identity(M)]
+        B = [_lookup(bindings, s) for s in fb] or [IdentityOperator(M)]
         out.append(ca * cb * Kron(A, B).matvec(x))
     return tuple(out)
 

@@ -43,8 +43,8 @@ from typing import Any, List, Optional, Tuple, Union
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
 from symuat.numeric.operators import Kron, KronSum
+from symuat.validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 
 __all__ = [
     "AttentionWeights",

@@ -30,8 +30,8 @@ from typing import Any, Tuple
 import numpy as np
 
 from symuat.errors import InvalidValueError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
 from symuat.numeric.operators import Compose, Diagonal, IdentityOperator, Kron
+from symuat.validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
 

@@ -45,11 +45,11 @@ from typing import Any, FrozenSet, List
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
 from symuat.numeric.attention import mha_operator
 from symuat.numeric.layernorm import layer_norm_operator
 from symuat.numeric.operators import Compose, IdentityOperator, Kron, LinearOperator, Sum
 from symuat.numeric.stack import KINDS, BlockWeights, TransformerStack, activation_function
+from symuat.validation import as_finite_array, check_positive_dim, check_shape
 
 __all__ = ["ResidualParams", "DYNAMIC", "layer_residual_params", "residual_params", "apply_residual"]
 

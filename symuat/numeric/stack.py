@@ -33,9 +33,9 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
 from symuat.numeric.attention import AttentionWeights, multi_head_attention, resolve_scale
 from symuat.numeric.layernorm import LayerNormWeights, apply_layer_norm_weights
+from symuat.validation import as_finite_array, check_positive_dim, check_shape
 
 __all__ = [
     "KINDS",

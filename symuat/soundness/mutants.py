@@ -37,7 +37,6 @@ from sympy.matrices.matrixbase import MatrixBase
 from ..algebra import matrices as _matrices
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity, is_vector_symbol
-from ..expansion.symbols import is_sigma
 from ..expansion.table import SubstitutionTable, TableRow
 
 __all__ = ["Mutant", "OPERATORS", "identity_mutants", "opaque_mutants", "table_mutants", "mutate_expr",
