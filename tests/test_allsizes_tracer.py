@@ -13,6 +13,7 @@ from symuat.allsizes import Atom, OutsideFragment, Tracer, decide
 from symuat.allsizes.index_types import UNIT, Prod, Sum, as_type, canonical, cases, parse_size, same, size_of
 from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.terms import canonical_poly
+from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
 from symuat.evidence.verdict import Level
 
@@ -63,6 +64,7 @@ def test_tracer_vec_unvec_and_blocks():
     (lambda X, Y: unvec_r(vec_r(X), M, N), "unvec_r of a"),
     (lambda X, Y: X.applyfunc(lambda e: e ** 2), "not an opaque function"),
     (lambda X, Y: 1.5 * X, "not rational"),
+    (lambda X, Y: X.applyfunc(lambda e: SIGMA(e) if e != 0 else 0), "not an opaque function"),
 ])
 def test_tracer_errors_name_the_reason(op, match):
     X, Y = Tracer.input("X", N, M), Tracer.input("Y", M, M)

@@ -184,9 +184,10 @@ class Tracer:
         r"""Elementwise opaque function, e.g. :math:`\sigma`: one atom per entry, applied to the normalised entry."""
         probe = sympy.Dummy("entry")
         out = f(probe)
-        if out == probe:
+        if out == probe and f(sympy.S.Zero) == 0:
             return self
-        if not (isinstance(out, sympy.core.function.AppliedUndef) and out.args == (probe,)):
+        if not (isinstance(out, sympy.core.function.AppliedUndef) and out.args == (probe,)
+                and f(sympy.S.Zero) == out.func(0)):  # the same map on every entry, zeros included
             raise OutsideFragment(f"elementwise map {out} is not an opaque function applied to the entry")
         name = str(out.func)
         rc, cc = cases(self._r), cases(self._c)
