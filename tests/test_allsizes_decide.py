@@ -156,7 +156,7 @@ _LEAVES = ("A", "B", "C", "I")
 def _expr(draw_depth):
     leaf = st.sampled_from(_LEAVES).map(lambda n: ("leaf", n))
     return st.recursive(leaf, lambda sub: st.one_of(
-        st.tuples(st.just("T"), sub), st.tuples(st.just("neg"), sub),
+        st.tuples(st.just("T"), sub), st.tuples(st.just("neg"), sub), st.tuples(st.just("sigma"), sub),
         st.tuples(st.just("scale"), st.integers(-2, 3), sub),
         st.tuples(st.just("+"), sub, sub), st.tuples(st.just("*"), sub, sub)), max_leaves=draw_depth)
 
@@ -169,6 +169,8 @@ def _build(tree, e, d):
         return _build(tree[1], e, d).T
     if op == "neg":
         return -_build(tree[1], e, d)
+    if op == "sigma":
+        return elementwise(SIGMA, _build(tree[1], e, d))
     if op == "scale":
         return tree[1] * _build(tree[2], e, d)
     a, b = _build(tree[1], e, d), _build(tree[2], e, d)
@@ -182,7 +184,7 @@ def _push_transposes(tree, flip=False):
         return ("T", tree) if flip and tree[1] != "I" else tree
     if op == "T":
         return _push_transposes(tree[1], not flip)
-    if op in ("neg", "scale"):
+    if op in ("neg", "scale", "sigma"):
         return tree[:-1] + (_push_transposes(tree[-1], flip),)
     a, b = _push_transposes(tree[1], flip), _push_transposes(tree[2], flip)
     if op == "*" and flip:
