@@ -237,3 +237,10 @@ def test_declared_difference_of_sizes_is_outside():
     ident = Identity(shapes={"A": ("N-1", "N")}, lhs=lambda A: A, rhs=lambda A: A, dims=dims_grid(N=(2, 3)))
     decision = decide(ident)
     assert not decision.inside and "only + and * are sizes" in decision.reason
+
+
+def test_sides_of_different_layouts_get_a_shape_witness():
+    ident = Identity(shapes={"v": ("n", 1)}, lhs=lambda v: v, rhs=lambda v: v.T, dims=dims_grid(n=(1,)))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds  # a 1x1 grid cannot see it
+    ev = decide(ident).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"n": 2} and "shapes (2, 1) and (1, 2)" in ev.detail

@@ -75,6 +75,10 @@ def _shapes(identity: Identity, dims) -> dict:
     return {name: (as_type(r), as_type(c)) for name, (r, c) in declared.items()}
 
 
+class _LayoutMismatch(OutsideFragment):
+    """The sides have different index types: a witness may be a size where their shapes differ."""
+
+
 def _where(exc: Exception) -> str:
     """`` at <file>:<line>``: the innermost frame of the builder's code that left the fragment."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
@@ -109,7 +113,7 @@ def normal_form(identity: Identity):
         sides.append(value)
     lhs, rhs = sides
     if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
-        raise OutsideFragment(f"the sides have index types {lhs.shape} and {rhs.shape}")
+        raise _LayoutMismatch(f"the sides have index types {lhs.shape} and {rhs.shape}")
     diff = lhs - rhs
     forms, bounds = {}, {k: 1 for k in dims}
     rc, cc = cases(diff.rows), cases(diff.cols)
@@ -131,12 +135,13 @@ def _names(dims) -> str:
     return ", ".join(dims)
 
 
-def _witness(identity: Identity, bounds: dict):
+def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
+    """The first failure of the explicit symbolic level at sizes up to ``bounds``, smallest first."""
     keys = list(identity.dims[0])
     grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
     for d in grid:
         ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
-        if not ev.holds and ev.counterexample and "entry" in ev.counterexample:
+        if not ev.holds and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
             return ev
     return None
 
@@ -145,6 +150,13 @@ def _decide(identity: Identity) -> Decision:
     dims = list(identity.dims[0])
     try:
         forms, bounds, rows, cols = normal_form(identity)
+    except _LayoutMismatch as exc:
+        beyond = {k: max(d[k] for d in identity.dims) + 1 for k in dims}
+        witness = _witness(identity, beyond, shapes_count=True)
+        if witness is None:
+            return Decision(None, str(exc))
+        return Decision(Evidence(Level.ALL_SIZES, False, f"{exc}; smallest witness: {witness.detail}",
+                                 dict(witness.counterexample)))
     except OutsideFragment as exc:
         return Decision(None, str(exc))
     if not forms:
