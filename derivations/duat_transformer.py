@@ -52,6 +52,7 @@ from ._duat_common import (
     step,
     table,
 )
+from .attention import whole_layer
 
 __all__ = ["entries", "EQ31_TEX", "EQ32_TEX", "HYP_I1", "HYP_I3", "MERGE", "UNPRIMED", "claim32_form", "eq30_lines",
            "eq31", "eq32_lines", "eq32_step1", "np_block", "printed_form", "rule_A", "rule_U_all", "rule_V",
@@ -109,12 +110,13 @@ def _block_entries() -> list[Entry]:
     eq20_merged = residual_term(ip, xi).xreplace(MERGE)
     return [
         Entry("duat:eq28", "App. B.3, Eq. 28", r"MHA(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,1}\mathbf{x}'_i",
-              Status.PROSE,
-              Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) $W'_{i,1}$; its content "
-                    "is the MHA reduction audited with Eq. 9-10. Here $W'_{i,1}$ is opaque and dynamic."),
-              note=r"The block form used below is h = MHA(x) $\mapsto$ $W'_{i+1,1}x'_i$, $x_{i+1} = h$ + FFN(h) (no "
-                   "skip around MHA, as in the paper's Figure 9); the standard post-attention residual has $W'_{i,1} "
-                   "= I + W'_{HVO}$."),
+              Status.PROVED, whole_layer(closed_form=True),
+              note=r"$W'_{i,1}$ is the closed form of Eq. 10, $\sum_h H_h \otimes (W_{V,h} W_{O,h})^T$, so "
+                   r"$MHA(x_i) = W'_{i,1}x'_i$ is the proved MHA closed form ($H_h$ parameters: the identity holds at "
+                   r"every input, so $W'_{i,1}$ is dynamic). Coq (\texttt{MultiHead.mha\_closed\_form}) proves it "
+                   r"for every $N$, width, number and width of heads. The block form used below is "
+                   r"$h = MHA(x) \mapsto W'_{i+1,1}x'_i$, $x_{i+1} = h + FFN(h)$ (no skip around MHA, as in the "
+                   r"paper's Figure 9); the standard post-attention residual has $W'_{i,1} = I + W'_{HVO}$."),
         Entry("duat:eq29", "App. B.3, Eq. 29",
               r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) "
               r"+ \mathbf{b}'_{i,3}",

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 import sympy
 
 from ..errors import ShapeError
+from .matrices import traceable
 
 __all__ = ["diamond", "DiamondReading", "CHAIN_READINGS", "chain"]
 
 
+@traceable
 def diamond(W: sympy.MatrixBase, x: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     r"""``W ◇ x`` for a matrix ``W`` (m×n) and a column vector ``x`` (m×1), Eq. 4.
 

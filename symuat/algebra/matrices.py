@@ -14,6 +14,7 @@ that merges sums of Kronecker products is never used (it is unsound in SymPy 1.1
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import sympy
@@ -32,6 +33,18 @@ __all__ = [
     "elementwise",
     "check_dim",
 ]
+
+
+def traceable(fn):
+    """Let an argument with a ``__symuat_function__`` hook (a tracer of symbolic size) run ``fn`` itself."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for a in args:
+            hook = getattr(a, "__symuat_function__", None)
+            if hook is not None:
+                return hook(fn.__name__, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
 
 
 def check_dim(name: str, value: object) -> int:
@@ -68,6 +81,7 @@ def symbolic_vector(name: str, length: int) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(length, 1, lambda i, _: sympy.Symbol(f"{name}_{{{i + 1}}}"))
 
 
+@traceable
 def vec_r(X: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     r"""Row-major vectorisation :math:`\operatorname{vec}_r(X)\in\mathbb{R}^{NM}`.
 
@@ -78,6 +92,7 @@ def vec_r(X: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(rows * cols, 1, [X[i, j] for i in range(rows) for j in range(cols)])
 
 
+@traceable
 def unvec_r(v: sympy.MatrixBase, rows: int, cols: int) -> sympy.ImmutableMatrix:
     """Inverse of :func:`vec_r`.
 
@@ -96,6 +111,7 @@ def unvec_r(v: sympy.MatrixBase, rows: int, cols: int) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(rows, cols, lambda i, j: v[i * cols + j, 0])
 
 
+@traceable
 def kron(A: sympy.MatrixBase, B: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     r"""Kronecker product :math:`A\otimes B`, entry ``(i*p+k, j*q+l) = A[i,j] B[k,l]``.
 
@@ -110,16 +126,19 @@ def kron(A: sympy.MatrixBase, B: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     )
 
 
+@traceable
 def identity_matrix(n: int) -> sympy.ImmutableMatrix:
     """Identity matrix :math:`I_n`."""
     return sympy.ImmutableMatrix(sympy.eye(check_dim("n", n)))
 
 
+@traceable
 def ones(n: int) -> sympy.ImmutableMatrix:
     r"""All-ones column vector :math:`\mathbf{1}_n`."""
     return sympy.ImmutableMatrix(sympy.ones(check_dim("n", n), 1))
 
 
+@traceable
 def elementwise(f: Callable[[sympy.Expr], sympy.Expr], X: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     r"""Apply ``f`` entrywise, e.g. :math:`\sigma(\cdot)` of the paper."""
     return sympy.ImmutableMatrix(X.applyfunc(f))

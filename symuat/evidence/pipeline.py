@@ -4,7 +4,7 @@ r"""One evidence pipeline: run the applicable levels of any claim and collect a 
 >>> from symuat.evidence.identity import Identity
 >>> claim = Identity({"A": ("N", "N")}, lambda A: A + A, lambda A: 2 * A, ({"N": 2},))
 >>> [(ev.level.value, ev.holds) for ev in check_identity(claim).evidence]
-[('symbolic', True), ('exact', True), ('float', True)]
+[('all-sizes', True), ('symbolic', True), ('exact', True), ('float', True)]
 """
 
 from __future__ import annotations
@@ -28,4 +28,10 @@ def check_identity(claim: Claim, seed: int = 0, trials: int = 2, levels: Sequenc
     """
     chosen = tuple(claim.levels if levels is None else (lv for lv in claim.levels if lv in levels))
     run = Run(seed, trials, InstanceCache() if cache is None else cache)
-    return Verdict(tuple(RUNNERS[lv](claim, run) for lv in chosen))
+    evidence = tuple(RUNNERS[lv](claim, run) for lv in chosen)
+    if Level.SYMBOLIC in chosen and (levels is None or Level.ALL_SIZES in levels):
+        from ..allsizes import all_sizes_level  # every size; no evidence outside its fragment (grid proof stays)
+
+        extra = all_sizes_level(claim, run)
+        evidence = evidence if extra is None else (extra,) + evidence
+    return Verdict(evidence)

@@ -11,8 +11,9 @@ __all__ = ["Level", "Evidence", "Verdict"]
 
 
 class Level(str, Enum):
-    """The three levels of evidence, strongest first."""
+    """The levels of evidence, strongest first (``all-sizes``: decided for every size, not only a grid)."""
 
+    ALL_SIZES = "all-sizes"
     SYMBOLIC = "symbolic"
     EXACT = "exact"
     FLOAT = "float"

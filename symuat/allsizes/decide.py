@@ -1,0 +1,202 @@
+r"""The all-sizes level: decide an explicit :class:`~symuat.evidence.identity.Identity` for every size.
+
+Both builders are re-run on :class:`~symuat.allsizes.tracer.Tracer` matrices whose
+sizes are the identity's dimensions as symbols.  Each block of :math:`\mathrm{lhs}-\mathrm{rhs}`
+is put in index normal form and canonically labelled (:mod:`symuat.allsizes.terms`):
+
+* equal normal forms — every rewrite holds at every size, so the identity holds for
+  **every** value of every dimension;
+* different normal forms — once every index range is at least the number of distinct
+  indices of its type in a term, distinct canonical terms are independent polynomials,
+  so a counterexample exists at or below that bound.  The explicit symbolic level is
+  run at sizes upward from 1 and its first failure is the smallest witness.  If none
+  is found up to the bound that is a bug of this module, reported as "outside the
+  fragment", never as false;
+* a builder that does anything the tracer does not model — outside the fragment,
+  with the reason; the entry keeps its grid proof.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..evidence.declare import DeclaredShapes, DimensionExpr
+from ..evidence.identity import Identity, dims_grid
+from ..evidence.levels import Run, symbolic_level
+from ..evidence.verdict import Evidence, Level
+from .index_types import Atom, as_type, cases, parse_size, same
+from .outside import OutsideFragment
+from .terms import canonical_poly, index_counts
+from .tracer import Tracer, tracing
+
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The all-sizes outcome: ``evidence`` when inside the fragment, else ``reason`` (why it is outside)."""
+
+    evidence: Evidence | None
+    reason: str = ""
+    seconds: float = 0.0
+
+    @property
+    def inside(self) -> bool:
+        return self.evidence is not None
+
+
+_CACHE: dict[int, tuple[Identity, Decision]] = {}
+
+
+def clear_cache() -> None:
+    """Forget every cached decision."""
+    _CACHE.clear()
+
+
+def _symbolic_dims(identity: Identity) -> dict[str, Atom]:
+    return {k: Atom(k) for k in identity.dims[0]}
+
+
+def _shapes(identity: Identity, dims) -> dict:
+    """Each variable's (row, column) index type: declared shapes are evaluated over the symbolic sizes."""
+    shapes = identity.shapes
+    if isinstance(shapes, DeclaredShapes):
+        declared = {name: tuple(DimensionExpr.parse(x, tuple(dims)).value(dims) for x in shape)
+                    for name, shape in shapes.declared.items()}
+    elif isinstance(shapes, Mapping):
+        declared = {name: tuple(parse_size(x, dims) if isinstance(x, str) else x for x in shape)
+                    for name, shape in shapes.items()}
+    else:
+        declared = shapes(dims)
+    return {name: (as_type(r), as_type(c)) for name, (r, c) in declared.items()}
+
+
+class _LayoutMismatch(OutsideFragment):
+    """The sides have different index types: a witness may be a size where their shapes differ."""
+
+
+def _where(exc: Exception) -> str:
+    """`` at <file>:<line>``: the innermost frame of the builder's code that left the fragment."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "/symuat/allsizes/" not in f.filename and "/sympy/" not in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    parts = f.filename.replace("\\", "/").split("/")
+    short = "/".join(parts[-2:])
+    return f" (at {short}:{f.lineno})"
+
+
+def normal_form(identity: Identity):
+    r"""Trace both sides; return ``(per-block canonical forms of lhs - rhs, bounds, row type, col type)``.
+
+    Raises :class:`~symuat.allsizes.outside.OutsideFragment` when a side leaves the fragment.
+    """
+    dims = _symbolic_dims(identity)
+    env = {name: Tracer.input(name, r, c) for name, (r, c) in _shapes(identity, dims).items()}
+    sides = []
+    for side in (identity.lhs, identity.rhs):
+        try:
+            with tracing():
+                value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
+        except OutsideFragment as exc:
+            raise OutsideFragment(f"{exc}{_where(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
+            raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
+                                  f"{_where(exc)}") from None
+        if not isinstance(value, Tracer):
+            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
+        sides.append(value)
+    lhs, rhs = sides
+    if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
+        raise _LayoutMismatch(f"the sides have index types {lhs.shape} and {rhs.shape}")
+    diff = lhs - rhs
+    forms, bounds = {}, {k: 1 for k in dims}
+    rc, cc = cases(diff.rows), cases(diff.cols)
+    for key in diff.keys():
+        if key not in diff.blocks:
+            continue
+        rv, cv, terms = diff.blocks[key]
+        form = canonical_poly(terms, {v: ("f", n) for n, v in enumerate(rv + cv)})
+        if form:
+            forms[key] = form
+            atoms = rc[key[0]] + cc[key[1]]
+            for t in terms:
+                for a, n in index_counts(t, atoms).items():
+                    bounds[a] = max(bounds.get(a, 1), n)
+    return forms, bounds, diff.rows, diff.cols
+
+
+def _names(dims) -> str:
+    return ", ".join(dims)
+
+
+def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
+    """The first failure of the explicit symbolic level at sizes up to ``bounds``, smallest first."""
+    keys = list(identity.dims[0])
+    grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
+    for d in grid:
+        ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
+        if not ev.holds and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
+            return ev
+    return None
+
+
+def _decide(identity: Identity) -> Decision:
+    dims = list(identity.dims[0])
+    try:
+        forms, bounds, rows, cols = normal_form(identity)
+    except _LayoutMismatch as exc:
+        beyond = {k: max(d[k] for d in identity.dims) + 1 for k in dims}
+        witness = _witness(identity, beyond, shapes_count=True)
+        if witness is None:
+            return Decision(None, str(exc))
+        return Decision(Evidence(Level.ALL_SIZES, False, f"{exc}; smallest witness: {witness.detail}",
+                                 dict(witness.counterexample)))
+    except OutsideFragment as exc:
+        return Decision(None, str(exc))
+    if not forms:
+        return Decision(Evidence(Level.ALL_SIZES, True,
+                                 f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
+                                 f"labelled): equal for every {_names(dims)} >= 1"))
+    witness = _witness(identity, bounds)
+    if witness is None:
+        return Decision(None, f"normal forms differ but no witness up to {bounds} (a bug of the all-sizes level)")
+    d = witness.counterexample["dims"]
+    where = ", ".join(f"{k}={v}" for k, v in d.items())
+    r, c = witness.counterexample["entry"]
+    return Decision(Evidence(Level.ALL_SIZES, False,
+                             f"normal forms differ; smallest witness: entry ({r},{c}) differs at {where} "
+                             f"(confirmed by the symbolic level; searched sizes up to {bounds})",
+                             dict(witness.counterexample)))
+
+
+def decide(identity: Identity) -> Decision:
+    r"""Decide ``identity`` for every size (cached per identity object).
+
+    >>> from symuat.evidence.identity import Identity
+    >>> ident = Identity(shapes=lambda d: {"A": (d["n"], d["n"]), "B": (d["n"], d["n"])},
+    ...                  lhs=lambda e, d: (e["A"] * e["B"]).T, rhs=lambda e, d: e["B"].T * e["A"].T,
+    ...                  dims=({"n": 1}, {"n": 2}))
+    >>> decide(ident).evidence.holds
+    True
+    """
+    hit = _CACHE.get(id(identity))
+    if hit is not None and hit[0] is identity:
+        return hit[1]
+    start = time.perf_counter()
+    decision = dataclasses.replace(_decide(identity), seconds=time.perf_counter() - start)
+    _CACHE[id(identity)] = (identity, decision)
+    return decision
+
+
+
+def all_sizes_level(claim, run=None) -> Evidence | None:
+    """The level's runner: evidence for an explicit :class:`Identity` inside the fragment, else ``None``."""
+    if not isinstance(claim, Identity) or Level.SYMBOLIC not in claim.levels:
+        return None
+    return decide(claim).evidence

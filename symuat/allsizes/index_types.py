@@ -1,0 +1,235 @@
+r"""Index types of symbolic size: the sizes the all-sizes level runs a builder at.
+
+A dimension ``N`` becomes the atom type :math:`[N]`; ``h*m`` is the product type
+:math:`[h]\times[m]` (pairs, row-major: the first factor is the outer one, as in
+:math:`\operatorname{vec}_r` and :math:`\otimes`), a concatenation is a sum type and a
+concrete integer :math:`k` is the sum of :math:`k` one-element types.  There is no
+division or remainder: a builder that needs one (``M % h``, ``range(N)``) leaves the
+fragment.
+
+Each type has an ordered list of *cases* (:func:`cases`): the atom sequences of its
+blocks.  The canonical form (:func:`canonical`) flattens products and sums, drops
+one-element factors and distributes a leading sum, :math:`(A+B)\times R = A\times R +
+B\times R`; each of these rewrites keeps both the memory layout and the case list,
+so two types with equal canonical forms index the same positions at every size.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .outside import OutsideFragment
+
+__all__ = ["IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
+           "size_of", "same"]
+
+
+class IndexType:
+    r"""Base of :class:`Atom`, :class:`Prod` and :class:`Sum`: a size a builder can multiply and add.
+
+    >>> N, m = Atom("N"), Atom("m")
+    >>> (N * m) * 1 == Prod((N, m))
+    True
+    >>> N == m
+    Traceback (most recent call last):
+    ...
+    symuat.allsizes.outside.OutsideFragment: the builder compares the sizes N and m, equal at some sizes only
+    """
+
+    __slots__ = ()
+
+    def __mul__(self, other):
+        return canonical(Prod((self, as_type(other))))
+
+    def __rmul__(self, other):
+        return canonical(Prod((as_type(other), self)))
+
+    def __add__(self, other):
+        return canonical(Sum((self, as_type(other))))
+
+    def __radd__(self, other):
+        return canonical(Sum((as_type(other), self)))
+
+    def __eq__(self, other):
+        """True for the same layout; sizes that may or may not coincide (``N == M``, ``n == 1``) leave the fragment."""
+        if not isinstance(other, (IndexType, int)) or isinstance(other, bool):
+            return NotImplemented
+        if isinstance(other, int) and other <= 0:
+            return False  # every size is positive
+        if same(self, other):
+            return True
+        raise OutsideFragment(f"the builder compares the sizes {self} and {other!r}, equal at some sizes only")
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(canonical(self).key())
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"arithmetic or comparison on the symbolic size {self} (only + and * are sizes)")
+
+    __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
+    __truediv__ = __rtruediv__ = __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __pow__ = _refuse
+
+    def __index__(self):
+        raise OutsideFragment(f"the builder needs the concrete value of the size {self} (a loop or an index)")
+
+    __int__ = __index__
+
+    def key(self) -> tuple:
+        raise NotImplementedError
+
+    @property
+    def __symuat_function__(self):
+        from .tracer import dispatch
+        return dispatch
+
+
+@dataclass(frozen=True, eq=False)
+class Atom(IndexType):
+    """A dimension of symbolic size, named as in the identity's ``dims``."""
+
+    name: str
+
+    def key(self) -> tuple:
+        return ("a", self.name)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, eq=False)
+class Prod(IndexType):
+    """Row-major pairs (tuples) of indices of the factors."""
+
+    factors: tuple
+
+    def key(self) -> tuple:
+        return ("p",) + tuple(f.key() for f in self.factors)
+
+    def __repr__(self) -> str:
+        return "*".join(f"({f!r})" if isinstance(f, Sum) else repr(f) for f in self.factors) or "1"
+
+
+@dataclass(frozen=True, eq=False)
+class Sum(IndexType):
+    """Concatenation: an index of the first part, then of the second, ..."""
+
+    parts: tuple
+
+    def key(self) -> tuple:
+        return ("s",) + tuple(p.key() for p in self.parts)
+
+    def __repr__(self) -> str:
+        return "+".join(repr(p) for p in self.parts)
+
+
+#: The one-element type (an empty product): the column type of a vector.
+UNIT = Prod(())
+
+
+def same(a, b) -> bool:
+    """Whether two sizes (types or positive ints) have the same canonical layout.
+
+    >>> same(Atom("N") * 1, Atom("N")), same(Atom("N"), Atom("M"))
+    (True, False)
+    """
+    return as_type(a).key() == as_type(b).key()
+
+
+def from_int(n: int) -> IndexType:
+    """A concrete size ``n`` as the sum of ``n`` one-element types.
+
+    >>> same(from_int(1), UNIT), from_int(2)
+    (True, 1+1)
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise OutsideFragment(f"size {n!r} is not a positive integer")
+    return UNIT if n == 1 else Sum((UNIT,) * n)
+
+
+def as_type(x) -> IndexType:
+    """An :class:`IndexType` or a positive ``int``, as a canonical type."""
+    if isinstance(x, IndexType):
+        return canonical(x)
+    if isinstance(x, int):
+        return from_int(x)
+    raise OutsideFragment(f"size {x!r} of type {type(x).__name__} is neither symbolic nor an integer")
+
+
+def canonical(t: IndexType) -> IndexType:
+    """Flatten, drop one-element factors, distribute a leading sum (layout-preserving).
+
+    >>> N, h, m = Atom("N"), Atom("h"), Atom("m")
+    >>> canonical(Prod((Sum((h, m)), N)))
+    h*N+m*N
+    """
+    if isinstance(t, Atom):
+        return t
+    if isinstance(t, Sum):
+        parts = []
+        for p in (canonical(p) for p in t.parts):
+            parts.extend(p.parts if isinstance(p, Sum) else (p,))
+        if not parts:
+            raise OutsideFragment("an empty concatenation")
+        return parts[0] if len(parts) == 1 else Sum(tuple(parts))
+    factors = []
+    for f in (canonical(f) for f in t.factors):
+        if isinstance(f, Prod):
+            factors.extend(f.factors)
+        else:
+            factors.append(f)
+    if not factors:
+        return UNIT
+    if isinstance(factors[0], Sum):
+        return canonical(Sum(tuple(Prod((p, *factors[1:])) for p in factors[0].parts)))
+    return factors[0] if len(factors) == 1 else Prod(tuple(factors))
+
+
+def cases(t: IndexType) -> list[tuple[str, ...]]:
+    """Ordered atom sequences of the blocks of ``t`` (unchanged by :func:`canonical`).
+
+    >>> cases(Prod((Atom("N"), Sum((Atom("a"), Atom("b"))))))
+    [('N', 'a'), ('N', 'b')]
+    """
+    if isinstance(t, Atom):
+        return [(t.name,)]
+    if isinstance(t, Sum):
+        return [c for p in t.parts for c in cases(p)]
+    return [sum(combo, ()) for combo in itertools.product(*(cases(f) for f in t.factors))]
+
+
+def size_of(t: IndexType, dims) -> int:
+    """The concrete size of ``t`` at ``dims`` (atom name -> int)."""
+    return sum(int(_prod(dims[a] for a in c)) for c in cases(t))
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def parse_size(text: str, dims) -> IndexType:
+    """A declared size such as ``"h*m"`` or ``"N+1"`` over the symbolic ``dims``.
+
+    >>> parse_size("h*m+1", {"h": Atom("h"), "m": Atom("m")})
+    h*m+1
+    """
+    out = None
+    for summand in str(text).replace(" ", "").split("+"):
+        term = None
+        for factor in summand.split("*"):
+            if factor.isdigit():
+                f = from_int(int(factor))
+            elif factor in dims:
+                f = as_type(dims[factor])
+            else:
+                raise OutsideFragment(f"declared size {text!r}: {factor!r} is not a dimension")
+            term = f if term is None else term * f
+        out = term if out is None else out + term
+    return canonical(out)

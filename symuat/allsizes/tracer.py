@@ -1,0 +1,350 @@
+r"""Tracer matrices: a builder re-run on index-form tensors of symbolic size.
+
+A :class:`Tracer` has a row and a column :class:`~symuat.allsizes.index_types.IndexType`
+and, for each pair of cases (blocks), the entry as a sum of terms over free row and
+column indices (:mod:`symuat.allsizes.terms`).  It supports what symuat's explicit
+identities use — ``+ - *`` by rationals, matrix products, ``.T``, head slices of
+concatenations, ``hstack``/``vstack``, and through :func:`dispatch` the functions
+:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
+``ones``, ``elementwise`` and :func:`~symuat.algebra.diamond.diamond` (``W ◇ x = Wᵀx``,
+Eq. 4).  Anything else raises :class:`~symuat.allsizes.outside.OutsideFragment`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from fractions import Fraction
+
+import sympy
+
+from .index_types import UNIT, IndexType, Prod, Sum, as_type, canonical, cases, same
+from .outside import OutsideFragment
+from .terms import eliminate_deltas, fresh, instantiate, multiply
+
+__all__ = ["Tracer", "dispatch", "tracing", "MAX_TERMS"]
+
+#: Terms per block beyond which a statement is declared too large for the normal form.
+MAX_TERMS = 20000
+
+
+def _scalar(x) -> Fraction:
+    if isinstance(x, bool):
+        raise OutsideFragment(f"boolean {x!r} used as a scalar")
+    if isinstance(x, (int, Fraction)):
+        return Fraction(x)
+    if isinstance(x, sympy.Basic) and x.is_Rational:
+        return Fraction(int(x.p), int(x.q))
+    raise OutsideFragment(f"the scalar {x!r} is not rational (only rational coefficients are in the fragment)")
+
+
+class Tracer:
+    r"""A matrix whose sizes are index types and whose entries are index-form sums.
+
+    >>> from symuat.allsizes.index_types import Atom
+    >>> A = Tracer.input("A", Atom("N"), Atom("N"))
+    >>> (A * A).T.shape
+    (N, N)
+    """
+
+    __slots__ = ("_r", "_c", "blocks")
+    is_Matrix = True
+
+    def __init__(self, rows: IndexType, cols: IndexType, blocks: dict):
+        self._r, self._c, self.blocks = canonical(rows), canonical(cols), blocks
+        for _, _, terms in blocks.values():
+            if len(terms) > MAX_TERMS:
+                raise OutsideFragment(f"more than {MAX_TERMS} terms in one block of the index normal form")
+
+    # --- construction -------------------------------------------------------------------------------
+    @classmethod
+    def input(cls, name: str, rows, cols) -> Tracer:
+        """The declared matrix ``name``: entry :math:`X_{ij}` in every block."""
+        rows, cols = as_type(rows), as_type(cols)
+        blocks = {}
+        for ri, rc in enumerate(cases(rows)):
+            for ci, cc in enumerate(cases(cols)):
+                rv, cv = _vars(rc), _vars(cc)
+                blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", name, ri, ci, rv + cv),), ()),))
+        return cls(rows, cols, blocks)
+
+    @classmethod
+    def identity(cls, n) -> Tracer:
+        r""":math:`I_n` as Kronecker deltas."""
+        t = as_type(n)
+        blocks = {}
+        for i, c in enumerate(cases(t)):
+            rv, cv = _vars(c), _vars(c)
+            blocks[i, i] = (rv, cv, ((Fraction(1), tuple(("d", a, b) for a, b in zip(rv, cv)), ()),))
+        return cls(t, t, blocks)
+
+    @classmethod
+    def ones(cls, n) -> Tracer:
+        r""":math:`\mathbf 1_n`."""
+        t = as_type(n)
+        return cls(t, UNIT, {(i, 0): (_vars(c), (), ((Fraction(1), (), ()),)) for i, c in enumerate(cases(t))})
+
+    # --- inspection ---------------------------------------------------------------------------------
+    @property
+    def __symuat_function__(self):
+        return dispatch
+
+    @property
+    def shape(self) -> tuple[IndexType, IndexType]:
+        return (self._r, self._c)
+
+    rows = property(lambda self: self._r)
+    cols = property(lambda self: self._c)
+
+    def terms(self, key, rvars, cvars) -> list:
+        """The block ``key`` with its free indices renamed to ``rvars``, ``cvars`` (dummies fresh)."""
+        if key not in self.blocks:
+            return []
+        rv, cv, terms = self.blocks[key]
+        mapping = dict(zip(rv + cv, rvars + cvars))
+        return [instantiate(t, mapping) for t in terms]
+
+    def keys(self):
+        return [(i, j) for i in range(len(cases(self._r))) for j in range(len(cases(self._c)))]
+
+    # --- arithmetic ---------------------------------------------------------------------------------
+    def _same_shape(self, other, op: str) -> None:
+        if not (same(self._r, other._r) and same(self._c, other._c)):
+            raise OutsideFragment(f"{op} of matrices of index types {self.shape} and {other.shape}")
+
+    def _combine(self, other: Tracer, sign: int) -> Tracer:
+        self._same_shape(other, "sum")
+        rc, cc = cases(self._r), cases(self._c)
+        blocks = {}
+        for key in sorted(set(self.blocks) | set(other.blocks)):
+            rv, cv = _vars(rc[key[0]]), _vars(cc[key[1]])
+            theirs = [(c * sign, f, d) for c, f, d in other.terms(key, rv, cv)]
+            blocks[key] = (rv, cv, tuple(self.terms(key, rv, cv) + theirs))
+        return Tracer(self._r, self._c, blocks)
+
+    def __add__(self, other):
+        if isinstance(other, Tracer):
+            return self._combine(other, 1)
+        if isinstance(other, int) and other == 0:
+            return self
+        raise OutsideFragment(f"adding {type(other).__name__} to a matrix")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if not isinstance(other, Tracer):
+            raise OutsideFragment(f"subtracting {type(other).__name__} from a matrix")
+        return self._combine(other, -1)
+
+    def __neg__(self):
+        return self.scale(-1)
+
+    def scale(self, c) -> Tracer:
+        c = _scalar(c)
+        return Tracer(self._r, self._c, {k: (rv, cv, tuple((c * a, f, d) for a, f, d in ts))
+                                         for k, (rv, cv, ts) in self.blocks.items()})
+
+    def __mul__(self, other):
+        return self.matmul(other) if isinstance(other, Tracer) else self.scale(other)
+
+    def __rmul__(self, other):
+        return self.scale(other)
+
+    __matmul__ = matmul = lambda self, other: _matmul(self, other)  # noqa: E731
+
+    @property
+    def T(self) -> Tracer:
+        return Tracer(self._c, self._r, {(j, i): (cv, rv, ts) for (i, j), (rv, cv, ts) in self.blocks.items()})
+
+    def transpose(self) -> Tracer:
+        return self.T
+
+    # --- blocks -------------------------------------------------------------------------------------
+    def row_join(self, other: Tracer) -> Tracer:
+        """``hstack``: the column type becomes a sum type."""
+        if not same(self._r, other._r):
+            raise OutsideFragment(f"hstack of matrices with row types {self._r} and {other._r}")
+        off = len(cases(self._c))
+        blocks = dict(self.blocks)
+        blocks.update({(i, j + off): b for (i, j), b in other.blocks.items()})
+        return Tracer(self._r, Sum((self._c, other._c)), blocks)
+
+    def col_join(self, other: Tracer) -> Tracer:
+        """``vstack``: the row type becomes a sum type."""
+        return self.T.row_join(other.T).T
+
+    def __getitem__(self, key):
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise OutsideFragment("indexing a matrix by a single (flat) index")
+        rows, rmap = _slice(self._r, key[0])
+        cols, cmap = _slice(self._c, key[1])
+        blocks = {(rmap.index(i), cmap.index(j)): b for (i, j), b in self.blocks.items() if i in rmap and j in cmap}
+        return Tracer(rows, cols, blocks)
+
+    def applyfunc(self, f) -> Tracer:
+        r"""Elementwise opaque function, e.g. :math:`\sigma`: one atom per entry, applied to the normalised entry."""
+        probe = sympy.Dummy("entry")
+        out = f(probe)
+        if out == probe and f(sympy.S.Zero) == 0:
+            return self
+        if not (isinstance(out, sympy.core.function.AppliedUndef) and out.args == (probe,)
+                and f(sympy.S.Zero) == out.func(0)):  # the same map on every entry, zeros included
+            raise OutsideFragment(f"elementwise map {out} is not an opaque function applied to the entry")
+        name = str(out.func)
+        rc, cc = cases(self._r), cases(self._c)
+        blocks = {}
+        for key in self.keys():
+            rv, cv = _vars(rc[key[0]]), _vars(cc[key[1]])
+            blocks[key] = (rv, cv, ((Fraction(1), (("s", name, tuple(self.terms(key, rv, cv))),), ()),))
+        return Tracer(self._r, self._c, blocks)
+
+    def __repr__(self) -> str:
+        return f"Tracer({self._r} x {self._c}, {sum(len(b[2]) for b in self.blocks.values())} terms)"
+
+    def _refuse(self, *_args, **_kw):
+        raise OutsideFragment("the builder uses a matrix operation the tracer does not model")
+
+    __iter__ = __len__ = __pow__ = __truediv__ = _refuse
+
+
+def _vars(case) -> tuple:
+    return tuple(fresh() for _ in case)
+
+
+def _slice(t: IndexType, s) -> tuple[IndexType, list[int]]:
+    """The type of ``t[s]`` for a full slice or a head slice of a concatenation, and the kept cases."""
+    n = len(cases(t))
+    if not isinstance(s, slice):
+        raise OutsideFragment(f"indexing by the concrete position {s!r}")
+    if s.step is not None:
+        raise OutsideFragment("a strided slice")
+    if (s.start is None or isinstance(s.start, int) and s.start == 0) and s.stop is None:
+        return t, list(range(n))
+    parts = t.parts if isinstance(t, Sum) else (t,)
+    bounds = {0: 0}
+    for k in range(1, len(parts) + 1):
+        bounds[canonical(Sum(parts[:k])).key()] = k
+    def position(x):
+        if x is None:
+            return None
+        if isinstance(x, int) and x == 0:
+            return 0
+        if isinstance(x, (IndexType, int)) and as_type(x).key() in bounds:
+            return bounds[as_type(x).key()]
+        raise OutsideFragment(f"slice bound {x!r} of {t} is not a boundary between concatenated blocks")
+    a, b = position(s.start) or 0, position(s.stop)
+    b = len(parts) if b is None else b
+    if not 0 <= a < b:
+        raise OutsideFragment(f"empty slice of {t}")
+    offs = [0]
+    for p in parts:
+        offs.append(offs[-1] + len(cases(p)))
+    return canonical(Sum(parts[a:b])), list(range(offs[a], offs[b]))
+
+
+def _matmul(A: Tracer, B: Tracer) -> Tracer:
+    if not isinstance(B, Tracer):
+        raise OutsideFragment(f"matrix product with {type(B).__name__}")
+    if not same(A._c, B._r):
+        raise OutsideFragment(f"product of index types {A.shape} and {B.shape}")
+    rc, mc, cc = cases(A._r), cases(A._c), cases(B._c)
+    blocks = {}
+    for i in range(len(rc)):
+        for j in range(len(cc)):
+            rv, cv = _vars(rc[i]), _vars(cc[j])
+            out = []
+            for k in range(len(mc)):
+                if (i, k) not in A.blocks or (k, j) not in B.blocks:
+                    continue
+                kv = _vars(mc[k])
+                for a in A.terms((i, k), rv, kv):
+                    for b in B.terms((k, j), kv, cv):
+                        t = eliminate_deltas(multiply(a, b, zip(kv, mc[k])))
+                        if t is not None:
+                            out.append(t)
+            if out:
+                blocks[i, j] = (rv, cv, tuple(out))
+    return Tracer(A._r, B._c, blocks)
+
+
+def _kron(A: Tracer, B: Tracer) -> Tracer:
+    r""":math:`(A\otimes B)_{(i,k),(j,l)} = A_{ij}B_{kl}` on product types."""
+    nbr, nbc = len(cases(B._r)), len(cases(B._c))
+    blocks = {}
+    for (i, j) in A.blocks:
+        for (k, m) in B.blocks:
+            rv1, cv1, rv2, cv2 = (_vars(c) for c in (cases(A._r)[i], cases(A._c)[j], cases(B._r)[k], cases(B._c)[m]))
+            terms = tuple(multiply(a, b) for a in A.terms((i, j), rv1, cv1) for b in B.terms((k, m), rv2, cv2))
+            blocks[i * nbr + k, j * nbc + m] = (rv1 + rv2, cv1 + cv2, terms)
+    return Tracer(Prod((A._r, B._r)), Prod((A._c, B._c)), blocks)
+
+
+def _vec_r(X: Tracer) -> Tracer:
+    nc = len(cases(X._c))
+    return Tracer(Prod((X._r, X._c)), UNIT, {(i * nc + j, 0): (rv + cv, (), ts) for (i, j), (rv, cv, ts) in
+                                              X.blocks.items()})
+
+
+def _unvec_r(v: Tracer, rows, cols) -> Tracer:
+    rows, cols = as_type(rows), as_type(cols)
+    if not (same(v._c, UNIT) and same(v._r, Prod((rows, cols)))):
+        raise OutsideFragment(f"unvec_r of a {v.shape} vector to {rows} x {cols}")
+    nc, rc = len(cases(cols)), cases(rows)
+    return Tracer(rows, cols, {divmod(i, nc): (rv[:len(rc[i // nc])], rv[len(rc[i // nc]):], ts)
+                               for (i, _), (rv, _, ts) in v.blocks.items()})
+
+
+def _diamond(W: Tracer, x: Tracer) -> Tracer:
+    r""":math:`(W\diamond x)_i = \sum_k w_{k,i}x_k` (Eq. 4); a column-vector first operand plays ``x``."""
+    if same(W._c, UNIT) and not same(x._c, UNIT):
+        W, x = x, W
+    if not same(x._c, UNIT):
+        raise OutsideFragment(f"diamond of {W.shape} and {x.shape}: no column-vector operand")
+    return W.T.matmul(x)
+
+
+def _elementwise(f, X: Tracer) -> Tracer:
+    return X.applyfunc(f)
+
+
+_HANDLERS = {
+    "vec_r": _vec_r,
+    "unvec_r": _unvec_r,
+    "kron": _kron,
+    "identity_matrix": Tracer.identity,
+    "ones": Tracer.ones,
+    "elementwise": _elementwise,
+    "diamond": _diamond,
+}
+
+
+def dispatch(name: str, args: tuple, kwargs: dict):
+    """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
+    if name not in _HANDLERS:
+        raise OutsideFragment(f"{name} has no index-form rule")
+    args = tuple(a if isinstance(a, (Tracer, IndexType)) or callable(a) else as_type(a) for a in args)
+    return _HANDLERS[name](*args, **kwargs)
+
+
+@contextlib.contextmanager
+def tracing():
+    """While tracing, ``ImmutableMatrix(t)`` and ``Matrix(t)`` of a tracer ``t`` return ``t`` (an exact copy)."""
+    classes = (sympy.ImmutableDenseMatrix, sympy.MutableDenseMatrix)
+    saved = [(cls, cls.__dict__.get("_new"), cls._new) for cls in classes]
+
+    def passthrough(bound):
+        def _new(cls, *args, **kwargs):
+            if len(args) == 1 and isinstance(args[0], Tracer):
+                return args[0]
+            return bound(*args, **kwargs)
+        return classmethod(_new)
+
+    try:
+        for cls, _, bound in saved:
+            cls._new = passthrough(bound)
+        yield
+    finally:
+        for cls, own, _ in saved:
+            if own is None:
+                del cls._new
+            else:
+                cls._new = own

@@ -1,0 +1,97 @@
+"""Index types, tracer matrices and canonical normal forms of the all-sizes level."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from symuat import Identity, dims_grid
+from symuat.algebra.matrices import identity_matrix, kron, ones, unvec_r, vec_r
+from symuat.allsizes import Atom, OutsideFragment, Tracer, decide
+from symuat.allsizes.index_types import UNIT, Prod, Sum, as_type, canonical, cases, parse_size, same, size_of
+from symuat.allsizes.size_mutants import size_only_mutants
+from symuat.allsizes.terms import canonical_poly
+from symuat.evidence.fields import SIGMA
+from symuat.evidence.identity import check_identity
+from symuat.evidence.verdict import Level
+
+N, M, h, m = Atom("N"), Atom("M"), Atom("h"), Atom("m")
+
+
+def test_canonical_types_keep_the_case_list():
+    t = Prod((Sum((h, m)), Prod((N, UNIT)), M))
+    assert cases(t) == cases(canonical(t)) == [("h", "N", "M"), ("m", "N", "M")]
+    assert size_of(t, {"h": 2, "m": 3, "N": 4, "M": 5}) == (2 + 3) * 4 * 5
+
+
+def test_right_distribution_is_not_assumed():
+    assert not same(Prod((N, Sum((h, m)))), Sum((Prod((N, h)), Prod((N, m)))))  # different layouts
+
+
+@pytest.mark.parametrize("op, match", [
+    (lambda: N - 1, "only \\+ and \\* are sizes"),
+    (lambda: N // 2, "only \\+ and \\* are sizes"),
+    (lambda: range(N), "concrete value of the size N"),
+    (lambda: N == M, "equal at some sizes only"),
+    (lambda: N == 1, "equal at some sizes only"),
+    (lambda: as_type(0), "not a positive integer"),
+    (lambda: as_type(2.5), "neither symbolic nor an integer"),
+    (lambda: parse_size("N+k", {"N": N}), "'k' is not a dimension"),
+])
+def test_size_arithmetic_outside_the_fragment(op, match):
+    with pytest.raises(OutsideFragment, match=match):
+        op()
+
+
+def test_tracer_vec_unvec_and_blocks():
+    X = Tracer.input("X", N, M)
+    assert same(vec_r(X).rows, N * M) and same(vec_r(X).cols, 1)
+    back = unvec_r(vec_r(X), N, M)
+    assert back.blocks.keys() == X.blocks.keys()
+    wide = sympy.ImmutableMatrix.hstack(X, Tracer.input("Y", N, h))
+    assert same(wide.cols, M + h)
+    assert same(wide[:, :M].cols, M) and same(wide[:, M:].cols, h)
+    assert same(kron(identity_matrix(N), X).rows, N * N) and same(ones(N).cols, UNIT)
+
+
+@pytest.mark.parametrize("op, match", [
+    (lambda X, Y: Y * X, "product of index types"),
+    (lambda X, Y: X + Y, "sum of matrices"),
+    (lambda X, Y: X[:, :1], "not a boundary"),
+    (lambda X, Y: X[0, 0], "single \\(flat\\) index|concrete position"),
+    (lambda X, Y: unvec_r(vec_r(X), M, N), "unvec_r of a"),
+    (lambda X, Y: X.applyfunc(lambda e: e ** 2), "not an opaque function"),
+    (lambda X, Y: 1.5 * X, "not rational"),
+    (lambda X, Y: X.applyfunc(lambda e: SIGMA(e) if e != 0 else 0), "not an opaque function"),
+])
+def test_tracer_errors_name_the_reason(op, match):
+    X, Y = Tracer.input("X", N, M), Tracer.input("Y", M, M)
+    if "sum" in match:
+        Y = Tracer.input("Y", M, N)
+    with pytest.raises(OutsideFragment, match=match):
+        op(X, Y)
+
+
+def test_canonical_form_ignores_dummy_names_and_factor_order():
+    a = [(Fraction(2), (("e", "A", 0, 0, ("i", "k")), ("e", "A", 0, 0, ("k", "l")), ("e", "B", 0, 0, ("l", "j"))),
+          (("k", "N"), ("l", "N")))]
+    b = [(Fraction(2), (("e", "B", 0, 0, ("p", "j")), ("e", "A", 0, 0, ("q", "p")), ("e", "A", 0, 0, ("i", "q"))),
+          (("p", "N"), ("q", "N")))]
+    c = [(Fraction(2), (("e", "A", 0, 0, ("k", "i")), ("e", "A", 0, 0, ("k", "l")), ("e", "B", 0, 0, ("l", "j"))),
+          (("k", "N"), ("l", "N")))]
+    free = {"i": 0, "j": 1}
+    assert canonical_poly(a, free) == canonical_poly(b, free) != canonical_poly(c, free)
+    assert canonical_poly(a + [(Fraction(-2),) + b[0][1:]], free) == ()
+
+
+def test_size_only_mutants_hold_on_the_grid_and_are_killed():
+    ident = Identity(shapes={"A": ("n", "n")}, lhs=lambda A: (A * A).T, rhs=lambda A: A.T * A.T,
+                     dims=dims_grid(n=(1, 2)))
+    mutants = dict(size_only_mutants(ident))
+    assert sorted(mutants) == ["standard:n", "wedge:n"]
+    for mutant in mutants.values():
+        assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds
+        ev = decide(mutant).evidence
+        assert not ev.holds and ev.counterexample["dims"] == {"n": 3}
