@@ -30,8 +30,9 @@ from ..evidence.levels import Run, symbolic_level
 from ..evidence.verdict import Evidence, Level
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
+from .rules import tracing
 from .terms import canonical_poly, index_counts
-from .tracer import Tracer, tracing
+from .tracer import Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
 

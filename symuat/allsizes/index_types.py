@@ -84,7 +84,7 @@ class IndexType:
 
     @property
     def __symuat_function__(self):
-        from .tracer import dispatch
+        from .rules import dispatch
         return dispatch
 
 
