@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from derivations.path_expansion import attention_only_forward, path_bindings, random_attention_layers
-from symuat.expansion import apply_paths, path_expansion
+from symuat.expansion import path_expansion
+from symuat.numeric.paths import apply_paths
 
 
 def main() -> None:

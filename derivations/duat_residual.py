@@ -21,7 +21,7 @@ Checking semantics (see :mod:`derivations._duat_common`):
 * printed **forms** (Eq. 21, 23–25 and the :math:`UAT^R` definitions) are
   read with the printed symbols standing for the transformed values defined
   by the adjacent rules, and compared with the nested network;
-* :math:`UAT^R_i` is an opaque vector symbol named :math:`R_i` (SPEC §5).
+* :math:`UAT^R_i` is an opaque vector symbol named :math:`R_i` (docs/conventions.md).
 
 Ids: ``duat:eq<N>.step<K>`` is the K-th "=" of the chain of Eq. N;
 ``duat:eq<N>.rule<K>`` the K-th rule of the sentence following Eq. N

@@ -319,7 +319,7 @@ def _part2_rules(eq: int) -> list[Entry]:
                    " coefficient is never multiplied by later W'_{k,1}: Ũ_1^(3) comes out W'_{2,1}W'_{1,3} instead of"
                    " W'_{3,1}W'_{2,1}W'_{1,3}. Both readings of the right-hand side give the same value here (W'_{j,3}"
                    " is untouched before box j+1). Smallest counterexample: depth 3. Correct: every earlier"
-                   " Ũ_j is multiplied by the new layer's W'_{i+1,1} (SPEC §5)."),
+                   " Ũ_j is multiplied by the new layer's W'_{i+1,1} (docs/conventions.md)."),
     ]
 
 

@@ -153,7 +153,7 @@ def entries() -> list[Entry]:
               r"\mathbf{W}' = \mathbf{W}\otimes\mathbf{I}_M \text{ has density } 1/M",
               Status.PROVED, _density(),
               note="Figure 3 is an image (not in the text extraction); the density 1/M of the drawn W' is the "
-                   "paper's 'sparsity'. Transcribed from the SPEC §3 table."),
+                   "paper's 'sparsity'. Transcribed from the table of matrix–vector forms (docs/conventions.md)."),
         Entry("duat:eq6", Source("duat", "Eq. 6"), _EQ6, Status.PROVED,
               Readings("which axis W_1, W_2 mix (Eq. 5 mixes tokens; a Transformer FFN mixes features)",
                        {"token-mixing": ffn_identity("token"), "feature-mixing": ffn_identity("feature")}),

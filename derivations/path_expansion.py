@@ -30,11 +30,10 @@ import sympy
 from symuat import Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Source, Status, dims_grid
 from symuat.algebra.matrices import identity_matrix, kron, vec_r
 from symuat.expansion import A_name, nc_symbol, substitution_table
-from symuat.expansion.paths import (
-    encode_kron, extension_pairs, kron_multiply, layer_factor, path_contributions, path_expansion,
-)
+from symuat.expansion.paths import encode_kron, extension_pairs, kron_multiply, layer_factor, path_expansion
 from symuat.numeric.attention import AttentionWeights, head_attention_weights, multi_head_attention
 from symuat.numeric.duat_form import duat_form
+from symuat.numeric.paths import path_contributions
 from symuat.numeric.stack import BlockWeights, FFNWeights, TransformerStack
 
 # ---------------------------------------------------------------- explicit matrices (small dims)

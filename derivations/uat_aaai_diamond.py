@@ -17,7 +17,7 @@ App. A Eq. (2) (6 rows)::
     OCR:  "[W1ox] oWy" "=[WTx] o W," "=W [Wix]" "=Wz Wi ox" "=[W; W3] ox" "=WToeW,ox"
 
 The text defines ``W12 = W1ᵀW2ᵀ`` (OCR "whereW, = W{ W7").  Three glyph groups are
-ambiguous; each gives one entry per reading (SPEC §7, ``.reading<R>``): reading 1 is
+ambiguous; each gives one entry per reading (docs/ledger-format.md, ``.reading<R>``): reading 1 is
 the glyphs as the OCR shows them, reading 2 the text of seed 004:
 
 * Eq. (1), ``Wiox``: ``W12◇x`` (the ``o`` is ◇, as everywhere else in this OCR) or

@@ -240,7 +240,7 @@ def entries() -> list[Entry]:
               r"\mathbf{b}'_{i,3} = \mathbf{1}_N\otimes(\mathbf{W}_O^{\mathsf T}\mathbf{b}_V+\mathbf{b}_O+\mathbf{b}_2)"
               r"\text{ and } \mathbf{W}'_{i,3} = \mathbf{I}_N\otimes\mathbf{W}_2^{\mathsf T} \text{ do not depend on } "
               r"\mathbf{x}", Status.PROVED, static_attention_bias(),
-              note="Not printed as such: the static half of Eq. 4 for the paper's block (SPEC §3). The bias of MHA is "
+              note="Not printed as such: the static half of Eq. 4 for the paper's block (docs/conventions.md). The bias of MHA is "
                    "static only because softmax rows sum to one; for a general (non-stochastic) H it would be "
                    "H 1 ⊗ (...), dynamic."),
     ]

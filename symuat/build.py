@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import OutputError
+from .expansion.symbols import check_depth
+from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
+from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.registry import load_entries
-from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
 
 __all__ = ["BuildResult", "latex_files", "build"]
 
@@ -32,9 +34,6 @@ class BuildResult:
 
 def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
     """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
-    from .expansion.symbols import check_depth
-    from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
-
     check_depth(depth)
     appendices = {
         "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
@@ -67,8 +66,6 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
 
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3) -> BuildResult:
     """Audit every entry, write the appendices and ``ledger.json`` to ``out``, compile if possible."""
-    from .expansion.symbols import check_depth
-
     check_depth(depth)
     records = audit(load_entries(), seed=seed)
     written = write_files(out, latex_files(records, depth=depth))

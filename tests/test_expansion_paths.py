@@ -18,17 +18,16 @@ from symuat.expansion import (
     KRON_SEPARATOR,
     Path,
     PathTerm,
-    apply_paths,
     attention_symbol,
     count_paths,
     encode_kron,
     kron_multiply,
     layer_factor,
     ov_symbol,
-    path_contributions,
     path_expansion,
     virtual_heads,
 )
+from symuat.numeric.paths import apply_paths, path_contributions
 
 SETTINGS = settings(max_examples=25, deadline=None)
 heads_lists = st.integers(1, 3).flatmap(lambda L: st.lists(st.integers(1, 2), min_size=L, max_size=L))

@@ -1,6 +1,6 @@
 r"""Explicit symbolic matrices, row-major vectorisation and Kronecker products.
 
-The paper's data transform :math:`T_D` is row-major vectorisation (SPEC §2):
+The paper's data transform :math:`T_D` is row-major vectorisation (docs/conventions.md):
 
 .. math::
 

@@ -7,7 +7,7 @@ A claim (:class:`~symuat.evidence.identity.Identity`) may state its shapes as da
 {'X': (2, 3), 'WO': (2, 8)}
 
 and its builders (``lhs``, ``rhs``, ``reference``) as functions of the variables
-and dimensions they use, by name.  The calling rule (see ``docs/writing-derivations.md``):
+and dimensions they use, by name.  The calling rule:
 
 * the **positional form** ``f(env, dims)`` (``reference``: ``f(arrays, dims)``) when the builder
   has exactly two required parameters and the first names neither a variable nor a dimension

@@ -27,14 +27,13 @@ import numpy as np
 import sympy
 
 from ..errors import UnsupportedError
+from ..names import SIGMA, logistic
 
 __all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree",
            "magnitude", "is_polynomial"]
 
 MERSENNE_61 = (1 << 61) - 1
 
-#: The paper's activation, kept uninterpreted in symbolic work.
-SIGMA = sympy.Function("sigma")
 
 
 @dataclass(frozen=True)
@@ -70,15 +69,6 @@ class PrimeField:
 
     def random(self, rng: np.random.Generator) -> int:
         return int(rng.integers(0, self.p, dtype=np.int64))
-
-
-def logistic(x):
-    r"""The concrete :math:`\sigma` of the float level, :math:`1/(1+e^{-x})`.
-
-    Independent NumPy references of statements that contain :math:`\sigma` use this
-    function, so both sides of a float check instantiate the same activation.
-    """
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 @dataclass(frozen=True)

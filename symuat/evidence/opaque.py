@@ -1,6 +1,6 @@
 r"""Identities between expressions in *opaque* matrices (noncommutative symbols).
 
-The DUAT expansion (seed 001 App. B) treats every :math:`\mathbf W'` as an
+The DUAT expansion (App. B of the paper) treats every :math:`\mathbf W'` as an
 arbitrary, possibly input-dependent matrix.  An :class:`OpaqueIdentity` states
 ``lhs(case) == rhs(case)`` for such expressions; ``case`` is typically a depth.
 
@@ -26,6 +26,7 @@ import numpy as np
 import sympy
 
 from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
+from ..names import is_vector
 from ..validation import check_callable, check_positive_int
 from .fields import SIGMA, PrimeField, RealField, evaluate, is_polynomial, magnitude, structural_degree
 from .protocol import SymbolicFailure
@@ -38,27 +39,13 @@ Side = Callable[[Case], sympy.Expr]
 Reference = Callable[[Mapping[str, np.ndarray], Case], np.ndarray]
 
 
-#: Symbol heads that denote vectors: the paper's bold lowercase letters, plus the
-#: table's vector quantities (c̃, β̃ and the residual sum R = UAT^R).
-_VECTOR_HEADS = ("x", "b", "c", "h", "y", "v", "\\beta", "R")
-
-
-def _head(name: str) -> str:
-    name = name.lstrip("{")
-    for deco in ("\\tilde{", "\\hat{", "\\bar{", "\\mathbf{"):
-        if name.startswith(deco):
-            name = name[len(deco):]
-    return name
-
-
 def is_vector_symbol(symbol: sympy.Symbol) -> bool:
-    r"""Whether an opaque symbol is a vector (bold lowercase in the paper, or c̃, β̃, R).
+    r"""Whether an opaque symbol is a vector (bold lowercase in the paper, or c̃, β̃, R): its :class:`PaperName`.
 
     >>> [is_vector_symbol(sympy.Symbol(n)) for n in ["b'_{1,2}", "W'_{1,1}", r"\tilde{\beta}_{2}", "R_{1}"]]
     [True, False, True, True]
     """
-    head = _head(symbol.name)
-    return any(head.startswith(h) for h in _VECTOR_HEADS) and not head.startswith(("W", "A", "U", "V", "H"))
+    return is_vector(symbol)
 
 
 @dataclass(frozen=True)

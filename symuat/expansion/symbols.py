@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import sympy
 
 from symuat.errors import InvalidValueError
+from symuat.names import SIGMA, layer_bias, layer_state, layer_weight
 from symuat.validation import check_positive_int
 
 __all__ = [
@@ -40,8 +41,8 @@ __all__ = [
     "is_sigma",
 ]
 
-#: The uninterpreted elementwise activation :math:`\sigma`.
-sigma = sympy.Function("sigma")
+#: The uninterpreted elementwise activation :math:`\sigma` (:data:`symuat.names.SIGMA`).
+sigma = SIGMA
 
 
 def nc_symbol(name: str) -> sympy.Symbol:
@@ -61,7 +62,7 @@ def nc_symbol(name: str) -> sympy.Symbol:
 
 
 #: The input vector :math:`\mathbf x'_0`.
-INPUT = nc_symbol("x'_{0}")
+INPUT = layer_state(0).symbol
 
 
 def check_layer_index(i: object) -> int:
@@ -151,11 +152,11 @@ def layer_symbols(i: int | str) -> LayerSymbols:
         tag = str(index)
     return LayerSymbols(
         layer=index,
-        W1=nc_symbol(f"W'_{{{tag},1}}"),
-        W2=nc_symbol(f"W'_{{{tag},2}}"),
-        W3=nc_symbol(f"W'_{{{tag},3}}"),
-        b2=nc_symbol(f"b'_{{{tag},2}}"),
-        b3=nc_symbol(f"b'_{{{tag},3}}"),
+        W1=layer_weight(tag, 1).symbol,
+        W2=layer_weight(tag, 2).symbol,
+        W3=layer_weight(tag, 3).symbol,
+        b2=layer_bias(tag, 2).symbol,
+        b3=layer_bias(tag, 3).symbol,
     )
 
 

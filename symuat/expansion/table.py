@@ -46,6 +46,7 @@ from symuat.errors import DerivationError, InvalidValueError
 from symuat.expansion.collect import canonical_expand, split_affine
 from symuat.expansion.residual import residual_term
 from symuat.expansion.symbols import INPUT, check_depth, layer_symbols, nc_symbol, sigma
+from symuat.names import A_tilde, U_tilde, V_tilde, beta_tilde, c_tilde, residual
 
 __all__ = [
     "A_name",
@@ -64,32 +65,32 @@ __all__ = [
 
 def A_name(i: int) -> str:
     r"""Name of :math:`\tilde A_i`."""
-    return rf"\tilde{{A}}_{{{i}}}"
+    return A_tilde(i).name
 
 
 def c_name(i: int) -> str:
     r"""Name of :math:`\tilde c_i`."""
-    return rf"\tilde{{c}}_{{{i}}}"
+    return c_tilde(i).name
 
 
 def U_name(j: int, i: int) -> str:
     r"""Name of :math:`\tilde U^{(i)}_j`."""
-    return rf"\tilde{{U}}_{{{j}}}^{{({i})}}"
+    return U_tilde(j, i).name
 
 
 def V_name(i: int) -> str:
     r"""Name of :math:`\tilde V_i`."""
-    return rf"\tilde{{V}}_{{{i}}}"
+    return V_tilde(i).name
 
 
 def beta_name(i: int) -> str:
     r"""Name of :math:`\tilde\beta_i`."""
-    return rf"\tilde{{\beta}}_{{{i}}}"
+    return beta_tilde(i).name
 
 
 def R_name(i: int) -> str:
     r"""Name of :math:`R_i` (the paper's :math:`UAT^R_i`)."""
-    return f"R_{{{i}}}"
+    return residual(i).name
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,12 @@ Use :func:`paper_latex`; :func:`latex_lines` breaks a long sum over lines.
 
 from __future__ import annotations
 
-import re
-
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-__all__ = ["PaperLatexPrinter", "paper_latex", "latex_lines"]
+from ..names import structure
 
-_PRIMED = re.compile(r"^([A-Za-z]+)'(_\{.*\})?$")
-_TILDE = re.compile(r"^\\tilde\{(\\?[A-Za-z]+)\}(.*)$")
-_ENTRY = re.compile(r"^([A-Z][A-Za-z0-9]*)_\{(\d+(,\d+)?)\}$")
+__all__ = ["PaperLatexPrinter", "paper_latex", "latex_lines"]
 
 
 def _bold(head: str) -> str:
@@ -36,14 +32,10 @@ class PaperLatexPrinter(LatexPrinter):
 
     def _print_Symbol(self, expr, style="plain"):
         name = expr.name
-        if m := _PRIMED.match(name):
-            return f"{_bold(m.group(1))}'{m.group(2) or ''}"
-        if m := _TILDE.match(name):
-            return rf"\tilde{{{_bold(m.group(1))}}}{m.group(2)}"
-        if name.startswith("R_{"):
-            return r"\mathrm{UAT}^{R}" + name[1:]
-        if expr.is_commutative and (m := _ENTRY.match(name)):
-            return f"{m.group(1).lower()}_{{{m.group(2)}}}"
+        found = structure(expr)
+        typeset = found.latex(commutative=bool(expr.is_commutative)) if found is not None else None
+        if typeset is not None:
+            return typeset
         if "{" in name or "\\" in name:
             return name
         return super()._print_Symbol(expr, style=style)

@@ -14,11 +14,13 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 
 import jinja2
 
 from ..errors import OutputError
 from ..ledger.audit import AuditRecord, summary
+from .appendices import chains, duat_boxes, duat_closed_forms, duat_proof
 from .escape import escape_text
 
 __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "write_files", "render_document",
@@ -78,10 +80,6 @@ def render_matrix_vector(equations, examples) -> str:
 
 def render_duat(depth: int, records: Iterable[AuditRecord]) -> str:
     """The DUAT appendix: Figure-2 boxes for depths 1..``depth``, closed forms, induction proof, chains."""
-    from types import SimpleNamespace
-
-    from .appendices import chains, duat_boxes, duat_closed_forms, duat_proof
-
     tables = []
     for d in range(1, depth + 1):
         boxes, form, verified = duat_boxes(d)

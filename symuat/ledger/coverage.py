@@ -11,7 +11,7 @@ version         numbered equations
 ==============  =====================================================================
 
 Seed 000 (OCR) prints 17 numbered equations in its main text (the last is the LoRA
-form, "(17"); SPEC §1's "Eq. 1–18" has no Eq. 18 to match.  Its appendices share one
+form, "(17"); a range "Eq. 1–18" would have no Eq. 18 to match.  Its appendices share one
 numbering: App. A has (1)–(2) and App. C continues with (3) (Lemma 1) to (11).
 
 An equation counts as covered when an entry has its place as id, or as the

@@ -1,4 +1,4 @@
-r"""Ledger entries: one printed statement of the paper, with its source and claim (SPEC §7).
+r"""Ledger entries: one printed statement of the paper, with its source and claim (docs/ledger-format.md).
 
 Entry ids are ``<version>:<place>`` — version ``duat`` (seed 001), ``uat-aaai``
 (seed 000) or ``uat-arxiv`` (seed 004); place ``eq<N>``, ``eq<N>.step<K>``,
@@ -23,7 +23,7 @@ __all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Ent
 
 
 class Status(str, Enum):
-    """The five statuses of SPEC §7."""
+    """The five statuses of docs/ledger-format.md."""
 
     PROVED = "proved"
     CHECKED = "checked"
@@ -134,7 +134,8 @@ class Entry:
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
-            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' as in SPEC §7")
+            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' "
+                              f"as in docs/ledger-format.md")
         if not self.id.startswith(self.source.version + ":"):
             raise LedgerError(f"entry {self.id!r} cites version {self.source.version!r}")
         if not isinstance(self.status, Status):

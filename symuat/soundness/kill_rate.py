@@ -36,6 +36,8 @@ from ..evidence.pipeline import check_identity
 from ..evidence.protocol import InstanceCache
 from ..evidence.verdict import Level
 from ..expansion import induction_proof, nested_form, substitution_table, verify_depth_naive, verify_table
+from ..ledger.entry import Status
+from ..ledger.registry import load_entries
 from .mutants import Mutant, identity_mutants, opaque_mutants, table_mutants
 
 __all__ = ["Outcome", "LevelCount", "KillReport", "assess", "assess_table", "ledger_mutants", "kill_rates",
@@ -169,9 +171,6 @@ def assess_table(mutant: Mutant, seed: int = 0, rule_layer: int | None = None) -
 
 def ledger_mutants(entries: Iterable | None = None, sources: Sequence[str] | None = None) -> tuple[Mutant, ...]:
     """Mutants of every ``proved`` ledger entry whose claim is an Identity or OpaqueIdentity."""
-    from ..ledger.entry import Status
-    from ..ledger.registry import load_entries
-
     entries = load_entries() if entries is None else entries
     out: list[Mutant] = []
     for e in entries:
@@ -217,9 +216,6 @@ def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
     keeps them) and only the random evaluation is repeated, through the levels' own code.
     """
     cache = InstanceCache() if cache is None else cache
-    from ..ledger.entry import Status
-    from ..ledger.registry import load_entries
-
     entries = load_entries() if entries is None else entries
     claims = [(e.id, e.claim) for e in entries
               if e.status is Status.PROVED and isinstance(e.claim, (Identity, OpaqueIdentity))]

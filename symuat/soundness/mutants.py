@@ -24,7 +24,6 @@ original is decided by the symbolic level (:mod:`symuat.soundness.kill_rate`).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ from ..algebra import matrices as _matrices
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity, is_vector_symbol
 from ..expansion.table import SubstitutionTable, TableRow
+from ..names import layer_weight, structure
 
 __all__ = ["Mutant", "OPERATORS", "identity_mutants", "opaque_mutants", "table_mutants", "mutate_expr",
            "expr_sites"]
@@ -240,19 +240,6 @@ def identity_mutants(source: str, identity: Identity) -> tuple[Mutant, ...]:
 # noncommutative expressions: rewrite the tree
 # --------------------------------------------------------------------------------------------
 
-_INT = re.compile(r"\d+")
-_W23 = re.compile(r"^W'_\{(\d+),([23])\}$")
-#: tilde (updated) name -> the original layer parameter it replaces (seed 001 Fig. 2, "dashed boxes")
-_UNTILDE: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"^\\tilde\{A\}_\{(\d+)\}$"), "W'_{{{0},1}}"),
-    (re.compile(r"^\\tilde\{c\}_\{(\d+)\}$"), "b'_{{{0},3}}"),
-    (re.compile(r"^\\tilde\{V\}_\{(\d+)\}$"), "W'_{{{0},2}}"),
-    (re.compile(r"^\\tilde\{\\beta\}_\{(\d+)\}$"), "b'_{{{0},2}}"),
-    (re.compile(r"^\\tilde\{U\}_\{(\d+)\}\^\{\(\d+\)\}$"), "W'_{{{0},3}}"),
-    (re.compile(r"^\\tilde\{(.+?)\}(.*)$"), "{0}{1}"),
-)
-
-
 def _matrix_prefix(mul: sympy.Expr) -> list[sympy.Expr]:
     nc = [a for a in mul.args if not a.is_commutative]
     prefix = []
@@ -310,33 +297,30 @@ def _node_ops(expr: sympy.Expr, k: int | None) -> tuple[Callable, dict[str, int]
 
 
 def _symbol_sites(expr: sympy.Expr) -> dict[str, list]:
-    names = sorted((s for s in expr.free_symbols if not s.is_commutative), key=lambda s: s.name)
-    shift = [(s, d) for s in names if _INT.search(s.name) for d in (1, -1)
-             if int(_INT.search(s.name).group()) + d >= 0]
-    w23 = sorted({_W23.match(s.name).group(1) for s in names if _W23.match(s.name)}, key=int)
-    tilde = [s for s in names if s.name.startswith("\\tilde{")]
+    symbols = sorted((s for s in expr.free_symbols if not s.is_commutative), key=lambda s: s.name)
+    named = [(s, structure(s)) for s in symbols]
+    shift = [(s, d) for s, n in named for d in (1, -1) if n is not None and n.shifted(d) is not None]
+    w23 = sorted({str(n.layer) for _, n in named if n is not None and n.head == "W" and n.decoration == "'"
+                  and n.index in (2, 3) and isinstance(n.layer, int)}, key=int)
+    tilde = [s for s, n in named if n is not None and n.decoration == "tilde"]
     return {"shift-index": shift, "swap-W2-W3": w23, "untilde": tilde}
 
 
-def _untilde(name: str) -> str:
-    for pattern, template in _UNTILDE:
-        m = pattern.match(name)
-        if m:
-            return template.format(*m.groups())
-    return name
+def _untilde(symbol: sympy.Symbol) -> sympy.Symbol:
+    """The layer parameter an updated (tilde) value replaces (seed 001 Fig. 2, "dashed boxes")."""
+    found = structure(symbol)
+    original = found.original() if found is not None else None
+    return symbol if original is None else original.symbol
 
 
 def _symbol_map(operator: str, site) -> dict:
-    from ..expansion.symbols import nc_symbol
-
     if operator == "shift-index":
         s, d = site
-        m = _INT.search(s.name)
-        return {s: nc_symbol(s.name[:m.start()] + str(int(m.group()) + d) + s.name[m.end():])}
+        return {s: structure(s).shifted(d).symbol}
     if operator == "swap-W2-W3":
-        a, b = nc_symbol(f"W'_{{{site},2}}"), nc_symbol(f"W'_{{{site},3}}")
+        a, b = layer_weight(site, 2).symbol, layer_weight(site, 3).symbol
         return {a: b, b: a}
-    return {site: nc_symbol(_untilde(site.name))}
+    return {site: _untilde(site)}
 
 
 def expr_sites(expr: sympy.Expr) -> dict[str, list]:
@@ -405,7 +389,7 @@ def table_mutants(table: SubstitutionTable) -> tuple[Mutant, ...]:
             for site in sites:
                 new = mutate_expr(row.definition, operator, site)
                 out.append(Mutant(row.name, operator, _site_label(operator, site), _with_row(table, row, new)))
-        original = sympy.Symbol(_untilde(row.name), commutative=False)
+        original = _untilde(sympy.Symbol(row.name, commutative=False))
         if original.name != row.name and not row.name.startswith("R_"):
             out.append(Mutant(row.name, "untilde", f"row := {original.name}", _with_row(table, row, original)))
     return tuple(out)
