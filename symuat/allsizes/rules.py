@@ -80,6 +80,10 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     return _HANDLERS[name](*args, **kwargs)
 
 
+# The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
+Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
+
+
 @contextlib.contextmanager
 def tracing():
     """While tracing, ``ImmutableMatrix(t)`` and ``Matrix(t)`` of a tracer ``t`` return ``t`` (an exact copy)."""

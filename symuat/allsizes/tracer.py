@@ -82,11 +82,6 @@ class Tracer:
 
     # --- inspection ---------------------------------------------------------------------------------
     @property
-    def __symuat_function__(self):
-        from .rules import dispatch
-        return dispatch
-
-    @property
     def shape(self) -> tuple[IndexType, IndexType]:
         return (self._r, self._c)
 
