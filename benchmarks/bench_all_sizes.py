@@ -26,9 +26,10 @@ from collections import Counter
 from symuat import load_entries
 from symuat.allsizes import decide
 from symuat.allsizes.decide import _shapes, _symbolic_dims
+from symuat.allsizes.rules import tracing
 from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.terms import canonical_poly
-from symuat.allsizes.tracer import Tracer, tracing
+from symuat.allsizes.tracer import Tracer
 from symuat.evidence.identity import Identity
 from symuat.evidence.levels import Run, symbolic_level
 from symuat.ledger.entry import Denial, Readings

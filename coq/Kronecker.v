@@ -98,6 +98,14 @@ apply/matrixP=> r c; case/mxvec_indexP: r => i k; case/mxvec_indexP: c => j l.
 by rewrite mxE !kronE !mxE.
 Qed.
 
+(* Token-wise Linear layer Y = X W on x' = vec_r X: (I_N (x) W^T) x' (feature mixing). *)
+Corollary vec_r_mulr m n q (X : 'M[R]_(m, n)) (W : 'M[R]_(n, q)) : vec_r (X *m W) = kron 1%:M W^T *m vec_r X.
+Proof. by rewrite -vec_r_mul mul1mx. Qed.
+
+(* Token mixing Y = A X on x' = vec_r X: (A (x) I_M) x'. *)
+Corollary vec_r_mull m n p (A : 'M[R]_(p, m)) (X : 'M[R]_(m, n)) : vec_r (A *m X) = kron A 1%:M *m vec_r X.
+Proof. by rewrite -[A *m X]mulmx1 vec_r_mul trmx1. Qed.
+
 Lemma vec_r_sum m n I (r : seq I) (P : pred I) (F : I -> 'M[R]_(m, n)) :
   vec_r (\sum_(h <- r | P h) F h) = \sum_(h <- r | P h) vec_r (F h).
 Proof. by rewrite /vec_r linear_sum /= raddf_sum. Qed.

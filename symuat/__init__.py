@@ -6,6 +6,7 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 (structured NumPy operators and Transformer stacks, e.g. :func:`symuat.numeric.duat_form`).
 """
 
+from . import allsizes  # noqa: F401  (registers the all-sizes evidence level)
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (

@@ -16,7 +16,7 @@ import pytest
 COQ = Path(__file__).resolve().parent.parent / "coq"
 #: The theorems the README says Coq checks, by file.
 THEOREMS = {
-    "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "kron_mul", "kron_tr"],
+    "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "vec_r_mulr", "vec_r_mull", "kron_mul", "kron_tr"],
     "MultiHead": ["mha_sum", "mha_closed_form"],
     "Diamond": ["diamond_tr", "diamond_chain", "diamond_addl", "diamond_addr"],
 }

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 
 from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
-from ..evidence.levels import Run, symbolic_level
+from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
+from .rules import tracing
 from .terms import canonical_poly, index_counts
-from .tracer import Tracer, tracing
+from .tracer import Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
 
@@ -195,6 +196,7 @@ def decide(identity: Identity) -> Decision:
 
 
 
+@register_optional_level(Level.ALL_SIZES)
 def all_sizes_level(claim, run=None) -> Evidence | None:
     """The level's runner: evidence for an explicit :class:`Identity` inside the fragment, else ``None``."""
     if not isinstance(claim, Identity) or Level.SYMBOLIC not in claim.levels:

@@ -82,11 +82,6 @@ class IndexType:
     def key(self) -> tuple:
         raise NotImplementedError
 
-    @property
-    def __symuat_function__(self):
-        from .tracer import dispatch
-        return dispatch
-
 
 @dataclass(frozen=True, eq=False)
 class Atom(IndexType):

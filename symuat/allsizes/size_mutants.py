@@ -24,7 +24,8 @@ from ..evidence.declare import DeclaredShapes
 from ..evidence.identity import Identity
 from .decide import _shapes
 from .index_types import Atom, IndexType, size_of
-from .tracer import Tracer, tracing
+from .rules import tracing
+from .tracer import Tracer
 
 __all__ = ["size_only_mutants", "standard_polynomial", "wedge"]
 

@@ -2,26 +2,23 @@ r"""Tracer matrices: a builder re-run on index-form tensors of symbolic size.
 
 A :class:`Tracer` has a row and a column :class:`~symuat.allsizes.index_types.IndexType`
 and, for each pair of cases (blocks), the entry as a sum of terms over free row and
-column indices (:mod:`symuat.allsizes.terms`).  It supports what symuat's explicit
-identities use — ``+ - *`` by rationals, matrix products, ``.T``, head slices of
-concatenations, ``hstack``/``vstack``, and through :func:`dispatch` the functions
-:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
-``ones``, ``elementwise`` and :func:`~symuat.algebra.diamond.diamond` (``W ◇ x = Wᵀx``,
-Eq. 4).  Anything else raises :class:`~symuat.allsizes.outside.OutsideFragment`.
+column indices (:mod:`symuat.allsizes.terms`).  It supports ``+ - *`` by rationals,
+matrix products, ``.T``, head slices of concatenations and ``hstack``/``vstack``;
+:mod:`symuat.allsizes.rules` adds symuat's matrix functions (``vec_r``, ``kron``, ◇, …).
+Anything else raises :class:`~symuat.allsizes.outside.OutsideFragment`.
 """
 
 from __future__ import annotations
 
-import contextlib
 from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, IndexType, Prod, Sum, as_type, canonical, cases, same
+from .index_types import UNIT, IndexType, Sum, as_type, canonical, cases, same
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, fresh, instantiate, multiply
 
-__all__ = ["Tracer", "dispatch", "tracing", "MAX_TERMS"]
+__all__ = ["Tracer", "MAX_TERMS"]
 
 #: Terms per block beyond which a statement is declared too large for the normal form.
 MAX_TERMS = 20000
@@ -84,10 +81,6 @@ class Tracer:
         return cls(t, UNIT, {(i, 0): (_vars(c), (), ((Fraction(1), (), ()),)) for i, c in enumerate(cases(t))})
 
     # --- inspection ---------------------------------------------------------------------------------
-    @property
-    def __symuat_function__(self):
-        return dispatch
-
     @property
     def shape(self) -> tuple[IndexType, IndexType]:
         return (self._r, self._c)
@@ -264,87 +257,3 @@ def _matmul(A: Tracer, B: Tracer) -> Tracer:
             if out:
                 blocks[i, j] = (rv, cv, tuple(out))
     return Tracer(A._r, B._c, blocks)
-
-
-def _kron(A: Tracer, B: Tracer) -> Tracer:
-    r""":math:`(A\otimes B)_{(i,k),(j,l)} = A_{ij}B_{kl}` on product types."""
-    nbr, nbc = len(cases(B._r)), len(cases(B._c))
-    blocks = {}
-    for (i, j) in A.blocks:
-        for (k, m) in B.blocks:
-            rv1, cv1, rv2, cv2 = (_vars(c) for c in (cases(A._r)[i], cases(A._c)[j], cases(B._r)[k], cases(B._c)[m]))
-            terms = tuple(multiply(a, b) for a in A.terms((i, j), rv1, cv1) for b in B.terms((k, m), rv2, cv2))
-            blocks[i * nbr + k, j * nbc + m] = (rv1 + rv2, cv1 + cv2, terms)
-    return Tracer(Prod((A._r, B._r)), Prod((A._c, B._c)), blocks)
-
-
-def _vec_r(X: Tracer) -> Tracer:
-    nc = len(cases(X._c))
-    return Tracer(Prod((X._r, X._c)), UNIT, {(i * nc + j, 0): (rv + cv, (), ts) for (i, j), (rv, cv, ts) in
-                                              X.blocks.items()})
-
-
-def _unvec_r(v: Tracer, rows, cols) -> Tracer:
-    rows, cols = as_type(rows), as_type(cols)
-    if not (same(v._c, UNIT) and same(v._r, Prod((rows, cols)))):
-        raise OutsideFragment(f"unvec_r of a {v.shape} vector to {rows} x {cols}")
-    nc, rc = len(cases(cols)), cases(rows)
-    return Tracer(rows, cols, {divmod(i, nc): (rv[:len(rc[i // nc])], rv[len(rc[i // nc]):], ts)
-                               for (i, _), (rv, _, ts) in v.blocks.items()})
-
-
-def _diamond(W: Tracer, x: Tracer) -> Tracer:
-    r""":math:`(W\diamond x)_i = \sum_k w_{k,i}x_k` (Eq. 4); a column-vector first operand plays ``x``."""
-    if same(W._c, UNIT) and not same(x._c, UNIT):
-        W, x = x, W
-    if not same(x._c, UNIT):
-        raise OutsideFragment(f"diamond of {W.shape} and {x.shape}: no column-vector operand")
-    return W.T.matmul(x)
-
-
-def _elementwise(f, X: Tracer) -> Tracer:
-    return X.applyfunc(f)
-
-
-_HANDLERS = {
-    "vec_r": _vec_r,
-    "unvec_r": _unvec_r,
-    "kron": _kron,
-    "identity_matrix": Tracer.identity,
-    "ones": Tracer.ones,
-    "elementwise": _elementwise,
-    "diamond": _diamond,
-}
-
-
-def dispatch(name: str, args: tuple, kwargs: dict):
-    """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
-    if name not in _HANDLERS:
-        raise OutsideFragment(f"{name} has no index-form rule")
-    args = tuple(a if isinstance(a, (Tracer, IndexType)) or callable(a) else as_type(a) for a in args)
-    return _HANDLERS[name](*args, **kwargs)
-
-
-@contextlib.contextmanager
-def tracing():
-    """While tracing, ``ImmutableMatrix(t)`` and ``Matrix(t)`` of a tracer ``t`` return ``t`` (an exact copy)."""
-    classes = (sympy.ImmutableDenseMatrix, sympy.MutableDenseMatrix)
-    saved = [(cls, cls.__dict__.get("_new"), cls._new) for cls in classes]
-
-    def passthrough(bound):
-        def _new(cls, *args, **kwargs):
-            if len(args) == 1 and isinstance(args[0], Tracer):
-                return args[0]
-            return bound(*args, **kwargs)
-        return classmethod(_new)
-
-    try:
-        for cls, _, bound in saved:
-            cls._new = passthrough(bound)
-        yield
-    finally:
-        for cls, own, _ in saved:
-            if own is None:
-                del cls._new
-            else:
-                cls._new = own

@@ -18,7 +18,8 @@ from .fields import MERSENNE_61, PrimeField
 from .protocol import Claim, Instance, InstanceCache
 from .verdict import Evidence, Level
 
-__all__ = ["Run", "LevelRunner", "RUNNERS", "register_level", "instance_at", "symbolic_level", "exact_level"]
+__all__ = ["Run", "LevelRunner", "RUNNERS", "register_level", "OPTIONAL_RUNNERS", "register_optional_level",
+           "instance_at", "symbolic_level", "exact_level"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,19 @@ def register_level(level: Level) -> Callable[[LevelRunner], LevelRunner]:
     """Register ``runner`` as the implementation of ``level`` (a decorator)."""
     def register(runner: LevelRunner) -> LevelRunner:
         RUNNERS[level] = runner
+        return runner
+    return register
+
+
+#: Levels that add evidence where they apply (their runner returns ``None`` elsewhere), run before the claim's
+#: own levels for every claim checked symbolically; e.g. ``all-sizes`` (registered by :mod:`symuat.allsizes`).
+OPTIONAL_RUNNERS: dict[Level, Callable[[Claim, Run], Evidence | None]] = {}
+
+
+def register_optional_level(level: Level) -> Callable[[Callable], Callable]:
+    """Register ``runner`` as an optional level (a decorator); a ``None`` result adds no evidence."""
+    def register(runner: Callable) -> Callable:
+        OPTIONAL_RUNNERS[level] = runner
         return runner
     return register
 

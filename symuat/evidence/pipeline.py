@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import float_level as _float_level  # noqa: F401  (registers the float level)
-from .levels import RUNNERS, Run
+from .levels import OPTIONAL_RUNNERS, RUNNERS, Run
 from .protocol import Claim, InstanceCache
 from .verdict import Level, Verdict
 
@@ -29,9 +29,7 @@ def check_identity(claim: Claim, seed: int = 0, trials: int = 2, levels: Sequenc
     chosen = tuple(claim.levels if levels is None else (lv for lv in claim.levels if lv in levels))
     run = Run(seed, trials, InstanceCache() if cache is None else cache)
     evidence = tuple(RUNNERS[lv](claim, run) for lv in chosen)
-    if Level.SYMBOLIC in chosen and (levels is None or Level.ALL_SIZES in levels):
-        from ..allsizes import all_sizes_level  # every size; no evidence outside its fragment (grid proof stays)
-
-        extra = all_sizes_level(claim, run)
-        evidence = evidence if extra is None else (extra,) + evidence
+    if Level.SYMBOLIC in chosen:
+        optional = (runner(claim, run) for lv, runner in OPTIONAL_RUNNERS.items() if levels is None or lv in levels)
+        evidence = tuple(ev for ev in optional if ev is not None) + evidence
     return Verdict(evidence)
