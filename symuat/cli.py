@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 
 import click
 
 from .build import build
-from .errors import SymuatError
-from .ledger.audit import AuditRecord, audit, ledger_json
+from .errors import InvalidValueError, SymuatError
+from .ledger.audit import AuditRecord, ledger_json
+from .ledger.cache import audit_ledger
 from .ledger.coverage import coverage
-from .ledger.registry import load_entries
+from .ledger.text import LEGEND, explain, table
 
 __all__ = ["main"]
 
@@ -36,21 +38,57 @@ def _one_line_errors(command: Callable) -> Callable:
     return wrapper
 
 
-def _records(derivations: str | None, seed: int) -> tuple[AuditRecord, ...]:
-    entries = load_entries(directory=derivations) if derivations else load_entries()
-    return audit(entries, seed=seed)
+@contextmanager
+def _progress(quiet: bool) -> Iterator[tuple[Callable[[int], None] | None, Callable[[str], None] | None]]:
+    """A rich progress bar on stderr while entries are audited; silent when stderr is no TTY or with --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield None, None
+        return
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:  # pragma: no cover - rich is a dependency
+        yield None, None
+        return
+    # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
+                  auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
+        task = bar.add_task("auditing", total=None, entry="", visible=False)
+
+        def start(n: int) -> None:
+            bar.update(task, total=n, visible=n > 0)
+            bar.refresh()
+
+        def done(entry_id: str) -> None:
+            bar.update(task, advance=1, entry=entry_id)
+            bar.refresh()
+
+        yield start, done
 
 
-def _table(records: tuple[AuditRecord, ...]) -> str:
-    rows = [("status", "id", "source", "evidence", "agrees")]
-    for r in records:
-        levels = ",".join(f"{e.level.value}{'' if e.holds else '✗'}" for e in r.evidence) or "-"
-        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.seed[:3]} {r.entry.source.ref}",
-                     levels, "yes" if r.agrees else f"NO (computed {r.computed.value if r.computed else 'none'})"))
-    widths = [min(max(len(row[i]) for row in rows), 48) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell[:48].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,
+             quiet: bool = False) -> tuple[AuditRecord, ...]:
+    with _progress(quiet) as (on_start, on_done):
+        return audit_ledger(directory=derivations, seed=seed, only=only, use_cache=cache,
+                            on_start=on_start, on_done=on_done)
+
+
+def _report_disagreements(records) -> None:
+    disagreeing = [r.entry.id for r in records if not r.agrees]
+    if disagreeing:
+        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
+                   err=True)
+        sys.exit(1)
+
+
+_seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                            help="Seed of the exact and float checks (a non-negative integer).")
+_derivations_option = click.option("--derivations", type=click.Path(file_okay=False), default=None,
+                                   help="Directory of derivation modules (default: the shipped `derivations` package).")
+_cache_option = click.option("--no-cache", "no_cache", is_flag=True, default=False,
+                             help="Recompute every entry; neither read nor write the audit cache.")
+_quiet_option = click.option("--quiet", "-q", is_flag=True, default=False, help="No progress bar.")
 
 
 @click.group()
@@ -61,26 +99,47 @@ def main() -> None:
 
 @main.command("audit")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format: a table, or the SPEC §7 JSON object.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
-@click.option("--derivations", type=click.Path(file_okay=False), default=None,
-              help="Directory of derivation modules (default: the shipped `derivations` package).")
+              help="Output format: a table, or the JSON ledger object.")
+@click.option("--only", "only", multiple=True, metavar="PATTERN",
+              help="Audit only the matching entries: an id, an id prefix (duat:eq13 selects duat:eq13.step1, ...) "
+                   "or a glob (quote it: 'duat:fig*'); repeatable.")
+@_seed_option
+@_derivations_option
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
+def audit_command(fmt: str, only: tuple[str, ...], seed: int, derivations: str | None, no_cache: bool,
+                  quiet: bool) -> None:
     """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""
-    records = _records(derivations, seed)
+    records = _records(derivations, seed, only=only, cache=not no_cache, quiet=quiet)
     if fmt == "json":
         click.echo(json.dumps(ledger_json(records), indent=2, sort_keys=False, ensure_ascii=False))
     else:
-        click.echo(_table(records))
+        click.echo(table(records))
         summary = ledger_json(records)["summary"]
         click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries\n")
-        click.echo(coverage(r.entry for r in records).to_text())
-    disagreeing = [r.entry.id for r in records if not r.agrees]
-    if disagreeing:
-        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
-                   err=True)
-        sys.exit(1)
+        click.echo(LEGEND)
+        if not only:
+            click.echo("\n" + coverage(r.entry for r in records).to_text())
+    _report_disagreements(records)
+
+
+@main.command("explain")
+@click.argument("entry_id", metavar="ID")
+@_seed_option
+@_derivations_option
+@_cache_option
+@_quiet_option
+@_one_line_errors
+def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
+    """Print one entry: statement as printed, each level's verdict, counterexample and correction."""
+    records = _records(derivations, seed, only=(entry_id,), cache=not no_cache, quiet=quiet)
+    exact = [r for r in records if r.entry.id == entry_id]
+    if not exact:
+        raise InvalidValueError(f"no ledger entry has the id {entry_id!r}; entries under it: "
+                                + ", ".join(r.entry.id for r in records))
+    click.echo(explain(exact[0]))
+    _report_disagreements(exact)
 
 
 @main.command("derive")
@@ -113,36 +172,39 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
 @main.command("build")
 @click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_seed_option
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def build_command(out: str, seed: int, pdf: bool, depth: int) -> None:
+def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, quiet: bool) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
-    result = build(out=out, seed=seed, pdf=pdf, depth=depth)
+    with _progress(quiet) as (on_start, on_done):
+        result = build(out=out, seed=seed, pdf=pdf, depth=depth, use_cache=not no_cache, on_start=on_start,
+                       on_done=on_done)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
     elif pdf:
         click.echo("no LaTeX compiler (latexmk or pdflatex) found: wrote the .tex files only")
-    if result.disagreeing:
-        click.echo(f"symuat: {len(result.disagreeing)} entries disagree with their record: "
-                   f"{', '.join(result.disagreeing)}", err=True)
-        sys.exit(1)
+    _report_disagreements(result.records)
 
 
 @main.command("latex")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_seed_option
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def latex_command(out: str, depth: int, seed: int) -> None:
+def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) -> None:
     """Write the LaTeX appendices and main.tex (no compilation)."""
-    result = build(out=out, seed=seed, pdf=False, depth=depth)
+    with _progress(quiet) as (on_start, on_done):
+        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
+                       on_done=on_done)
     click.echo(f"wrote {len(result.files)} files to {out}/")
-    if result.disagreeing:
-        click.echo(f"symuat: entries disagree with their record: {', '.join(result.disagreeing)}", err=True)
-        sys.exit(1)
+    _report_disagreements(result.records)
 
 
 @main.command("soundness")
