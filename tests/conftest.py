@@ -17,10 +17,14 @@ import pytest
 from symuat import load_entries
 
 _OWN_CACHE = "_SYMUAT_TEST_CACHE_DIR"
+#: Seed of the session's whole-ledger audit; not the CLI default 0, so that "seed 3" in a detail proves the seed
+#: reached the randomized levels (tests/test_determinism.py).
+SESSION_SEED = 3
 
 
 def pytest_configure(config):
-    if hasattr(config, "workerinput"):  # an xdist worker: keep the controller's directory
+    if hasattr(config, "workerinput"):  # an xdist worker: keep the controller's directory, one process per worker
+        os.environ.setdefault("SYMUAT_JOBS", "1")
         return
     path = tempfile.mkdtemp(prefix="symuat-test-cache-")
     os.environ[_OWN_CACHE] = os.environ["SYMUAT_CACHE_DIR"] = path
@@ -37,8 +41,16 @@ def ledger():
 
 
 @pytest.fixture(scope="session")
+def session_seed() -> int:
+    return SESSION_SEED
+
+
+@pytest.fixture(scope="session")
 def audited():
-    """The whole shipped ledger, audited once per session (afresh: the session's cache starts empty)."""
+    """The whole shipped ledger at ``SESSION_SEED``, audited once per session (afresh: the cache starts empty).
+
+    Tests that use it are in the xdist group ``audit`` so that one worker computes it.
+    """
     from symuat.ledger.cache import audit_ledger
 
-    return audit_ledger()
+    return audit_ledger(seed=SESSION_SEED)

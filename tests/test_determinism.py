@@ -1,10 +1,9 @@
 """Determinism: the ledger JSON and the LaTeX are byte-identical across runs and PYTHONHASHSEED values.
 
 Each command runs twice in a fresh interpreter with a different hash seed (set
-iteration order, dict-of-symbols order and SymPy's hashing all change), each time
-auditing afresh (an empty cache directory); the audit JSON is then printed from the
-cache the other hash seed wrote.  The random checks are seeded by ``--seed`` and
-report that seed.
+iteration order, dict-of-symbols order and SymPy's hashing all change); the audit
+data compared come from two fresh audits under different hash seeds (see ``runs``).
+The random checks are seeded by ``--seed`` and report that seed.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import pytest
 from symuat.evidence.verdict import Level
 
 _HASH_SEEDS = ("1", "4242")
+pytestmark = pytest.mark.xdist_group("audit")  # shares the session audit (conftest.py)
 
 
 def _symuat(args: list[str], hashseed: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
@@ -33,19 +33,28 @@ def _tree(out: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict[str, bytes] | bytes]:
-    """``symuat latex`` once per hash seed, each a fresh audit (its own empty cache directory); then
-    ``symuat audit --format json`` under each hash seed, reading the cache the *other* hash seed wrote."""
+def runs(tmp_path_factory, audited, session_seed) -> dict[str, dict[str, bytes] | bytes]:
+    """``symuat latex`` and ``symuat audit --format json`` under hash seeds 1 and 4242, at the session's seed.
+
+    Two fresh audits are compared: one in a subprocess with hash seed 1 (its own empty cache
+    directory) and the session's in-process audit (``audited``; Python's random hash seed), which
+    the hash-4242 subprocesses read from the session cache.  Each JSON run prints the records the
+    *other* hash seed computed; each LaTeX run renders under its own hash seed.
+    """
     root = tmp_path_factory.mktemp("determinism")
-    caches = {h: root / f"cache-{h}" for h in _HASH_SEEDS}
+    session_cache = Path(os.environ["SYMUAT_CACHE_DIR"])
+    if os.environ.get("PYTHONHASHSEED") == _HASH_SEEDS[0]:  # the session audit ran under hash seed 1 too
+        session_cache = root / "cache-4242"
+    caches = {_HASH_SEEDS[0]: root / "cache-1", _HASH_SEEDS[1]: session_cache}
+    seed = str(session_seed)
     out: dict[str, dict[str, bytes] | bytes] = {}
     for h in _HASH_SEEDS:
-        r = _symuat(["latex", "--out", str(root / f"out-{h}"), "--depth", "2", "--seed", "3"], h, root, caches[h])
+        r = _symuat(["latex", "--out", str(root / f"out-{h}"), "--depth", "2", "--seed", seed], h, root, caches[h])
         assert r.returncode == 0, r.stderr.decode()
         out[f"latex-{h}"] = _tree(root / f"out-{h}")
     for h, other in zip(_HASH_SEEDS, reversed(_HASH_SEEDS)):
-        assert list(caches[other].glob("audit-*.json")), "the fresh run wrote no cache"
-        r = _symuat(["audit", "--format", "json", "--seed", "3"], h, root, caches[other])
+        assert list(caches[other].glob("audit-*.json")), "no audit was cached"
+        r = _symuat(["audit", "--format", "json", "--seed", seed], h, root, caches[other])
         assert r.returncode == 0, r.stderr.decode()
         out[f"json-{h}"] = r.stdout
     return out
@@ -57,12 +66,14 @@ def test_audit_json_is_byte_identical_across_hash_seeds(runs):
     assert len(ledger["entries"]) > 200
 
 
-def test_randomized_levels_report_their_seed(runs):
+def test_randomized_levels_report_their_seed(runs, session_seed):
+    assert session_seed not in (0, 1, 2)  # the CLI default and the trial numbers cannot pass for it
     ledger = json.loads(runs["json-1"])
     details = [ev["detail"] for e in ledger["entries"] for ev in e["evidence"]
                if ev["level"] in (Level.EXACT.value, Level.FLOAT.value) and ev["holds"]]
     assert details
-    assert all("seed 3" in d for d in details), [d for d in details if "seed 3" not in d][:3]
+    tag = f"seed {session_seed}"
+    assert all(tag in d for d in details), [d for d in details if tag not in d][:3]
 
 
 def test_latex_is_byte_identical_across_hash_seeds(runs):

@@ -61,6 +61,7 @@ def test_ledger_mutants_cover_every_operator(ledger):
     assert ops >= set(OPERATORS) - {"untilde"}
 
 
+@pytest.mark.xdist_group("ledger-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "exact", "float"])
 def test_ledger_mutants_are_killed(ledger_report, level):
     for family, per in ledger_report.counts.items():
@@ -72,6 +73,7 @@ def test_ledger_mutants_are_killed(ledger_report, level):
         assert c.rate >= floor, (family, level, c.survivors)
 
 
+@pytest.mark.xdist_group("table-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "induction", "exact", "float"])
 def test_table_mutants_are_killed(table_report, level):
     c = table_report.counts["table"][level]
@@ -79,6 +81,7 @@ def test_table_mutants_are_killed(table_report, level):
     assert c.rate >= (0.99 if level == "float" else 1.0), c.survivors
 
 
+@pytest.mark.xdist_group("table-mutants")
 def test_equivalent_table_mutants_are_genuine(table_report):
     # replacing a box-1 value (or the new U_i^(i) = W'_{i,3}) by the original parameter changes nothing
     eq = table_report.equivalent["table"]

@@ -98,8 +98,22 @@ def dims_grid(**ranges: tuple[int, ...]) -> tuple[dict[str, int], ...]:
     return tuple(dict(zip(names, c)) for c in ordered)
 
 
+#: Instances built during the current :func:`check_identity` call; its levels share them.
+_BUILT: dict | None = None
+
+
 def instance(identity: Identity, dims: Dims) -> tuple[Env, sympy.ImmutableMatrix, sympy.ImmutableMatrix]:
-    """Build the symbol environment and both sides at ``dims``."""
+    """Build the symbol environment and both sides at ``dims`` (once per :func:`check_identity` call)."""
+    key = (id(identity), repr(sorted(dict(dims).items())))
+    if _BUILT is not None and key in _BUILT:
+        return _BUILT[key]
+    built = _build(identity, dims)
+    if _BUILT is not None:
+        _BUILT[key] = built
+    return built
+
+
+def _build(identity: Identity, dims: Dims) -> tuple[Env, sympy.ImmutableMatrix, sympy.ImmutableMatrix]:
     env = {name: symbolic_matrix(name, r, c) for name, (r, c) in identity.shapes(dims).items()}
     lhs = sympy.ImmutableMatrix(identity.lhs(env, dims))
     rhs = sympy.ImmutableMatrix(identity.rhs(env, dims))
@@ -312,6 +326,11 @@ def check_identity(identity, seed: int = 0, trials: int = 2,
         Level.EXACT: lambda: _exact(identity, seed, trials),
         Level.FLOAT: lambda: _float(identity, seed),
     }
-    return Verdict(tuple(runners[lv]() for lv in chosen))
+    global _BUILT
+    outer, _BUILT = _BUILT, {}
+    try:
+        return Verdict(tuple(runners[lv]() for lv in chosen))
+    finally:
+        _BUILT = outer
 
 
