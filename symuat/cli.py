@@ -144,24 +144,18 @@ def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache:
 
 @main.command("derive")
 @click.option("--depth", type=int, default=3, show_default=True, help="Number of layers L (>= 1).")
-@click.option("--format", "fmt", type=click.Choice(["text", "latex"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "latex"]), default="text", show_default=True,
+              help="Plain text, or a complete LaTeX align* environment (needs amsmath and latex/symuat-macros.tex).")
 @click.option("--verify/--no-verify", default=True, show_default=True,
               help="Check every layer's substitution locally (polynomial in L).")
 @_one_line_errors
 def derive_command(depth: int, fmt: str, verify: bool) -> None:
     """Print the DUAT form of an L-layer residual network and its substitution table (seed 001 Fig. 2)."""
+    from .derive_format import table_latex, table_text
     from .expansion import substitution_table, verify_depth
-    from .latex.printer import paper_latex
 
     table = substitution_table(depth)
-    if fmt == "text":
-        click.echo(table.to_text())
-    else:
-        for i in range(depth + 1):
-            click.echo(f"% box {i}")
-            for row in table.box(i):
-                click.echo(f"{paper_latex(row.symbol)} = {paper_latex(row.definition)} \\\\")
-        click.echo(f"\\mathbf{{x}}'_{{{depth}}} = {paper_latex(table.form())}")
+    click.echo(table_text(table) if fmt == "text" else table_latex(table))
     if verify:
         result = verify_depth(depth, table)
         click.echo(f"% verified layer by layer: {'holds' if result.holds else 'FAILS'}", err=not result.holds)

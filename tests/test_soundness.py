@@ -34,9 +34,13 @@ from symuat.soundness.mutants import _ORIGINAL
 
 
 @pytest.fixture(scope="module")
-def ledger_report(ledger):
-    mutants = ledger_mutants(ledger)[::60]
-    return kill_rates(assess(m) for m in mutants)
+def all_ledger_mutants(ledger):
+    return ledger_mutants(ledger)
+
+
+@pytest.fixture(scope="module")
+def ledger_report(all_ledger_mutants):
+    return kill_rates(assess(m) for m in all_ledger_mutants[::60])
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +60,9 @@ def test_interception_leaves_sympy_and_kron_untouched(ledger):
     assert kron is matrices.kron
 
 
-def test_ledger_mutants_cover_every_operator(ledger):
-    ops = {m.operator for m in ledger_mutants(ledger)}
+@pytest.mark.xdist_group("ledger-mutants")
+def test_ledger_mutants_cover_every_operator(all_ledger_mutants):
+    ops = {m.operator for m in all_ledger_mutants}
     assert ops >= set(OPERATORS) - {"untilde"}
 
 
