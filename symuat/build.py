@@ -34,11 +34,17 @@ class BuildResult:
 
 
 def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
-    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
+    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables.
+
+    Measured float digits are replaced by machine-independent bounds first
+    (:func:`~symuat.ledger.stable.stable_records`), so the files are byte-identical on every machine.
+    """
     from .expansion.symbols import check_depth
     from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
+    from .ledger.stable import stable_records
 
     check_depth(depth)
+    records = stable_records(records)
     appendices = {
         "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
         "appendix-duat": render_duat(depth, records),
