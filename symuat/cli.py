@@ -1,8 +1,9 @@
 r"""The ``symuat`` command line.
 
-``symuat audit`` recomputes every ledger entry and prints the ledger (a table, or
-the SPEC §7 JSON object with ``--format json``); it exits 1 when a computed
-status disagrees with the recorded one.  Every :class:`~symuat.errors.SymuatError`
+``symuat audit`` recomputes every ledger entry (or takes it from the audit cache,
+:mod:`symuat.ledger.cache`) and prints the ledger (a table with a legend, or the
+JSON ledger with ``--format json``); it exits 1 when a computed status disagrees
+with the recorded one.  ``symuat explain ID`` prints one entry in full.  Every :class:`~symuat.errors.SymuatError`
 is printed as one line on stderr with exit code 2.
 """
 
@@ -12,11 +13,13 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import wraps
+from pathlib import Path
 
 import click
 
-from .build import build
+from .build import build, compile_pdf
 from .errors import InvalidValueError, SymuatError
 from .ledger.audit import AuditRecord, ledger_json
 from .ledger.cache import audit_ledger
@@ -65,6 +68,18 @@ def _progress(quiet: bool) -> Iterator[tuple[Callable[[int], None] | None, Calla
             bar.refresh()
 
         yield start, done
+
+
+@contextmanager
+def _status(quiet: bool, message: str) -> Iterator[None]:
+    """A spinner on stderr for a step of unknown length; silent when stderr is no TTY or with --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield
 
 
 def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,
@@ -175,8 +190,12 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
 def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, quiet: bool) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
     with _progress(quiet) as (on_start, on_done):
-        result = build(out=out, seed=seed, pdf=pdf, depth=depth, use_cache=not no_cache, on_start=on_start,
+        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
                        on_done=on_done)
+    if pdf:
+        with _status(quiet, f"compiling {out}/main.tex"):
+            pdf_path, compiler = compile_pdf(Path(out))
+        result = replace(result, pdf=pdf_path, compiler=compiler)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
