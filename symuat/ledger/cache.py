@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -73,7 +74,15 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
-def cache_key(seed: int = 0, package: str = "derivations", directory: str | Path | None = None) -> str:
+def _default_package() -> str:
+    """The derivation package :func:`~symuat.ledger.registry.load_entries` reads by default."""
+    from .registry import load_entries
+
+    param = inspect.signature(load_entries).parameters.get("package")
+    return param.default if param is not None and isinstance(param.default, str) else "derivations"
+
+
+def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None) -> str:
     r"""The SHA-256 key of an audit: symuat version and sources, derivation sources, library versions, seed.
 
     >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1)
@@ -84,7 +93,7 @@ def cache_key(seed: int = 0, package: str = "derivations", directory: str | Path
     h.update(repr(versions).encode())
     _hash_tree(h, Path(__file__).resolve().parents[1], "*.py")
     h.update(b"\0derivations\0")
-    _hash_tree(h, _derivation_root(package, directory), "*")
+    _hash_tree(h, _derivation_root(package or _default_package(), directory), "*")
     return h.hexdigest()
 
 
@@ -153,7 +162,7 @@ def _records(data: dict[str, Any], ids: Sequence[str]) -> tuple[AuditRecord, ...
 
 
 def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Iterable[str] = (),
-                 use_cache: bool = True, jobs: int | None = None, package: str = "derivations",
+                 use_cache: bool = True, jobs: int | None = None, package: str | None = None,
                  on_start: Callable[[int], None] | None = None,
                  on_done: Callable[[str], None] | None = None) -> tuple[AuditRecord, ...]:
     r"""Audit the ledger (or the entries matching ``only``), from the cache when it is current.
@@ -175,9 +184,10 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
         if cached is not None:
             _MEMORY[key] = data
             return cached
-    entries = load_entries(package=package, directory=directory)
+    entries = load_entries(directory=directory) if package is None else load_entries(package, directory=directory)
     if not entries:
-        where = f"directory {str(directory)!r}" if directory is not None else f"package {package!r}"
+        where = (f"directory {str(directory)!r}" if directory is not None
+                 else f"package {package or _default_package()!r}")
         raise DerivationError(f"no entries found in derivations {where}")
     all_ids = [e.id for e in entries]
     ids = select_ids(all_ids, only)
