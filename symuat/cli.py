@@ -21,7 +21,7 @@ import click
 
 from .build import build, compile_pdf
 from .errors import InvalidValueError, SymuatError
-from .ledger.audit import AuditRecord, ledger_json
+from .ledger.audit import AuditRecord, check_seed, ledger_json
 from .ledger.cache import audit_ledger
 from .ledger.coverage import coverage
 from .ledger.text import LEGEND, explain, table
@@ -41,9 +41,12 @@ def _one_line_errors(command: Callable) -> Callable:
     return wrapper
 
 
+_Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None] | None]
+
+
 @contextmanager
-def _progress(quiet: bool) -> Iterator[tuple[Callable[[int], None] | None, Callable[[str], None] | None]]:
-    """A rich progress bar on stderr while entries are audited; silent when stderr is no TTY or with --quiet."""
+def _progress(quiet: bool, what: str = "auditing") -> Iterator[_Callbacks]:
+    """A rich progress bar on stderr (``on_start(n)``, ``on_done(label)``); silent without a TTY or with --quiet."""
     if quiet or not sys.stderr.isatty():
         yield None, None
         return
@@ -57,7 +60,7 @@ def _progress(quiet: bool) -> Iterator[tuple[Callable[[int], None] | None, Calla
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
                   auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
-        task = bar.add_task("auditing", total=None, entry="", visible=False)
+        task = bar.add_task(what, total=None, entry="", visible=False)
 
         def start(n: int) -> None:
             bar.update(task, total=n, visible=n > 0)
@@ -225,14 +228,26 @@ def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) 
               help="Assess every k-th mutant of the proved ledger statements (1 = all, ~15 min).")
 @click.option("--depth", type=int, default=3, show_default=True, help="Depth of the mutated substitution table.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_quiet_option
 @_one_line_errors
-def soundness_command(sample: int, depth: int, seed: int) -> None:
+def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
     """Kill rates of each evidence level on systematic mutants of the proved statements."""
     from .soundness import assess, kill_rates, ledger_mutants
     from .soundness.kill_rate import table_kill_outcomes
 
-    outcomes = [assess(m, seed=seed) for m in ledger_mutants()[::sample]]
-    outcomes += table_kill_outcomes(depth, seed=seed)
+    check_seed(seed)
+    with _status(quiet, "building the mutants of the proved statements"):
+        mutants = ledger_mutants()[::sample]
+    outcomes = []
+    with _progress(quiet, "assessing mutants") as (on_start, on_done):
+        if on_start is not None:
+            on_start(len(mutants))
+        for m in mutants:
+            outcomes.append(assess(m, seed=seed))
+            if on_done is not None:
+                on_done(m.source)
+    with _status(quiet, f"assessing the mutants of the depth-{depth} substitution table"):
+        outcomes += table_kill_outcomes(depth, seed=seed)
     click.echo(kill_rates(outcomes).to_text())
 
 
