@@ -40,8 +40,25 @@ def _confirms(ev: Evidence, kind: str) -> bool:
     return (not ev.holds) if kind == "denial" else ev.holds
 
 
+def _example(kind: str, holds: bool) -> AuditRecord:
+    """A one-entry record for the doctests."""
+    from .snapshot import record_from_data
+
+    evidence = [[level, holds, "detail", None] for level in ("symbolic", "exact")]
+    return record_from_data({"id": "duat:eq1", "version": "duat", "ref": "Eq. 1", "statement": "AB = BA",
+                             "status": "proved", "kind": kind, "correction": None, "note": "", "tags": [],
+                             "computed": "proved", "reason": "holds as printed", "evidence": evidence,
+                             "counterexample": None, "correction_evidence": []})
+
+
 def evidence_marks(record: AuditRecord) -> str:
-    r"""Every level of ``record`` with its ✓/✗ mark, grouped by reading; ``-`` when there is none."""
+    r"""Every level of ``record`` with its ✓/✗ mark, grouped by reading; ``-`` when there is none.
+
+    >>> evidence_marks(_example("identity", True))
+    'symbolic ✓ exact ✓'
+    >>> evidence_marks(_example("denial", False))  # the denied identity fails: the denial holds
+    'denial: symbolic ✓ exact ✓'
+    """
     kind = claim_kind(record.entry)
     groups: dict[str, list[str]] = {}
     for ev in record.evidence:
@@ -58,7 +75,13 @@ def _source(record: AuditRecord) -> str:
 
 
 def table(records: Sequence[AuditRecord]) -> str:
-    r"""The audit table: status, id, source, agreement and every level's mark; a disagreement's reason below it."""
+    r"""The audit table: status, id, source, agreement and every level's mark; a disagreement's reason below it.
+
+    >>> print(table([_example("identity", True)]))
+    status  id        source      agrees  evidence
+    ------  --------  ----------  ------  --------
+    proved  duat:eq1  duat Eq. 1  yes     symbolic ✓ exact ✓
+    """
     header = ("status", "id", "source", "agrees", "evidence")
     rows = [(r.entry.status.value, r.entry.id, _source(r), "yes" if r.agrees else "NO", evidence_marks(r))
             for r in records]
@@ -99,7 +122,11 @@ def _evidence_lines(evidence: Iterable[Evidence], kind: str) -> list[str]:
 
 
 def explain(record: AuditRecord) -> str:
-    r"""One entry in full: statement as printed, each level's verdict, counterexample, correction."""
+    r"""One entry in full: statement as printed, each level's verdict, counterexample, correction.
+
+    >>> print(explain(_example("identity", True)).splitlines()[3:5])
+    ['statement as printed:', '  AB = BA']
+    """
     e = record.entry
     kind = claim_kind(e)
     computed = record.computed.value if record.computed is not None else "no status"
