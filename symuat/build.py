@@ -3,8 +3,11 @@ r"""The main job: audit the ledger, write ``latex/``, compile it when TeX is ins
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,10 +15,11 @@ from .errors import OutputError
 from .expansion.symbols import check_depth
 from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
 from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
-from .ledger.audit import AuditRecord, audit, ledger_json
-from .ledger.registry import load_entries
+from .ledger.audit import AuditRecord, check_seed, ledger_json
+from .ledger.cache import audit_ledger
+from .ledger.stable import stable_records
 
-__all__ = ["BuildResult", "latex_files", "build"]
+__all__ = ["BuildResult", "latex_files", "check_writable", "build"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +37,13 @@ class BuildResult:
 
 
 def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
-    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
+    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables.
+
+    Measured float digits are replaced by machine-independent bounds first
+    (:func:`~symuat.ledger.stable.stable_records`), so the files are byte-identical on every machine.
+    """
     check_depth(depth)
+    records = stable_records(records)
     appendices = {
         "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
         "appendix-duat": render_duat(depth, records),
@@ -64,10 +73,40 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
     return directory / "main.pdf", compiler
 
 
-def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3) -> BuildResult:
-    """Audit every entry, write the appendices and ``ledger.json`` to ``out``, compile if possible."""
+def check_writable(out: str | Path) -> Path:
+    """Create ``out`` if needed and make sure a file can be written in it; :class:`OutputError` otherwise."""
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create output directory {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".symuat-probe-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(f"cannot write to output directory {str(path)!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def _publish(paths: Iterable[Path]) -> None:
+    """Generated files are readable by everyone (0644, less the umask), like any file a user writes."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in paths:
+        os.chmod(p, 0o644 & ~umask)
+
+
+def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3, use_cache: bool = True,
+          on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None) -> BuildResult:
+    """Audit every entry (from the audit cache when current), write the appendices and ``ledger.json`` to
+    ``out``, compile if possible.  ``out`` is checked for writing before anything is audited."""
+
     check_depth(depth)
-    records = audit(load_entries(), seed=seed)
+    check_seed(seed)
+    check_writable(out)
+    records = audit_ledger(seed=seed, use_cache=use_cache, on_start=on_start, on_done=on_done)
     written = write_files(out, latex_files(records, depth=depth))
+    _publish(written)
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)
     return BuildResult(records, tuple(written), pdf_path, compiler)

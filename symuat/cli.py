@@ -1,8 +1,9 @@
 r"""The ``symuat`` command line.
 
-``symuat audit`` recomputes every ledger entry and prints the ledger (a table, or
-the JSON object of ``docs/ledger-format.md`` with ``--format json``); it exits 1 when a computed
-status disagrees with the recorded one.  Every :class:`~symuat.errors.SymuatError`
+``symuat audit`` recomputes every ledger entry (or takes it from the audit cache,
+:mod:`symuat.ledger.cache`) and prints the ledger (a table with a legend, or the
+JSON ledger with ``--format json``); it exits 1 when a computed status disagrees
+with the recorded one.  ``symuat explain ID`` prints one entry in full.  Every :class:`~symuat.errors.SymuatError`
 is printed as one line on stderr with exit code 2.
 """
 
@@ -10,18 +11,22 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from functools import wraps
+from pathlib import Path
 
 import click
 
-from .build import build
-from .errors import SymuatError
+from .build import build, compile_pdf
+from .derive_format import table_latex, table_text
+from .errors import InvalidValueError, SymuatError
 from .expansion import substitution_table, verify_depth
-from .latex.printer import paper_latex
-from .ledger.audit import AuditRecord, audit, ledger_json
+from .ledger.audit import AuditRecord, check_seed, ledger_json
+from .ledger.cache import audit_ledger
 from .ledger.coverage import coverage
-from .ledger.registry import load_entries
+from .ledger.text import LEGEND, explain, table
 from .soundness import assess, kill_rates, ledger_mutants
 from .soundness.kill_rate import table_kill_outcomes
 
@@ -40,21 +45,72 @@ def _one_line_errors(command: Callable) -> Callable:
     return wrapper
 
 
-def _records(derivations: str | None, seed: int) -> tuple[AuditRecord, ...]:
-    entries = load_entries(directory=derivations) if derivations else load_entries()
-    return audit(entries, seed=seed)
+_Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None] | None]
 
 
-def _table(records: tuple[AuditRecord, ...]) -> str:
-    rows = [("status", "id", "source", "evidence", "agrees")]
-    for r in records:
-        levels = ",".join(f"{e.level.value}{'' if e.holds else '✗'}" for e in r.evidence) or "-"
-        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.version} {r.entry.source.ref}",
-                     levels, "yes" if r.agrees else f"NO (computed {r.computed.value if r.computed else 'none'})"))
-    widths = [min(max(len(row[i]) for row in rows), 48) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell[:48].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+@contextmanager
+def _progress(quiet: bool, what: str = "auditing") -> Iterator[_Callbacks]:
+    """A rich progress bar on stderr (``on_start(n)``, ``on_done(label)``); silent without a TTY or with --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield None, None
+        return
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:  # pragma: no cover - rich is a dependency
+        yield None, None
+        return
+    # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
+                  auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
+        task = bar.add_task(what, total=None, entry="", visible=False)
+
+        def start(n: int) -> None:
+            bar.update(task, total=n, visible=n > 0)
+            bar.refresh()
+
+        def done(entry_id: str) -> None:
+            bar.update(task, advance=1, entry=entry_id)
+            bar.refresh()
+
+        yield start, done
+
+
+@contextmanager
+def _status(quiet: bool, message: str) -> Iterator[None]:
+    """A spinner on stderr for a step of unknown length; silent when stderr is no TTY or with --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield
+
+
+def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,
+             quiet: bool = False) -> tuple[AuditRecord, ...]:
+    with _progress(quiet) as (on_start, on_done):
+        return audit_ledger(directory=derivations, seed=seed, only=only, use_cache=cache,
+                            on_start=on_start, on_done=on_done)
+
+
+def _report_disagreements(records) -> None:
+    disagreeing = [r.entry.id for r in records if not r.agrees]
+    if disagreeing:
+        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
+                   err=True)
+        sys.exit(1)
+
+
+_seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                            help="Seed of the exact and float checks (a non-negative integer).")
+_derivations_option = click.option("--derivations", type=click.Path(file_okay=False), default=None,
+                                   help="Directory of derivation modules (default: the shipped `derivations` package).")
+_cache_option = click.option("--no-cache", "no_cache", is_flag=True, default=False,
+                             help="Recompute every entry; neither read nor write the audit cache.")
+_quiet_option = click.option("--quiet", "-q", is_flag=True, default=False, help="No progress bar.")
 
 
 @click.group()
@@ -65,45 +121,60 @@ def main() -> None:
 
 @main.command("audit")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format: a table, or the JSON object of docs/ledger-format.md.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
-@click.option("--derivations", type=click.Path(file_okay=False), default=None,
-              help="A derivations package or directory of modules (default: the paper's, symuat_paper).")
+              help="Output format: a table, or the JSON ledger object.")
+@click.option("--only", "only", multiple=True, metavar="PATTERN",
+              help="Audit only the matching entries: an id, an id prefix (duat:eq13 selects duat:eq13.step1, ...) "
+                   "or a glob (quote it: 'duat:fig*'); repeatable.")
+@_seed_option
+@_derivations_option
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
+def audit_command(fmt: str, only: tuple[str, ...], seed: int, derivations: str | None, no_cache: bool,
+                  quiet: bool) -> None:
     """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""
-    records = _records(derivations, seed)
+    records = _records(derivations, seed, only=only, cache=not no_cache, quiet=quiet)
     if fmt == "json":
         click.echo(json.dumps(ledger_json(records), indent=2, sort_keys=False, ensure_ascii=False))
     else:
-        click.echo(_table(records))
+        click.echo(table(records))
         summary = ledger_json(records)["summary"]
         click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries\n")
-        click.echo(coverage(r.entry for r in records).to_text())
-    disagreeing = [r.entry.id for r in records if not r.agrees]
-    if disagreeing:
-        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
-                   err=True)
-        sys.exit(1)
+        click.echo(LEGEND)
+        if not only:
+            click.echo("\n" + coverage(r.entry for r in records).to_text())
+    _report_disagreements(records)
+
+
+@main.command("explain")
+@click.argument("entry_id", metavar="ID")
+@_seed_option
+@_derivations_option
+@_cache_option
+@_quiet_option
+@_one_line_errors
+def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
+    """Print one entry: statement as printed, each level's verdict, counterexample and correction."""
+    records = _records(derivations, seed, only=(entry_id,), cache=not no_cache, quiet=quiet)
+    exact = [r for r in records if r.entry.id == entry_id]
+    if not exact:
+        raise InvalidValueError(f"no ledger entry has the id {entry_id!r}; entries under it: "
+                                + ", ".join(r.entry.id for r in records))
+    click.echo(explain(exact[0]))
+    _report_disagreements(exact)
 
 
 @main.command("derive")
 @click.option("--depth", type=int, default=3, show_default=True, help="Number of layers L (>= 1).")
-@click.option("--format", "fmt", type=click.Choice(["text", "latex"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "latex"]), default="text", show_default=True,
+              help="Plain text, or a complete LaTeX align* environment (needs amsmath and latex/symuat-macros.tex).")
 @click.option("--verify/--no-verify", default=True, show_default=True,
               help="Check every layer's substitution locally (polynomial in L).")
 @_one_line_errors
 def derive_command(depth: int, fmt: str, verify: bool) -> None:
     """Print the DUAT form of an L-layer residual network and its substitution table (seed 001 Fig. 2)."""
     table = substitution_table(depth)
-    if fmt == "text":
-        click.echo(table.to_text())
-    else:
-        for i in range(depth + 1):
-            click.echo(f"% box {i}")
-            for row in table.box(i):
-                click.echo(f"{paper_latex(row.symbol)} = {paper_latex(row.definition)} \\\\")
-        click.echo(f"\\mathbf{{x}}'_{{{depth}}} = {paper_latex(table.form())}")
+    click.echo(table_text(table) if fmt == "text" else table_latex(table))
     if verify:
         result = verify_depth(depth, table)
         click.echo(f"% verified layer by layer: {'holds' if result.holds else 'FAILS'}", err=not result.holds)
@@ -114,36 +185,43 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
 @main.command("build")
 @click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_seed_option
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def build_command(out: str, seed: int, pdf: bool, depth: int) -> None:
+def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, quiet: bool) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
-    result = build(out=out, seed=seed, pdf=pdf, depth=depth)
+    with _progress(quiet) as (on_start, on_done):
+        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
+                       on_done=on_done)
+    if pdf:
+        with _status(quiet, f"compiling {out}/main.tex"):
+            pdf_path, compiler = compile_pdf(Path(out))
+        result = replace(result, pdf=pdf_path, compiler=compiler)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
     elif pdf:
         click.echo("no LaTeX compiler (latexmk or pdflatex) found: wrote the .tex files only")
-    if result.disagreeing:
-        click.echo(f"symuat: {len(result.disagreeing)} entries disagree with their record: "
-                   f"{', '.join(result.disagreeing)}", err=True)
-        sys.exit(1)
+    _report_disagreements(result.records)
 
 
 @main.command("latex")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_seed_option
+@_cache_option
+@_quiet_option
 @_one_line_errors
-def latex_command(out: str, depth: int, seed: int) -> None:
+def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) -> None:
     """Write the LaTeX appendices and main.tex (no compilation)."""
-    result = build(out=out, seed=seed, pdf=False, depth=depth)
+    with _progress(quiet) as (on_start, on_done):
+        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
+                       on_done=on_done)
     click.echo(f"wrote {len(result.files)} files to {out}/")
-    if result.disagreeing:
-        click.echo(f"symuat: entries disagree with their record: {', '.join(result.disagreeing)}", err=True)
-        sys.exit(1)
+    _report_disagreements(result.records)
 
 
 @main.command("soundness")
@@ -151,11 +229,24 @@ def latex_command(out: str, depth: int, seed: int) -> None:
               help="Assess every k-th mutant of the proved ledger statements (1 = all, ~15 min).")
 @click.option("--depth", type=int, default=3, show_default=True, help="Depth of the mutated substitution table.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@_quiet_option
 @_one_line_errors
-def soundness_command(sample: int, depth: int, seed: int) -> None:
+def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
     """Kill rates of each evidence level on systematic mutants of the proved statements."""
-    outcomes = [assess(m, seed=seed) for m in ledger_mutants()[::sample]]
-    outcomes += table_kill_outcomes(depth, seed=seed)
+
+    check_seed(seed)
+    with _status(quiet, "building the mutants of the proved statements"):
+        mutants = ledger_mutants()[::sample]
+    outcomes = []
+    with _progress(quiet, "assessing mutants") as (on_start, on_done):
+        if on_start is not None:
+            on_start(len(mutants))
+        for m in mutants:
+            outcomes.append(assess(m, seed=seed))
+            if on_done is not None:
+                on_done(m.source)
+    with _status(quiet, f"assessing the mutants of the depth-{depth} substitution table"):
+        outcomes += table_kill_outcomes(depth, seed=seed)
     click.echo(kill_rates(outcomes).to_text())
 
 

@@ -1,12 +1,56 @@
-"""Shared fixtures: the ledger is loaded once per session."""
+"""Shared fixtures: the ledger is loaded once per session, and audited afresh once per session.
+
+The test session never reads the user's audit cache: the controller points
+``SYMUAT_CACHE_DIR`` at a new empty directory (inherited by pytest-xdist workers
+and by the ``symuat`` subprocesses the tests start), so the first audit of the
+session recomputes every entry and later CLI tests reuse that fresh result.
+"""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
 
 import pytest
 
 from symuat import load_entries
 
+_OWN_CACHE = "_SYMUAT_TEST_CACHE_DIR"
+#: Seed of the session's whole-ledger audit; not the CLI default 0, so that "seed 3" in a detail proves the seed
+#: reached the randomized levels (tests/test_determinism.py).
+SESSION_SEED = 3
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):  # an xdist worker: keep the controller's directory, one process per worker
+        os.environ.setdefault("SYMUAT_JOBS", "1")
+        return
+    path = tempfile.mkdtemp(prefix="symuat-test-cache-")
+    os.environ[_OWN_CACHE] = os.environ["SYMUAT_CACHE_DIR"] = path
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput") and os.environ.get(_OWN_CACHE):
+        shutil.rmtree(os.environ.pop(_OWN_CACHE), ignore_errors=True)
+
 
 @pytest.fixture(scope="session")
 def ledger():
     return load_entries()
+
+
+@pytest.fixture(scope="session")
+def session_seed() -> int:
+    return SESSION_SEED
+
+
+@pytest.fixture(scope="session")
+def audited():
+    """The whole shipped ledger at ``SESSION_SEED``, audited once per session (afresh: the cache starts empty).
+
+    Tests that use it are in the xdist group ``audit`` so that one worker computes it.
+    """
+    from symuat.ledger.cache import audit_ledger
+
+    return audit_ledger(seed=SESSION_SEED)

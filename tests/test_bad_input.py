@@ -100,8 +100,35 @@ def test_audit_missing_directory(tmp_path):
     _one_error_line(_run(["audit", "--derivations", str(tmp_path / "missing")]), "does not exist")
 
 
-def test_audit_empty_directory_is_an_error(tmp_path):
-    _one_error_line(_run(["audit", "--derivations", str(tmp_path), "--format", "json"]), "no entries found in")
+def test_audit_empty_directory_says_no_entries_found(tmp_path):
+    _one_error_line(_run(["audit", "--derivations", str(tmp_path), "--format", "json"]), "no entries found")
+    (tmp_path / "_helper.py").write_text("X = 1\n")  # only private modules: still no entries
+    _one_error_line(_run(["audit", "--derivations", str(tmp_path), "--no-cache"]), "no entries found")
+
+
+def test_empty_directory_exits_2_in_a_real_process(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "symuat.cli", "audit", "--derivations", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "no entries found" in proc.stderr
+
+
+@pytest.mark.parametrize("command", [["audit"], ["explain", "duat:eq7"], ["latex", "--out", "OUT"],
+                                     ["build", "--no-pdf", "--out", "OUT"]])
+@pytest.mark.parametrize("seed", ["-1", "-7"])
+def test_negative_seed_is_one_line_exit_2(tmp_path, command, seed):
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    _one_error_line(_run([*args, "--seed", seed]), f"seed must be a non-negative integer, got {seed}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, True, "3"])
+def test_audit_api_rejects_bad_seed(seed):
+    entry = Entry("duat:eq7", Source("duat", "x"), "x", Status.PROSE, symuat.Prose("r"))
+    with pytest.raises(InvalidValueError, match="seed must be a non-negative integer"):
+        symuat.audit([entry], seed=seed)
+    with pytest.raises(InvalidValueError, match="seed must be a non-negative integer"):
+        symuat.audit_entry(entry, seed=seed)
 
 
 @pytest.mark.parametrize("args", [["audit", "--seed", "x"], ["audit", "--format", "xml"],

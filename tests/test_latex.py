@@ -65,9 +65,10 @@ def _compile(directory: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None and not REQUIRE_TEX,
                     reason="pdflatex not installed (CI sets SYMUAT_REQUIRE_TEX=1 and installs it)")
-def test_full_document_compiles_without_errors_or_undefined_references(tmp_path, ledger):
+@pytest.mark.xdist_group("audit")
+def test_full_document_compiles_without_errors_or_undefined_references(tmp_path, audited):
     assert shutil.which("pdflatex"), "SYMUAT_REQUIRE_TEX=1 but pdflatex is missing"
-    write_files(tmp_path, latex_files(audit(ledger)))
+    write_files(tmp_path, latex_files(audited))
     for _ in range(2):
         done = _compile(tmp_path)
         assert done.returncode == 0, done.stdout[-3000:]

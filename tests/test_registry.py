@@ -85,8 +85,9 @@ def test_entry_validation():
         Entry("duat:eq1", Source("duat", "Eq. 1"), "x", Status.PROSE, "not a claim")
 
 
-def test_shipped_ledger_audits_clean():
-    result = CliRunner().invoke(main, ["audit"])
+@pytest.mark.xdist_group("audit")
+def test_shipped_ledger_audits_clean(audited, session_seed):
+    result = CliRunner().invoke(main, ["audit", "--seed", str(session_seed)])
     assert result.exit_code == 0, result.output
     assert "uat-arxiv:eq13.step7" in result.output
 

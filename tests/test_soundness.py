@@ -34,9 +34,13 @@ from symuat.soundness.mutants import _ORIGINAL
 
 
 @pytest.fixture(scope="module")
-def ledger_report(ledger):
-    mutants = ledger_mutants(ledger)[::60]
-    return kill_rates(assess(m) for m in mutants)
+def all_ledger_mutants(ledger):
+    return ledger_mutants(ledger)
+
+
+@pytest.fixture(scope="module")
+def ledger_report(all_ledger_mutants):
+    return kill_rates(assess(m) for m in all_ledger_mutants[::60])
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +60,13 @@ def test_interception_leaves_sympy_and_kron_untouched(ledger):
     assert kron is matrices.kron
 
 
-def test_ledger_mutants_cover_every_operator(ledger):
-    ops = {m.operator for m in ledger_mutants(ledger)}
+@pytest.mark.xdist_group("ledger-mutants")
+def test_ledger_mutants_cover_every_operator(all_ledger_mutants):
+    ops = {m.operator for m in all_ledger_mutants}
     assert ops >= set(OPERATORS) - {"untilde"}
 
 
+@pytest.mark.xdist_group("ledger-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "exact", "float"])
 def test_ledger_mutants_are_killed(ledger_report, level):
     for family, per in ledger_report.counts.items():
@@ -72,6 +78,7 @@ def test_ledger_mutants_are_killed(ledger_report, level):
         assert c.rate >= floor, (family, level, c.survivors)
 
 
+@pytest.mark.xdist_group("table-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "induction", "exact", "float"])
 def test_table_mutants_are_killed(table_report, level):
     c = table_report.counts["table"][level]
@@ -79,6 +86,7 @@ def test_table_mutants_are_killed(table_report, level):
     assert c.rate >= (0.99 if level == "float" else 1.0), c.survivors
 
 
+@pytest.mark.xdist_group("table-mutants")
 def test_equivalent_table_mutants_are_genuine(table_report):
     # replacing a box-1 value (or the new U_i^(i) = W'_{i,3}) by the original parameter changes nothing
     eq = table_report.equivalent["table"]

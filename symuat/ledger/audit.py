@@ -18,17 +18,19 @@ computed       when
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InvalidValueError
 from ..evidence.identity import check_identity
 from ..evidence.verdict import Evidence, Level, Verdict
 from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 
-__all__ = ["AuditRecord", "audit_entry", "audit", "ledger_json", "summary"]
+__all__ = ["AuditRecord", "check_seed", "audit_entry", "audit", "ledger_json", "summary"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,21 @@ class AuditRecord:
         }
 
 
+def check_seed(seed) -> int:
+    r"""The seed of the randomized levels: a non-negative integer (NumPy seeds cannot be negative).
+
+    >>> check_seed(3)
+    3
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    symuat.errors.InvalidValueError: seed must be a non-negative integer, got -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise InvalidValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 def _proved(verdict: Verdict) -> bool:
     return verdict.holds and Level.SYMBOLIC in verdict.levels
 
@@ -81,6 +98,7 @@ def _failure(entry: Entry, verdict: Verdict, seed: int) -> tuple[Status | None, 
 
 def audit_entry(entry: Entry, seed: int = 0) -> AuditRecord:
     """Run the claim of ``entry`` at every applicable level and derive its status."""
+    check_seed(seed)
     claim = entry.claim
     if isinstance(claim, Prose):
         evidence = tuple(claim.proxy(seed)) if claim.proxy is not None else ()
@@ -142,6 +160,7 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int) -> AuditRecord:
 
 def audit(entries: Iterable[Entry], seed: int = 0) -> tuple[AuditRecord, ...]:
     """Audit every entry, in ledger order."""
+    check_seed(seed)
     return tuple(audit_entry(e, seed=seed) for e in entries)
 
 

@@ -1,0 +1,126 @@
+r"""Audit records as plain data, and back: what the cache stores and the worker processes return.
+
+A snapshot keeps everything the CLI table, the JSON ledger and the LaTeX
+appendices read from an :class:`~symuat.ledger.audit.AuditRecord` — the entry's
+id, source, statement, recorded status, note, tags and correction statement, the
+computed status, reason, evidence and counterexamples — and nothing live (no
+claim callables, no SymPy objects).  :func:`record_from_data` rebuilds a record
+whose ``entry`` is an :class:`EntrySnapshot`; it raises
+:class:`~symuat.errors.LedgerError` on malformed data so that a corrupt cache is
+recognised and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LedgerError
+from ..evidence.verdict import Evidence, Level
+from .audit import AuditRecord
+from .entry import Denial, Prose, Readings, Source, Status
+
+__all__ = ["EntrySnapshot", "CorrectionSnapshot", "claim_kind", "record_to_data", "record_from_data"]
+
+
+@dataclass(frozen=True)
+class CorrectionSnapshot:
+    """The printed correction of an erratum (its identity is not kept)."""
+
+    statement: str
+
+
+@dataclass(frozen=True)
+class EntrySnapshot:
+    r"""The printed, recorded part of an :class:`~symuat.ledger.entry.Entry`, without its claim.
+
+    ``kind`` names the claim type: ``identity``, ``opaque``, ``readings``, ``denial`` or ``prose``.
+
+    >>> EntrySnapshot("duat:eq1", Source("duat", "Eq. 1"), "G(x)", Status.PROSE, "prose").status.value
+    'prose'
+    """
+
+    id: str
+    source: Source
+    statement: str
+    status: Status
+    kind: str
+    correction: CorrectionSnapshot | None = None
+    note: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def claim_kind(entry) -> str:
+    r"""The claim type of an entry (or snapshot) as a word.
+
+    >>> claim_kind(EntrySnapshot("duat:eq1", Source("duat", "Eq. 1"), "G(x)", Status.PROSE, "prose"))
+    'prose'
+    """
+    if isinstance(entry, EntrySnapshot):
+        return entry.kind
+    claim = entry.claim
+    for kind, cls in (("readings", Readings), ("denial", Denial), ("prose", Prose)):
+        if isinstance(claim, cls):
+            return kind
+    return "opaque" if type(claim).__name__ == "OpaqueIdentity" else "identity"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` after a JSON round trip (tuples become lists); LedgerError if it has no JSON form."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise LedgerError(f"audit data has no JSON form: {exc}") from None
+
+
+def _evidence_data(evidence: tuple[Evidence, ...]) -> list[list[Any]]:
+    return [[ev.level.value, bool(ev.holds), ev.detail, _plain(ev.counterexample)] for ev in evidence]
+
+
+def record_to_data(record: AuditRecord) -> dict[str, Any]:
+    r"""A JSON-safe dict holding everything the CLI, ``ledger.json`` and the LaTeX read from ``record``."""
+    e = record.entry
+    return {
+        "id": e.id, "version": e.source.version, "ref": e.source.ref, "statement": e.statement,
+        "status": e.status.value, "kind": claim_kind(e),
+        "correction": e.correction.statement if e.correction is not None else None,
+        "note": e.note, "tags": list(e.tags),
+        "computed": record.computed.value if record.computed is not None else None,
+        "reason": record.reason,
+        "evidence": _evidence_data(record.evidence),
+        "counterexample": _plain(dict(record.counterexample)) if record.counterexample is not None else None,
+        "correction_evidence": _evidence_data(record.correction_evidence),
+    }
+
+
+def _evidence(rows: Any) -> tuple[Evidence, ...]:
+    out = []
+    for level, holds, detail, cx in rows:
+        if not isinstance(holds, bool) or not isinstance(detail, str) or not (cx is None or isinstance(cx, Mapping)):
+            raise LedgerError("malformed evidence in audit data")
+        out.append(Evidence(Level(level), holds, detail, cx))
+    return tuple(out)
+
+
+def record_from_data(data: Mapping[str, Any]) -> AuditRecord:
+    r"""Rebuild the :class:`AuditRecord` of :func:`record_to_data`; LedgerError on malformed data."""
+    try:
+        correction = data["correction"]
+        entry = EntrySnapshot(
+            id=str(data["id"]), source=Source(data["version"], str(data["ref"])), statement=str(data["statement"]),
+            status=Status(data["status"]), kind=str(data["kind"]),
+            correction=CorrectionSnapshot(str(correction)) if correction is not None else None,
+            note=str(data["note"]), tags=tuple(str(t) for t in data["tags"]),
+        )
+        computed = Status(data["computed"]) if data["computed"] is not None else None
+        cx = data["counterexample"]
+        if not (cx is None or isinstance(cx, Mapping)) or not isinstance(data["reason"], str):
+            raise LedgerError("malformed record in audit data")
+        return AuditRecord(entry, computed, _evidence(data["evidence"]), data["reason"], cx,
+                           _evidence(data["correction_evidence"]))
+    except LedgerError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LedgerError(f"malformed record in audit data: {type(exc).__name__}: {exc}") from None
