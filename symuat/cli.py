@@ -18,6 +18,8 @@ from functools import wraps
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .build import build, compile_pdf
 from .derive_format import table_latex, table_text
@@ -54,12 +56,6 @@ def _progress(quiet: bool, what: str = "auditing") -> Iterator[_Callbacks]:
     if quiet or not sys.stderr.isatty():
         yield None, None
         return
-    try:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    except ImportError:  # pragma: no cover - rich is a dependency
-        yield None, None
-        return
     # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
@@ -83,8 +79,6 @@ def _status(quiet: bool, message: str) -> Iterator[None]:
     if quiet or not sys.stderr.isatty():
         yield
         return
-    from rich.console import Console
-
     with Console(stderr=True).status(message):
         yield
 

@@ -49,7 +49,7 @@ def test_table_marks_legend_and_disagreement_reason(ledger_dir):
     result = CliRunner().invoke(main, ["audit", "--derivations", ledger_dir])
     assert result.exit_code == 1  # duat:eq3 is recorded as an erratum but holds
     rows = _rows(result.output)
-    assert rows["duat:eq1"].rstrip().endswith("denial: symbolic ✓ exact ✓ float ✓")  # a proved denial: no ✗
+    assert rows["duat:eq1"].rstrip().endswith("denial: all-sizes ✓ symbolic ✓ exact ✓ float ✓")  # a proved denial: no ✗
     assert rows["duat:eq2"].rstrip().endswith("symbolic ✗ exact ✗ float ✗") and " yes " in rows["duat:eq2"]
     assert " NO " in rows["duat:eq3"]
     assert "↳ recorded erratum, computed proved: holds as printed" in result.output
@@ -79,7 +79,7 @@ def test_explain_shows_statement_levels_counterexample_and_correction(ledger_dir
         assert level in out
     cx = out.split("counterexample:")[1]
     assert "lhs:" in cx and "rhs:" in cx and "dims: N=2" in cx
-    assert "correction:\n  AB = AB" in out and "correction evidence:\n  symbolic ✓" in out
+    assert "correction:\n  AB = AB" in out and "correction evidence:\n  all-sizes ✓" in out and "\n  symbolic ✓" in out.split("correction evidence:")[1]
 
 
 def test_explain_a_denial_and_an_unknown_id(ledger_dir):

@@ -28,6 +28,8 @@ from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
 from .audit import AuditRecord, check_seed
+from .parallel import audit_data
+from .registry import load_entries
 from .snapshot import record_from_data
 
 __all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
@@ -76,8 +78,6 @@ def _version(dist: str) -> str:
 
 def _default_package() -> str:
     """The derivation package :func:`~symuat.ledger.registry.load_entries` reads by default."""
-    from .registry import load_entries
-
     param = inspect.signature(load_entries).parameters.get("package")
     return param.default if param is not None and isinstance(param.default, str) else "derivations"
 
@@ -171,9 +171,6 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     Records come back in ledger order; their ``entry`` is an
     :class:`~symuat.ledger.snapshot.EntrySnapshot`.
     """
-    from .parallel import audit_data
-    from .registry import load_entries
-
     check_seed(seed)
     only = tuple(only)
     key = cache_key(seed, package, directory) if use_cache else ""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..evidence.verdict import Evidence
 from .audit import AuditRecord
-from .snapshot import claim_kind
+from .snapshot import claim_kind, record_from_data
 
 __all__ = ["LEGEND", "evidence_marks", "table", "explain"]
 
@@ -42,8 +42,6 @@ def _confirms(ev: Evidence, kind: str) -> bool:
 
 def _example(kind: str, holds: bool) -> AuditRecord:
     """A one-entry record for the doctests."""
-    from .snapshot import record_from_data
-
     evidence = [[level, holds, "detail", None] for level in ("symbolic", "exact")]
     return record_from_data({"id": "duat:eq1", "version": "duat", "ref": "Eq. 1", "statement": "AB = BA",
                              "status": "proved", "kind": kind, "correction": None, "note": "", "tags": [],
@@ -130,9 +128,8 @@ def explain(record: AuditRecord) -> str:
     e = record.entry
     kind = claim_kind(e)
     computed = record.computed.value if record.computed is not None else "no status"
-    seed = f", {e.source.seed}" if e.source.seed else ""
     lines = [
-        f"{e.id} — {e.source.version}, {e.source.ref}{seed}",
+        f"{e.id} — {e.source.name}, {e.source.ref}",
         f"recorded {e.status.value}; computed {computed}; {'agrees' if record.agrees else 'DISAGREES'}",
         f"claim: {kind}",
         "statement as printed:", f"  {e.statement}",
