@@ -79,7 +79,8 @@ def test_explain_shows_statement_levels_counterexample_and_correction(ledger_dir
         assert level in out
     cx = out.split("counterexample:")[1]
     assert "lhs:" in cx and "rhs:" in cx and "dims: N=2" in cx
-    assert "correction:\n  AB = AB" in out and "correction evidence:\n  all-sizes ✓" in out and "\n  symbolic ✓" in out.split("correction evidence:")[1]
+    assert "correction:\n  AB = AB" in out and "correction evidence:\n  all-sizes ✓" in out
+    assert "\n  symbolic ✓" in out.split("correction evidence:")[1]
 
 
 def test_explain_a_denial_and_an_unknown_id(ledger_dir):
