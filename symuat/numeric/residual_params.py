@@ -61,8 +61,9 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ._validate import as_finite_array, check_shape
-from .attention import _heads, _mha_operator, hvo_bias_image
+from .attention import _heads
 from .ffn import activation_function, ffn_operators
+from .mha_operator import _mha_operator, hvo_bias_image
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
 from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
