@@ -70,7 +70,9 @@ ScaleLike = Union[str, float]
 
 
 def softmax_rows(S: Any) -> np.ndarray:
-    r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij} = e^{S_{ij}-m_i}/\sum_k e^{S_{ik}-m_i}`, :math:`m_i=\max_k S_{ik}`.
+    r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij} = e^{S_{ij}-m_i}/\sum_k e^{S_{ik}-m_i}`.
+
+    :math:`m_i=\max_k S_{ik}`.
 
     ``-inf`` entries (masked positions) are allowed and get weight 0; NaN, ``+inf``
     and rows that are entirely ``-inf`` raise :class:`InvalidValueError`.
@@ -373,7 +375,9 @@ def _mha(X: np.ndarray, attn: AttentionWeights, Hs: List[np.ndarray]) -> np.ndar
 
 
 def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> np.ndarray:
-    r"""Direct multi-head attention :math:`\mathrm{Concat}(\hat H_1,\dots,\hat H_{n_h}) W_O + \mathbf 1 b_O^{\mathsf T}` (seed 001, Eq. 7–8).
+    r"""Direct multi-head attention (seed 001, Eq. 7–8).
+
+    :math:`\mathrm{Concat}(\hat H_1,\dots,\hat H_{n_h}) W_O + \mathbf 1 b_O^{\mathsf T}`.
 
     :math:`\hat H_h = H_h (X W_{V,g(h)} + \mathbf 1 b_{V,g(h)}^{\mathsf T})`, computed the ordinary way
     (values first, concatenation, one output projection).
