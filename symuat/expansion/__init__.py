@@ -14,9 +14,25 @@ sub-expressions (:func:`substitution_table`), proved by induction
 (:func:`evaluate_form`).
 """
 
-from symuat.expansion.collect import AffineParts, canonical_expand, split_affine, split_term
-from symuat.expansion.evaluate import FormTerms, TableEvaluator, evaluate_form
-from symuat.expansion.paths import (
+from .blocks import LAYOUTS, block_eq20, block_symbols, block_term, dynamic_from_symbols
+from .collect import AffineParts, canonical_expand, split_affine, split_term
+from .evaluate import FormTerms, TableEvaluator, evaluate_form
+from .extended import (
+    INPUT_TRANSFORM,
+    ExtendedTable,
+    P_name,
+    affine_term,
+    derive_table,
+    encode_gate,
+    gamma_name,
+    gate,
+    gated_residual_term,
+    gated_symbols,
+    is_gate,
+    plain_residual_term,
+)
+from .extended_proof import ExtendedInduction, extended_induction
+from .paths import (
     KRON_SEPARATOR,
     KronPair,
     Path,
@@ -32,7 +48,7 @@ from symuat.expansion.paths import (
     path_expansion,
     virtual_heads,
 )
-from symuat.expansion.proof import (
+from .proof import (
     DepthVerification,
     IdentityCheck,
     InductionProof,
@@ -42,9 +58,9 @@ from symuat.expansion.proof import (
     verify_depth_naive,
     verify_table,
 )
-from symuat.expansion.residual import nested_form, residual_term
-from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
-from symuat.expansion.table import (
+from .residual import nested_form, residual_term
+from .symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
+from .table import (
     A_name,
     ClosedForm,
     R_name,
@@ -107,4 +123,8 @@ __all__ = [
     "path_expansion",
     "virtual_heads",
     "count_paths",
+    # beyond the paper: gated FFNs, block layouts, input and final boxes
+    "gate", "is_gate", "P_name", "gamma_name", "gated_symbols", "gated_residual_term", "plain_residual_term",
+    "affine_term", "INPUT_TRANSFORM", "ExtendedTable", "derive_table", "encode_gate", "ExtendedInduction",
+    "extended_induction", "LAYOUTS", "block_symbols", "block_term", "block_eq20", "dynamic_from_symbols",
 ]

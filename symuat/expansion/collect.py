@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from symuat.errors import DerivationError
-from symuat.expansion.symbols import is_sigma
+from ..errors import DerivationError
+from .symbols import is_sigma
 
 __all__ = ["AffineParts", "canonical_expand", "split_term", "split_affine"]
 

@@ -26,10 +26,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import sympy
 
-from symuat.errors import InvalidValueError, ShapeError
-from symuat.expansion.symbols import INPUT, is_sigma, layer_symbols, nc_symbol
-from symuat.expansion.symbols import sigma as sigma_fn
-from symuat.expansion.table import A_name, SubstitutionTable, U_name, V_name, beta_name, c_name
+from ..errors import InvalidValueError, ShapeError
+from .symbols import INPUT, is_sigma, layer_symbols, nc_symbol
+from .symbols import sigma as sigma_fn
+from .table import A_name, SubstitutionTable, U_name, V_name, beta_name, c_name
 
 __all__ = ["FormTerms", "TableEvaluator", "evaluate_form"]
 

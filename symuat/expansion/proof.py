@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import sympy
 
-from symuat.errors import InvalidValueError
-from symuat.expansion.collect import canonical_expand, split_term
-from symuat.expansion.residual import nested_form, residual_term
-from symuat.expansion.symbols import INPUT, check_depth, layer_symbols, nc_symbol, sigma
-from symuat.expansion.table import (
+from ..errors import InvalidValueError
+from .collect import canonical_expand, split_term
+from .residual import nested_form, residual_term
+from .symbols import INPUT, check_depth, layer_symbols, nc_symbol, sigma
+from .table import (
     A_name,
     R_name,
     SubstitutionTable,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sympy
 
-from symuat.expansion.symbols import INPUT, check_depth, layer_symbols, sigma
+from .symbols import INPUT, check_depth, layer_symbols, sigma
 
 __all__ = ["residual_term", "nested_form"]
 

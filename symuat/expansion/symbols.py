@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from symuat.errors import InvalidValueError
-from symuat.names import SIGMA, layer_bias, layer_state, layer_weight
-from symuat.validation import check_positive_int
+from ..errors import InvalidValueError
+from ..names import SIGMA, layer_bias, layer_state, layer_weight
+from ..validation import check_positive_int
 
 __all__ = [
     "sigma",

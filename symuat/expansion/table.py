@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from symuat.errors import DerivationError, InvalidValueError
-from symuat.expansion.collect import canonical_expand, split_affine
-from symuat.expansion.residual import residual_term
-from symuat.expansion.symbols import INPUT, check_depth, layer_symbols, nc_symbol, sigma
-from symuat.names import A_tilde, U_tilde, V_tilde, beta_tilde, c_tilde, residual
+from ..errors import DerivationError, InvalidValueError
+from ..names import A_tilde, U_tilde, V_tilde, beta_tilde, c_tilde, residual
+from .collect import canonical_expand, split_affine
+from .residual import residual_term
+from .symbols import INPUT, check_depth, layer_symbols, nc_symbol, sigma
 
 __all__ = [
     "A_name",

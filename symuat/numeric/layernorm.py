@@ -26,29 +26,33 @@ The identity holds exactly only at the input ``X`` the operator was built from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from symuat.errors import InvalidValueError
-from symuat.numeric.operators import Compose, Diagonal, IdentityOperator, Kron
-from symuat.validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from ..errors import InvalidValueError
+from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from .operators import Centering, Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
 
 
 @dataclass(frozen=True)
 class LayerNormWeights:
-    r"""LayerNorm parameters :math:`\gamma, \beta \in \mathbb{R}^M` and :math:`\varepsilon > 0`."""
+    r"""LayerNorm parameters :math:`\gamma, \beta \in \mathbb{R}^M` and :math:`\varepsilon > 0`.
+
+    ``beta=None`` is a LayerNorm without bias (stored as zeros; :attr:`has_bias` remembers it).
+    """
 
     gamma: np.ndarray
-    beta: np.ndarray
+    beta: Optional[np.ndarray] = None
     eps: float = 1e-5
 
     def __post_init__(self) -> None:
         g = as_finite_array("gamma", self.gamma, ndim=1)
         M = check_positive_dim("len(gamma)", g.shape[0])
-        b = as_finite_array("beta", self.beta, ndim=1)
+        object.__setattr__(self, "_has_bias", self.beta is not None)
+        b = np.zeros(M) if self.beta is None else as_finite_array("beta", self.beta, ndim=1)
         check_shape("beta", b, (M,))
         eps = check_real_number("eps", self.eps, positive=True)
         g, b = g.copy(), b.copy()
@@ -61,6 +65,14 @@ class LayerNormWeights:
     @property
     def width(self) -> int:
         return self.gamma.shape[0]
+
+    @property
+    def has_bias(self) -> bool:
+        """Whether a bias :math:`\\beta` was given (``False``: LayerNorm without bias)."""
+        return self._has_bias  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"LayerNormWeights(width={self.width}, eps={self.eps}, bias={self.has_bias})"
 
 
 def _args(X: Any, gamma: Any, beta: Any, eps: float):
@@ -105,12 +117,13 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     """
     X, gamma, beta, eps = _args(X, gamma, beta, eps)
     N, M = X.shape
-    # variance via the centring matrix C_M (a different code path from layer_norm)
-    C = np.eye(M) - np.full((M, M), 1.0 / M)
-    Z = X @ C
+    # variance via the centring operator C_M and a row-wise dot product (a different code path from layer_norm)
+    C = Centering(M)
+    centre = Kron(IdentityOperator(N), C)
+    Z = centre._matvec(X.reshape(-1)).reshape(N, M)
     var = np.einsum("ij,ij->i", Z, Z) / M
     D = 1.0 / np.sqrt(var + eps)
-    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), Kron(IdentityOperator(N), C)])
+    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), centre])
     return op, np.tile(beta, N)
 
 
