@@ -24,8 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 import sympy
 
-from symuat import Entry, OpaqueIdentity, Source, Status
-from symuat.evidence.fields import logistic as sig
+from symuat import DerivationError, Entry, OpaqueIdentity, Status
 from symuat.expansion import (
     INPUT,
     LAYOUTS,
@@ -42,16 +41,13 @@ from symuat.expansion import (
     sigma,
 )
 from symuat.expansion.extended import INPUT_TRANSFORM, gated_residual_term, gated_symbols, plain_residual_term
+from symuat.names import logistic as sig
 
 __all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims"]
 
 K = nc_symbol("W'_{K}")
 X = nc_symbol("x'_{i-1}")
 ONE = sympy.S.One
-
-
-def _src(ref: str) -> Source:
-    return Source("ext", ref)
 
 
 def enc(e: sympy.Expr) -> sympy.Expr:
@@ -180,11 +176,12 @@ def induction_identity(layer, **kw) -> OpaqueIdentity:
     """The every-depth proof (base, step, [final,] lemma) of a derived table as one identity per case."""
     proof = extended_induction(layer, **kw)
     if proof.problems:
-        raise ValueError(f"rules of the wrong shape: {proof.problems}")
+        raise DerivationError(f"rules of the wrong shape: {proof.problems}")
     return OpaqueIdentity(lambda c: enc(proof.sides[c][0]), lambda c: enc(proof.sides[c][1]), proof.cases,
                           check_case="step",
-                          scope="Induction on the depth: base case, generic step i -> i+1 with the rules of box 3"
-                                " re-indexed (A_i, c_i, R_i opaque), the final box if any, and Lemma 1 (Eq. 19).")
+                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
+                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), the final box if any, and"
+                                " Lemma 1 (Eq. 19).")
 
 
 # ---------------------------------------------------------------- entries
@@ -214,45 +211,46 @@ def _par_np(a, i, x):
 def entries() -> list[Entry]:
     par = block_term("parallel")
     return [
-        Entry("ext:block-layouts.eq20", _src("Transformer block layouts as Eq. 20"), _EQ20_TEX, Status.PROVED,
+        Entry("ext:block-layouts.eq20", "Transformer block layouts as Eq. 20", _EQ20_TEX, Status.PROVED,
               _layouts_identity(),
-              note="Layouts paper, standard, pre-LN (GPT-2, Llama), post-LN (BERT, nn.TransformerEncoderLayer),"
-                   " parallel (GPT-J, GPT-NeoX), sublayer-post-norm (OLMo-2); each with the paper's FFN and a gated"
-                   " FFN. Parameters as in symuat.numeric.residual_params; W'_{i,4}, b'_{i,4} are W'_{i,2}, b'_{i,2}"
-                   " with the up projection in place of the gate projection."),
-        Entry("ext:parallel-block.eq20", _src("parallel block x + MHA(N1 x) + FFN(N2 x)"), _PAR_TEX,
+              note=r"Layouts paper, standard, pre-LN (GPT-2, Llama), post-LN (BERT,"
+                   r" \texttt{nn.TransformerEncoderLayer}), parallel (GPT-J, GPT-NeoX), sublayer-post-norm (OLMo-2); each with the paper's FFN and a gated"
+                   r" FFN. Parameters as in \texttt{symuat.numeric.residual\_params}; $W'_{i,4}$, $b'_{i,4}$ are"
+                   r" $W'_{i,2}$, $b'_{i,2}$ with the up projection in place of the gate projection."),
+        Entry("ext:parallel-block.eq20", "parallel block x + MHA(N1 x) + FFN(N2 x)", _PAR_TEX,
               Status.PROVED,
               OpaqueIdentity(lambda c: enc(block_term("parallel", c)("i", X)),
                              lambda c: enc(_claimed_eq20("parallel", c)), (False, True),
                              reference=lambda a, c: np_block(a, "parallel", c, "i", a["x'_{i-1}"])),
-              note="Both branches read the block input, so W'_{i,2} = F_1 L_2 no longer contains W'_{i,1} (the"
-                   " Eq. 30→31 merge of the paper does not happen); b'_{i,2} is static. N_2 = N_1 (GPT-J) is the"
-                   " special case L_2 = L_1, β'_2 = β'_1."),
-        Entry("ext:parallel-block.table", _src("parallel block, substitution table"),
+              note=r"Both branches read the block input, so $W'_{i,2} = F_1 L_2$ no longer contains $W'_{i,1}$ (the"
+                   r" Eq. 30$\to$31 merge of the paper does not happen); $b'_{i,2}$ is static. $N_2 = N_1$ (GPT-J) is"
+                   r" the special case $L_2 = L_1$, $\beta'_2 = \beta'_1$."),
+        Entry("ext:parallel-block.table", "parallel block, substitution table",
               r"\tilde V_i = F_{1,i}L_{2,i}\tilde A_{i-1},\ \tilde\beta_i = F_{1,i}L_{2,i}(\tilde c_{i-1} + R_{i-1})"
               r" + F_{1,i}\beta'_{2,i} + f_{1,i},\ \tilde A_i = (I + A_iL_{1,i})\tilde A_{i-1},\ \dots",
               Status.PROVED, _table_identity(par, _par_np),
               note="Derived mechanically from the block written in opaque symbols; depths 1-3 against the nested"
                    " network (ext:parallel-block.induction proves every depth)."),
-        Entry("ext:parallel-block.induction", _src("parallel block, every depth"),
+        Entry("ext:parallel-block.induction", "parallel block, every depth",
               r"x'_L = \tilde A_Lx'_0 + \tilde c_L + \sum_{j\le L}\tilde U^{(L)}_j\sigma(\tilde V_jx'_0 +"
               r" \tilde\beta_j)\ \text{for every } L \text{ (parallel blocks)}",
               Status.PROVED, induction_identity(par)),
-        Entry("ext:input-transform.table", _src("input transform (scale, position embeddings, input norm)"),
+        Entry("ext:input-transform.table", "input transform (scale, position embeddings, input norm)",
               r"\tilde A_0 = \mathbf{W}'_{0,1},\ \tilde c_0 = \mathbf{b}'_{0,3}\ (\text{instead of } I, 0)",
               Status.PROVED,
               _table_identity(plain_residual_term, lambda a, i, x: np_eq20(a, False, i, x), input_transform=True),
-              note="x'_{(0)} = W'_{0,1}x'_0 + b'_{0,3}: W'_{0,1} = s I (Gemma's √M), or s times the input norm's"
-                   " operator (BERT's embedding LayerNorm, dynamic); b'_{0,3} the position embeddings, or the"
-                   " norm applied to them plus its bias. Every later box keeps its form;"
-                   " Ã_L = W'_{L,1}⋯W'_{1,1}W'_{0,1}."),
-        Entry("ext:final-norm.table", _src("final norm as an affine box"),
+              note=r"$x'_{(0)} = W'_{0,1}x'_0 + b'_{0,3}$: $W'_{0,1} = s I$ (Gemma's $\sqrt{M}$), or $s$ times the"
+                   r" input norm's operator (BERT's embedding LayerNorm, dynamic); $b'_{0,3}$ the position embeddings, or"
+                   r" the norm applied to them plus its bias. Every later box keeps its form;"
+                   r" $\tilde A_L = W'_{L,1}\cdots W'_{1,1}W'_{0,1}$."),
+        Entry("ext:final-norm.table", "final norm as an affine box",
               r"\tilde A_{L+1} = \mathbf{W}'_{L+1,1}\tilde A_L,\ \tilde c_{L+1} = \mathbf{W}'_{L+1,1}\tilde c_L +"
               r" \mathbf{b}'_{L+1,3},\ \tilde U^{(L+1)}_j = \mathbf{W}'_{L+1,1}\tilde U^{(L)}_j",
               Status.PROVED,
               _table_identity(plain_residual_term, lambda a, i, x: np_eq20(a, False, i, x), final=affine_term),
-              note="The final norm adds no term (Lemma 1, Eq. 19: a matrix times a UAT is a UAT); Ṽ_j, β̃_j unchanged."),
-        Entry("ext:input-final.induction", _src("input transform and final norm, every depth"),
+              note=r"The final norm adds no term (Lemma 1, Eq. 19: a matrix times a UAT is a UAT); $\tilde V_j$,"
+                   r" $\tilde\beta_j$ unchanged."),
+        Entry("ext:input-final.induction", "input transform and final norm, every depth",
               r"x'_{out} = \tilde A_{L+1}x'_0 + \tilde c_{L+1} + \sum_{j\le L}\tilde U^{(L+1)}_j\sigma(\tilde V_jx'_0"
               r" + \tilde\beta_j)\ \text{for every } L",
               Status.PROVED, induction_identity(plain_residual_term, input_transform=True, final=affine_term)),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symuat import Entry, Evidence, Level, Prose, Source, Status
+from symuat import Entry, Evidence, Level, Prose, Status
 from symuat.expansion import LAYOUTS, block_eq20, dynamic_from_symbols, gated_residual_term
 from symuat.numeric import duat_form, dynamic_parameters, random_stack
 
@@ -30,10 +30,6 @@ from .ext_duat_blocks import _table_identity, induction_identity, np_eq20
 __all__ = ["entries", "measured_dynamic"]
 
 _FIELDS = ("W1", "W2", "W3", "W4", "b2", "b3", "b4")
-
-
-def _src(ref: str) -> Source:
-    return Source("ext", ref)
 
 
 def measured_dynamic(seed: int, layouts=LAYOUTS, depth: int = 2) -> dict[str, frozenset]:
@@ -86,27 +82,28 @@ _DYN_TEX = (r"\text{gated: } \mathbf{W}'_{i,4}, \mathbf{b}'_{i,4} \text{ are dyn
 def entries() -> list[Entry]:
     gated_np = lambda a, i, x: np_eq20(a, True, i, x)  # noqa: E731
     return [
-        Entry("ext:gated-ffn.table", _src("gated FFN, substitution table"),
+        Entry("ext:gated-ffn.table", "gated FFN, substitution table",
               r"\tilde P_i = \mathbf{W}'_{i,4}\tilde A_{i-1},\ \tilde\gamma_i = \mathbf{W}'_{i,4}(\tilde c_{i-1} +"
               r" R_{i-1}) + \mathbf{b}'_{i,4},\ R_i = \sum_{j\le i}\tilde U^{(i)}_j\big(\mathrm{act}(\tilde V_jx'_0 +"
               r" \tilde\beta_j)\odot(\tilde P_jx'_0 + \tilde\gamma_j)\big)",
               Status.PROVED, _table_identity(gated_residual_term, gated_np),
-              note="Derived mechanically with the gate as an uninterpreted two-argument function; depths 1-3"
-                   " against the nested gated network. Ã, c̃, Ũ, Ṽ, β̃ keep the paper's rules."),
-        Entry("ext:gated-ffn.induction", _src("gated FFN, every depth"),
+              note=r"Derived mechanically with the gate as an uninterpreted two-argument function; depths 1--3"
+                   r" against the nested gated network. $\tilde A$, $\tilde c$, $\tilde U$, $\tilde V$,"
+                   r" $\tilde\beta$ keep the paper's rules."),
+        Entry("ext:gated-ffn.induction", "gated FFN, every depth",
               r"x'_L = \tilde A_Lx'_0 + \tilde c_L + \sum_{j\le L}\tilde U^{(L)}_j\big(\mathrm{act}(\tilde V_jx'_0"
               r" + \tilde\beta_j)\odot(\tilde P_jx'_0 + \tilde\gamma_j)\big)\ \text{for every } L",
               Status.PROVED, induction_identity(gated_residual_term),
-              note="Base case, generic step with the rules of box 3 re-indexed, Lemma 1 (Eq. 19). The same holds"
-                   " with an input transform and a final norm (ext:input-final.induction for σ; the gate changes"
-                   " nothing in those boxes)."),
-        Entry("ext:gated-ffn.dynamic", _src("gated FFN, dynamic parameters"), _DYN_TEX, Status.PROSE,
+              note=r"Base case, generic step with the rules of box 3 re-indexed, Lemma 1 (Eq. 19). The same holds"
+                   r" with an input transform and a final norm (\texttt{ext:input-final.induction} for $\sigma$;"
+                   r" the gate changes nothing in those boxes)."),
+        Entry("ext:gated-ffn.dynamic", "gated FFN, dynamic parameters", _DYN_TEX, Status.PROSE,
               Prose("Which parameters depend on the input is a structural claim; proxy: the symbolic dependency of"
                     " each block's gated Eq. 20 parameters on the dynamic operators, and a numeric measurement at"
                     " two inputs.", _dynamic_proxy),
-              note="W'_{i,4} = F_u Q_i and W'_{i,2} = F_g Q_i share their input map Q_i (likewise b'_{i,4},"
-                   " b'_{i,2}), so the up path is dynamic exactly where the gate path is: W1, W2, W4 for paper,"
-                   " standard and parallel blocks; plus b2, b4 for pre-LN; everything for post-LN and OLMo-2's"
-                   " sublayer-post-norm. P̃_j = W'_{j,4}Ã_{j-1} and γ̃_j (through R_{j-1}) are then dynamic"
-                   " like Ṽ_j, β̃_j."),
+              note=r"$W'_{i,4} = F_u Q_i$ and $W'_{i,2} = F_g Q_i$ share their input map $Q_i$ (likewise $b'_{i,4}$,"
+                   r" $b'_{i,2}$), so the up path is dynamic exactly where the gate path is: $W'_1$, $W'_2$, $W'_4$"
+                   r" for paper, standard and parallel blocks; plus $b'_2$, $b'_4$ for pre-LN; everything for"
+                   r" post-LN and OLMo-2's sublayer-post-norm. $\tilde P_j = W'_{j,4}\tilde A_{j-1}$ and"
+                   r" $\tilde\gamma_j$ (through $R_{j-1}$) are then dynamic like $\tilde V_j$, $\tilde\beta_j$."),
     ]

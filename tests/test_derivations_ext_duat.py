@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from symuat_paper import ext_duat_blocks, ext_duat_gated
 
-from derivations import ext_duat_blocks, ext_duat_gated
-from symuat import OpaqueIdentity, Status
-from symuat import check_identity
+from symuat import OpaqueIdentity, Status, check_identity
 from symuat.expansion import block_term, nc_symbol
 from symuat.ledger.audit import audit_entry
 
