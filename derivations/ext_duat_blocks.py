@@ -214,8 +214,9 @@ def entries() -> list[Entry]:
         Entry("ext:block-layouts.eq20", "Transformer block layouts as Eq. 20", _EQ20_TEX, Status.PROVED,
               _layouts_identity(),
               note=r"Layouts paper, standard, pre-LN (GPT-2, Llama), post-LN (BERT,"
-                   r" \texttt{nn.TransformerEncoderLayer}), parallel (GPT-J, GPT-NeoX), sublayer-post-norm (OLMo-2); each with the paper's FFN and a gated"
-                   r" FFN. Parameters as in \texttt{symuat.numeric.residual\_params}; $W'_{i,4}$, $b'_{i,4}$ are"
+                   r" \texttt{nn.TransformerEncoderLayer}), parallel (GPT-J, GPT-NeoX), sublayer-post-norm"
+                   r" (OLMo-2); each with the paper's FFN and a gated FFN. Parameters as in"
+                   r" \texttt{symuat.numeric.residual\_params}; $W'_{i,4}$, $b'_{i,4}$ are"
                    r" $W'_{i,2}$, $b'_{i,2}$ with the up projection in place of the gate projection."),
         Entry("ext:parallel-block.eq20", "parallel block x + MHA(N1 x) + FFN(N2 x)", _PAR_TEX,
               Status.PROVED,
@@ -240,8 +241,8 @@ def entries() -> list[Entry]:
               Status.PROVED,
               _table_identity(plain_residual_term, lambda a, i, x: np_eq20(a, False, i, x), input_transform=True),
               note=r"$x'_{(0)} = W'_{0,1}x'_0 + b'_{0,3}$: $W'_{0,1} = s I$ (Gemma's $\sqrt{M}$), or $s$ times the"
-                   r" input norm's operator (BERT's embedding LayerNorm, dynamic); $b'_{0,3}$ the position embeddings, or"
-                   r" the norm applied to them plus its bias. Every later box keeps its form;"
+                   r" input norm's operator (BERT's embedding LayerNorm, dynamic); $b'_{0,3}$ the position"
+                   r" embeddings, or the norm applied to them plus its bias. Every later box keeps its form;"
                    r" $\tilde A_L = W'_{L,1}\cdots W'_{1,1}W'_{0,1}$."),
         Entry("ext:final-norm.table", "final norm as an affine box",
               r"\tilde A_{L+1} = \mathbf{W}'_{L+1,1}\tilde A_L,\ \tilde c_{L+1} = \mathbf{W}'_{L+1,1}\tilde c_L +"
