@@ -129,7 +129,7 @@ def test_stack_validation():
     blk = _block()
     with pytest.raises(ShapeError, match="ffn width 5"):
         BlockWeights(blk.attention, FFNWeights(np.ones((5, 3)), np.zeros(3), np.ones((3, 5)), np.zeros(5)))
-    with pytest.raises(ShapeError, match="ln1.gamma has length 3"):
+    with pytest.raises(ShapeError, match="ln1 has width 3"):
         BlockWeights(blk.attention, blk.ffn, LayerNormWeights(np.ones(3), np.zeros(3)))
     st = TransformerStack((blk,))
     with pytest.raises(ShapeError, match=r"X must have shape \(\*, 4\), got \(2, 3\)"):

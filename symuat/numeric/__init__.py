@@ -4,17 +4,21 @@ Row-major vectorisation :math:`x' = \operatorname{vec}_r(X)` throughout (seed 00
 :math:`\operatorname{vec}_r(A X B) = (A \otimes B^{\mathsf T}) \operatorname{vec}_r(X)`.
 """
 
-from symuat.numeric.attention import (
+from .attention import (
     AttentionWeights,
     attention_weights,
+    check_attention_mask,
     head_attention_weights,
     mha_operator,
     multi_head_attention,
     resolve_scale,
     softmax_rows,
 )
-from symuat.numeric.layernorm import LayerNormWeights, layer_norm, layer_norm_operator
-from symuat.numeric.operators import (
+from .duat_form import DUATForm, duat_form, duat_relative_error
+from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
+from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
+from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
+from .operators import (
     DENSE_LIMIT,
     Compose,
     Dense,
@@ -28,25 +32,26 @@ from symuat.numeric.operators import (
     unvec_r,
     vec_r,
 )
-from symuat.numeric.residual_params import (
+from .residual_params import (
     DYNAMIC,
     ResidualParams,
     apply_residual,
+    dynamic_parameters,
     layer_residual_params,
     residual_params,
 )
-from symuat.numeric.duat_form import DUATForm, duat_form, duat_relative_error
-from symuat.numeric.stack import (
-    ACTIVATIONS,
+from .rotary import ROTARY_STYLES, Rotary, apply_rotary
+from .stack import (
     KINDS,
+    LAYOUTS,
     BlockWeights,
-    FFNWeights,
     TransformerStack,
-    activation_function,
     block_forward,
-    ffn,
     forward,
+    hidden_states,
+    prepare_input,
     random_stack,
+    stack_output,
 )
 
 __all__ = [
@@ -54,15 +59,19 @@ __all__ = [
     "DENSE_LIMIT", "LinearOperator", "IdentityOperator", "Diagonal", "Dense", "Kron", "KronSum",
     "Sum", "Compose", "Scaled", "vec_r", "unvec_r",
     # attention
-    "AttentionWeights", "softmax_rows", "resolve_scale", "attention_weights",
+    "AttentionWeights", "softmax_rows", "resolve_scale", "attention_weights", "check_attention_mask",
     "head_attention_weights", "multi_head_attention", "mha_operator",
-    # layernorm
-    "LayerNormWeights", "layer_norm", "layer_norm_operator",
+    # norms and rotary
+    "LayerNormWeights", "layer_norm", "layer_norm_operator", "RMSNormWeights", "rms_norm", "apply_norm",
+    "norm_operator", "ROTARY_STYLES", "Rotary", "apply_rotary",
+    # FFN
+    "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "ffn", "ffn_operators",
     # stack
-    "KINDS", "ACTIVATIONS", "activation_function", "FFNWeights", "BlockWeights",
-    "TransformerStack", "ffn", "block_forward", "forward", "random_stack",
+    "KINDS", "LAYOUTS", "BlockWeights", "TransformerStack", "block_forward", "forward", "prepare_input",
+    "hidden_states", "stack_output", "random_stack",
     # residual parameters
-    "DYNAMIC", "ResidualParams", "layer_residual_params", "residual_params", "apply_residual",
+    "DYNAMIC", "ResidualParams", "dynamic_parameters", "layer_residual_params", "residual_params",
+    "apply_residual",
     # the DUAT form of a stack
     "DUATForm", "duat_form", "duat_relative_error",
 ]

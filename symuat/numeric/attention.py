@@ -29,6 +29,12 @@ Two independent computations of the same layer:
   *static*, because every row of :math:`H_h` sums to one so
   :math:`H_h \mathbf 1 b_{V,h}^{\mathsf T} = \mathbf 1 b_{V,h}^{\mathsf T}`.
 
+Generalisations (not in the paper; see ``docs/``): grouped-/multi-query attention (head :math:`h`
+uses key/value group :math:`\lfloor hG/H\rfloor` of :math:`G` groups), an explicit head dimension,
+optional biases, rotary embeddings and q/k norms applied to :math:`Q` and :math:`K` inside
+:math:`H_h` only, a causal flag and an additive key-padding mask given at call time.
+:math:`W'_{HVO} = \sum_h H_h \otimes (W_{V,g(h)} W_{O,h})^{\mathsf T}` keeps its closed form.
+
 Scale :math:`s`: ``"head"`` gives :math:`1/\sqrt d` (PyTorch / Vaswani et al.),
 ``"paper"`` gives :math:`1/\sqrt M` as printed in seed 001 Eq. 8 and Eq. 35, and a
 positive float is used as :math:`s` itself (the multiplier of the scores).
@@ -42,9 +48,11 @@ from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
-from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
-from symuat.numeric.operators import Kron, KronSum
+from ..errors import InvalidValueError, ShapeError
+from ._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
+from .norms import NormWeights, apply_norm, check_norm
+from .operators import Kron, KronSum
+from .rotary import Rotary, apply_rotary
 
 __all__ = [
     "AttentionWeights",
@@ -54,6 +62,7 @@ __all__ = [
     "head_attention_weights",
     "multi_head_attention",
     "mha_operator",
+    "check_attention_mask",
 ]
 
 ScaleLike = Union[str, float]
@@ -162,13 +171,27 @@ class AttentionWeights:
 
     Attributes
     ----------
-    W_Q, W_K, W_V, W_O : (M, M) arrays
-        Head :math:`h` uses columns ``h*d:(h+1)*d`` of :math:`W_Q, W_K, W_V` and rows
-        ``h*d:(h+1)*d`` of :math:`W_O`, :math:`d = M / n_{heads}`.
-    b_Q, b_K, b_V, b_O : (M,) arrays or None
-    n_heads : int, must divide M
+    W_Q : (M, H*d) array
+        Head :math:`h` uses columns ``h*d:(h+1)*d``.
+    W_K, W_V : (M, G*d) arrays
+        Key/value group :math:`g` uses columns ``g*d:(g+1)*d``; head :math:`h` uses group
+        :math:`\lfloor hG/H\rfloor`.
+    W_O : (H*d, M) array
+        Head :math:`h` uses rows ``h*d:(h+1)*d``.
+    b_Q, b_K, b_V, b_O : arrays of matching length, or None
+    n_heads : int
+        :math:`H`; must divide ``W_Q.shape[1]`` (the width :math:`M` when ``W_Q`` is square).
     scale : ``"head"``, ``"paper"`` or float > 0 (see :func:`resolve_scale`)
     causal : bool
+    n_kv_heads : int, optional
+        :math:`G` (default :math:`H`); must divide :math:`H` (1 = multi-query attention).
+    head_dim : int, optional
+        :math:`d`; checked against ``W_Q.shape[1] / n_heads`` when given.
+    rotary : Rotary, optional
+        Applied to every head's queries and keys (``rotary.dim <= d``).
+    q_norm, k_norm : LayerNormWeights or RMSNormWeights, optional
+        Applied to the queries / keys (after their biases, before rotary): per head when the
+        norm's width is :math:`d` (Qwen3), over all heads when it is :math:`Hd` / :math:`Gd` (OLMo-2).
     """
 
     W_Q: np.ndarray
@@ -182,36 +205,70 @@ class AttentionWeights:
     n_heads: int = 1
     scale: ScaleLike = "head"
     causal: bool = False
+    n_kv_heads: Optional[int] = None
+    head_dim: Optional[int] = None
+    rotary: Optional[Rotary] = None
+    q_norm: Optional[NormWeights] = None
+    k_norm: Optional[NormWeights] = None
 
     def __post_init__(self) -> None:
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
         M = check_positive_dim("W_Q.shape[0]", W_Q.shape[0])
-        for name in ("W_Q", "W_K", "W_V", "W_O"):
-            object.__setattr__(self, name, _frozen_array(name, getattr(self, name), (M, M)))
-        for name in ("b_Q", "b_K", "b_V", "b_O"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, _frozen_array(name, getattr(self, name), (M,)))
-        h = check_positive_dim("n_heads", self.n_heads)
-        if M % h != 0:
-            raise ShapeError(f"n_heads={h} must divide the width M={M}")
-        resolve_scale(self.scale, M // h, M)
+        HD = check_positive_dim("W_Q.shape[1]", W_Q.shape[1])
+        H = check_positive_dim("n_heads", self.n_heads)
+        if HD % H != 0:
+            what = f"the width M={M}" if HD == M else f"W_Q.shape[1]={HD}"
+            raise ShapeError(f"n_heads={H} must divide {what}")
+        d = HD // H
+        if self.head_dim is not None and check_positive_dim("head_dim", self.head_dim) != d:
+            raise ShapeError(f"head_dim={self.head_dim} does not match W_Q.shape[1]/n_heads = {HD}/{H} = {d}")
+        G = H if self.n_kv_heads is None else check_positive_dim("n_kv_heads", self.n_kv_heads)
+        if H % G != 0:
+            raise ShapeError(f"n_kv_heads={G} must divide n_heads={H}")
+        object.__setattr__(self, "n_heads", H)
+        object.__setattr__(self, "n_kv_heads", G)
+        object.__setattr__(self, "head_dim", d)
+        shapes = {"W_Q": (M, H * d), "W_K": (M, G * d), "W_V": (M, G * d), "W_O": (H * d, M),
+                  "b_Q": (H * d,), "b_K": (G * d,), "b_V": (G * d,), "b_O": (M,)}
+        for name, shape in shapes.items():
+            if getattr(self, name) is not None or name.startswith("W"):
+                object.__setattr__(self, name, _frozen_array(name, getattr(self, name), shape))
+        resolve_scale(self.scale, d, M)
         if not isinstance(self.causal, (bool, np.bool_)):
             raise InvalidValueError(f"causal must be a bool, got {type(self.causal).__name__} {self.causal!r}")
+        object.__setattr__(self, "causal", bool(self.causal))
+        if self.rotary is not None:
+            if not isinstance(self.rotary, Rotary):
+                raise InvalidValueError(f"rotary must be a Rotary or None, got {type(self.rotary).__name__}")
+            if self.rotary.dim > d:
+                raise ShapeError(f"rotary dim {self.rotary.dim} exceeds head_dim {d}")
+        for name, full in (("q_norm", H * d), ("k_norm", G * d)):
+            nrm = getattr(self, name)
+            if nrm is not None:
+                check_norm(name, nrm, nrm.width)
+                if nrm.width not in (d, full):
+                    raise ShapeError(f"{name} has width {nrm.width}; expected head_dim {d} or {full}")
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm") if getattr(self, k) is not None)
+        return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
+                f"head_dim={self.head_dim}, causal={self.causal}{extra})")
 
     @property
     def width(self) -> int:
         """Model width :math:`M`."""
         return self.W_Q.shape[0]
 
-    @property
-    def head_dim(self) -> int:
-        """Head width :math:`d = M / n_{heads}`."""
-        return self.width // self.n_heads
-
     def head_slice(self, h: int) -> slice:
-        """Columns (of W_Q, W_K, W_V) / rows (of W_O) belonging to head ``h``."""
+        """Columns of ``W_Q`` / rows of ``W_O`` belonging to head ``h``."""
         d = self.head_dim
         return slice(h * d, (h + 1) * d)
+
+    def kv_slice(self, h: int) -> slice:
+        r"""Columns of ``W_K``, ``W_V`` used by head ``h`` (group :math:`\lfloor hG/H\rfloor`)."""
+        g = h * self.n_kv_heads // self.n_heads
+        d = self.head_dim
+        return slice(g * d, (g + 1) * d)
 
     def scale_value(self) -> float:
         """The score multiplier :math:`s`."""
@@ -231,38 +288,99 @@ def _check_X(X: Any, M: int) -> np.ndarray:
     return X
 
 
-def head_attention_weights(X: Any, attn: AttentionWeights) -> List[np.ndarray]:
-    r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
-    attn = _check_attn(attn)
-    X = _check_X(X, attn.width)
-    s = attn.scale_value()
+def check_attention_mask(attention_mask: Any, N: int) -> Optional[np.ndarray]:
+    r"""Validate a key-padding mask: ``None`` or a length-``N`` vector of 0/1 (1 = attend to this token)."""
+    if attention_mask is None:
+        return None
+    m = as_finite_array("attention_mask", attention_mask, ndim=1)
+    check_shape("attention_mask", m, (N,))
+    if not np.all((m == 0) | (m == 1)):
+        raise InvalidValueError(f"attention_mask must hold only 0 and 1, got values {sorted(set(m.tolist()))[:5]}")
+    return m.astype(bool)
+
+
+def _project(X: np.ndarray, W: np.ndarray, b: Optional[np.ndarray], nrm: Optional[NormWeights], d: int) -> np.ndarray:
+    Z = X @ W
+    if b is not None:
+        Z = Z + b
+    if nrm is not None:
+        if nrm.width == Z.shape[1]:
+            Z = apply_norm(Z, nrm)
+        else:  # per head
+            Z = apply_norm(Z.reshape(-1, d), nrm).reshape(Z.shape)
+    return Z
+
+
+def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
+    """Per-head attention matrices; ``X`` and ``mask`` already validated."""
+    N = X.shape[0]
+    d, s = attn.head_dim, attn.scale_value()
+    Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
+    K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
+    angles = None if attn.rotary is None else attn.rotary.angles(N)
+    keep = np.ones((N, N), dtype=bool)
+    if attn.causal:
+        keep &= np.tri(N, dtype=bool)
+    if mask is not None:
+        keep &= mask[None, :]
+    full = bool(np.all(keep))
+    empty = ~keep.any(axis=1)
+    if empty.any():
+        raise InvalidValueError(f"attention{where}: rows {np.flatnonzero(empty).tolist()} are fully masked "
+                                "(no key to attend to); fix attention_mask")
     out = []
+    rotated_k: dict = {}
     for h in range(attn.n_heads):
-        sl = attn.head_slice(h)
-        out.append(
-            attention_weights(
-                X,
-                attn.W_Q[:, sl],
-                attn.W_K[:, sl],
-                None if attn.b_Q is None else attn.b_Q[sl],
-                None if attn.b_K is None else attn.b_K[sl],
-                scale=s,
-                causal=bool(attn.causal),
-            )
-        )
+        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
+        Kh = rotated_k.get(ks.start)
+        if Kh is None:
+            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
+            rotated_k[ks.start] = Kh
+        if angles is not None:
+            Qh = apply_rotary(Qh, attn.rotary, angles)
+        with np.errstate(over="ignore", invalid="ignore"):
+            S = s * (Qh @ Kh.T)
+        if not np.all(np.isfinite(S)):
+            raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
+                                    f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")
+        if not full:
+            S = np.where(keep, S, -np.inf)
+        m = S.max(axis=1, keepdims=True)
+        E = np.exp(S - m)
+        out.append(E / E.sum(axis=1, keepdims=True))
     return out
 
 
-def multi_head_attention(X: Any, attn: AttentionWeights) -> np.ndarray:
+def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> List[np.ndarray]:
+    r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
+    attn = _check_attn(attn)
+    X = _check_X(X, attn.width)
+    return _heads(X, attn, check_attention_mask(attention_mask, X.shape[0]))
+
+
+def _mha(X: np.ndarray, attn: AttentionWeights, Hs: List[np.ndarray]) -> np.ndarray:
+    V = X @ attn.W_V
+    if attn.b_V is not None:
+        V = V + attn.b_V
+    concat = np.concatenate([H @ V[:, attn.kv_slice(h)] for h, H in enumerate(Hs)], axis=1)
+    Y = concat @ attn.W_O
+    if attn.b_O is not None:
+        Y = Y + attn.b_O
+    return Y
+
+
+def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> np.ndarray:
     r"""Direct multi-head attention :math:`\mathrm{Concat}(\hat H_1,\dots,\hat H_{n_h}) W_O + \mathbf 1 b_O^{\mathsf T}` (seed 001, Eq. 7–8).
 
-    :math:`\hat H_h = H_h (X W_{V,h} + \mathbf 1 b_{V,h}^{\mathsf T})`, computed the ordinary way
+    :math:`\hat H_h = H_h (X W_{V,g(h)} + \mathbf 1 b_{V,g(h)}^{\mathsf T})`, computed the ordinary way
     (values first, concatenation, one output projection).
 
     Parameters
     ----------
     X : (N, M) array
     attn : AttentionWeights
+    attention_mask : (N,) array of 0/1, optional
+        Key-padding mask (0 = this token is never attended to).
 
     Returns
     -------
@@ -270,28 +388,34 @@ def multi_head_attention(X: Any, attn: AttentionWeights) -> np.ndarray:
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
-    V = X @ attn.W_V
-    if attn.b_V is not None:
-        V = V + attn.b_V
-    Hs = head_attention_weights(X, attn)
-    concat = np.concatenate([H @ V[:, attn.head_slice(h)] for h, H in enumerate(Hs)], axis=1)
-    Y = concat @ attn.W_O
+    return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
+
+
+def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
+    terms = []
+    c = np.zeros(attn.width)
+    for h in range(attn.n_heads):
+        sl, ks = attn.head_slice(h), attn.kv_slice(h)
+        W_Vh, W_Oh = attn.W_V[:, ks], attn.W_O[sl, :]
+        terms.append(Kron(heads[h], (W_Oh.T, W_Vh.T)))
+        if attn.b_V is not None:
+            c = c + W_Oh.T @ attn.b_V[ks]
     if attn.b_O is not None:
-        Y = Y + attn.b_O
-    return Y
+        c = c + attn.b_O
+    return KronSum(terms), np.tile(c, N)
 
 
-def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None) -> Tuple[KronSum, np.ndarray]:
+def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,
+                 attention_mask: Any = None) -> Tuple[KronSum, np.ndarray]:
     r"""Matrix–vector form of MHA at input ``X`` (seed 001, Eq. 9–10, App. A).
 
     .. math::
 
-        W'_{HVO} = \sum_h H_h \otimes (W_{V,h} W_{O,h})^{\mathsf T},\qquad
-        b' = \mathbf 1_N \otimes \Big(\sum_h W_{O,h}^{\mathsf T} b_{V,h} + b_O\Big),
+        W'_{HVO} = \sum_h H_h \otimes (W_{V,g(h)} W_{O,h})^{\mathsf T},\qquad
+        b' = \mathbf 1_N \otimes \Big(\sum_h W_{O,h}^{\mathsf T} b_{V,g(h)} + b_O\Big),
 
     so that :math:`\operatorname{vec}_r(\mathrm{MHA}(X)) = W'_{HVO}\operatorname{vec}_r(X) + b'`.
-    :math:`(W_{V,h}W_{O,h})^{\mathsf T}` is kept factored as
-    :math:`W_{O,h}^{\mathsf T} W_{V,h}^{\mathsf T}` (rank :math:`\le d`).
+    :math:`(W_{V,g(h)}W_{O,h})^{\mathsf T}` is kept factored (rank :math:`\le d`).
 
     Parameters
     ----------
@@ -300,6 +424,7 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     attn : AttentionWeights
     heads : list of (N, N) arrays, optional
         Precomputed :math:`H_h` (e.g. from :func:`head_attention_weights`).
+    attention_mask : (N,) array of 0/1, optional
 
     Returns
     -------
@@ -308,21 +433,13 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
-    N, M = X.shape
+    N = X.shape[0]
     if heads is None:
-        heads = head_attention_weights(X, attn)
+        heads = _heads(X, attn, check_attention_mask(attention_mask, N))
     elif len(heads) != attn.n_heads:
         raise ShapeError(f"heads must hold n_heads={attn.n_heads} matrices, got {len(heads)}")
-    terms = []
-    c = np.zeros(M)
-    for h in range(attn.n_heads):
-        sl = attn.head_slice(h)
-        H = as_finite_array(f"heads[{h}]", heads[h], ndim=2)
-        check_shape(f"heads[{h}]", H, (N, N))
-        W_Vh, W_Oh = attn.W_V[:, sl], attn.W_O[sl, :]
-        terms.append(Kron(H, (W_Oh.T, W_Vh.T)))
-        if attn.b_V is not None:
-            c = c + W_Oh.T @ attn.b_V[sl]
-    if attn.b_O is not None:
-        c = c + attn.b_O
-    return KronSum(terms), np.tile(c, N)
+    else:
+        heads = [as_finite_array(f"heads[{h}]", H, ndim=2) for h, H in enumerate(heads)]
+        for h, H in enumerate(heads):
+            check_shape(f"heads[{h}]", H, (N, N))
+    return _mha_operator(N, attn, heads)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, evaluate_form, layer_symbols, substitution_table
 from .operators import unvec_r, vec_r
 from .residual_params import ResidualParams, residual_params
@@ -85,11 +85,16 @@ class DUATForm:
         return out
 
 
-def duat_form(stack: TransformerStack, X0: Any) -> DUATForm:
+def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> DUATForm:
     """Compute every dynamic parameter of ``stack`` at ``X0`` and evaluate the derived Eq. 11 form."""
     if not isinstance(stack, TransformerStack):
         raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
-    params = tuple(residual_params(stack, X0))
+    if (any(b.ffn.gated or b.ffn.activation not in (None, stack.activation) for b in stack.blocks)
+            or stack.input_scale is not None or stack.position_embeddings is not None
+            or stack.input_norm is not None or stack.final_norm is not None):
+        raise UnsupportedError("duat_form: gated FFNs, per-block activations, input transforms and final norms "
+                               "need the extended table (in progress)")
+    params = tuple(residual_params(stack, X0, attention_mask))
     X0 = np.asarray(X0, dtype=float)
     table = substitution_table(len(params))
     partial = DUATForm(stack, X0, table, params, terms=None)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ The identity holds exactly only at the input ``X`` the operator was built from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -38,16 +38,20 @@ __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer
 
 @dataclass(frozen=True)
 class LayerNormWeights:
-    r"""LayerNorm parameters :math:`\gamma, \beta \in \mathbb{R}^M` and :math:`\varepsilon > 0`."""
+    r"""LayerNorm parameters :math:`\gamma, \beta \in \mathbb{R}^M` and :math:`\varepsilon > 0`.
+
+    ``beta=None`` is a LayerNorm without bias (stored as zeros; :attr:`has_bias` remembers it).
+    """
 
     gamma: np.ndarray
-    beta: np.ndarray
+    beta: Optional[np.ndarray] = None
     eps: float = 1e-5
 
     def __post_init__(self) -> None:
         g = as_finite_array("gamma", self.gamma, ndim=1)
         M = check_positive_dim("len(gamma)", g.shape[0])
-        b = as_finite_array("beta", self.beta, ndim=1)
+        object.__setattr__(self, "_has_bias", self.beta is not None)
+        b = np.zeros(M) if self.beta is None else as_finite_array("beta", self.beta, ndim=1)
         check_shape("beta", b, (M,))
         eps = check_real_number("eps", self.eps, positive=True)
         g, b = g.copy(), b.copy()
@@ -60,6 +64,14 @@ class LayerNormWeights:
     @property
     def width(self) -> int:
         return self.gamma.shape[0]
+
+    @property
+    def has_bias(self) -> bool:
+        """Whether a bias :math:`\\beta` was given (``False``: LayerNorm without bias)."""
+        return self._has_bias  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"LayerNormWeights(width={self.width}, eps={self.eps}, bias={self.has_bias})"
 
 
 def _args(X: Any, gamma: Any, beta: Any, eps: float):

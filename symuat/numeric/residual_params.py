@@ -33,6 +33,21 @@ Reductions (each is an exact algebraic rewrite of the block at the actual input)
     :math:`W'_1 = L_2 P`, :math:`b'_3 = L_2(p + f_2) + \beta'_2`, :math:`W'_3 = L_2 F_2`,
     :math:`W'_2 = F_1 P`, :math:`b'_2 = F_1 p + f_1`.
 
+``parallel``: :math:`x_i = x + \mathrm{MHA}(N_1x) + \mathrm{FFN}(N_2x)`, :math:`A` at :math:`N_1(X)`,
+    :math:`L_2` at :math:`x`: :math:`W'_1 = I + A L_1`, :math:`b'_3 = A\beta'_1 + a + f_2`,
+    :math:`W'_2 = F_1 L_2` (no :math:`W'_1` inside), :math:`b'_2 = F_1\beta'_2 + f_1`, :math:`W'_3 = F_2`.
+``sublayer_post_ln``: :math:`h = x + N_1(\mathrm{MHA}(x))`, :math:`x_i = h + N_2(\mathrm{FFN}(h))`, with
+    :math:`P = I + L_1 A`, :math:`p = L_1 a + \beta'_1` (:math:`L_1` at :math:`\mathrm{MHA}(x)`, :math:`L_2` at
+    :math:`\mathrm{FFN}(h)`): :math:`W'_1 = P`, :math:`b'_3 = p + L_2 f_2 + \beta'_2`, :math:`W'_3 = L_2F_2`,
+    :math:`W'_2 = F_1P`, :math:`b'_2 = F_1p + f_1`.
+
+Gated FFN :math:`F_d(\mathrm{act}(F_g u + f_g) \odot (F_u u + f_u)) + f_d` at the FFN argument
+:math:`u = Qx + q`: the extended Eq. 20
+:math:`x_i = W'_1x + b'_3 + W'_3(\mathrm{act}(W'_2x + b'_2) \odot (W'_4x + b'_4))` with
+:math:`W'_2 = F_gQ`, :math:`b'_2 = F_gq + f_g`, :math:`W'_4 = F_uQ`, :math:`b'_4 = F_uq + f_u` and
+:math:`F_1, F_2` replaced by :math:`F_g, F_d` above.  Norms :math:`L_k` may be LayerNorm or RMSNorm
+(:math:`C_M \to I`, :math:`\beta_k = 0`).
+
 The *evaluation points* of the dynamic parameters (:math:`U`, :math:`h`, :math:`v`) are computed
 here through the operators themselves, not through :func:`~symuat.numeric.stack.forward`.
 """
@@ -40,39 +55,53 @@ here through the operators themselves, not through :func:`~symuat.numeric.stack.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, FrozenSet, List
+from typing import Any, FrozenSet, List, Optional
 
 import numpy as np
 
-from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
-from symuat.numeric.attention import mha_operator
-from symuat.numeric.layernorm import layer_norm_operator
-from symuat.numeric.operators import Compose, IdentityOperator, Kron, LinearOperator, Sum
-from symuat.numeric.stack import KINDS, BlockWeights, TransformerStack, activation_function
+from ..errors import InvalidValueError, ShapeError
+from ._validate import as_finite_array, check_shape
+from .attention import _heads, _mha_operator
+from .ffn import activation_function, ffn_operators
+from .norms import norm_operator
+from .operators import Compose, IdentityOperator, LinearOperator, Sum
+from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
 
-__all__ = ["ResidualParams", "DYNAMIC", "layer_residual_params", "residual_params", "apply_residual"]
+__all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
+           "apply_residual"]
 
-#: Which Eq. 20 parameters depend on the layer input, per block kind.
+#: Which Eq. 20 parameters depend on the layer input, per residual layout.
 #: paper/standard: only the attention matrices H_h(x) are dynamic, so W1 and W2
 #: are dynamic, W3 = I ⊗ W_2^T and the biases are static (value bias is static
 #: since rows of H_h sum to one).  pre_ln: b3 = A β'_1 + a + f_2 stays static
 #: because A(1_N ⊗ β) = 1_N ⊗ Σ_h (W_{V,h} W_{O,h})^T β (rows of H_h sum to one),
 #: but b2 = F_1(L_2 p + β'_2) + f_1 contains the dynamic L_2 and is dynamic;
 #: W3 stays static.  post_ln: the outer LN_2 multiplies W1, W3 and b3 and L_1
-#: enters b2, so all five parameters are dynamic.  (Checked against two inputs
-#: in tests/test_numeric_duat_form.py.)
+#: enters b2, so all five parameters are dynamic.  parallel: W2 = F_1 L_2 is
+#: dynamic, b2 = F_1 β'_2 + f_1 and b3 = A β'_1 + a + f_2 are static.
+#: sublayer_post_ln: L_2 multiplies W3 and enters b3, L_1 enters b2: all dynamic.
+#: (Checked against two inputs in tests/test_numeric_duat_form.py.)
 DYNAMIC = {
     "paper": frozenset({"W1", "W2"}),
     "standard": frozenset({"W1", "W2"}),
     "pre_ln": frozenset({"W1", "W2", "b2"}),
     "post_ln": frozenset({"W1", "W2", "W3", "b2", "b3"}),
+    "parallel": frozenset({"W1", "W2"}),
+    "sublayer_post_ln": frozenset({"W1", "W2", "W3", "b2", "b3"}),
 }
+
+
+def dynamic_parameters(kind: str, gated: bool) -> FrozenSet[str]:
+    """:data:`DYNAMIC` of ``kind``; a gated FFN adds ``W4``/``b4`` exactly when ``W2``/``b2`` are dynamic."""
+    dyn = DYNAMIC[check_kind(kind)]
+    if gated:
+        dyn = dyn | {n.replace("2", "4") for n in dyn if n in ("W2", "b2")}
+    return frozenset(dyn)
 
 
 @dataclass(frozen=True)
 class ResidualParams:
-    r"""Eq. 20 parameters of one layer at one input.
+    r"""Eq. 20 parameters of one layer at one input (the gated extension adds ``W4``, ``b4``).
 
     Attributes
     ----------
@@ -83,9 +112,15 @@ class ResidualParams:
     b3 : (NM,) array
         :math:`b'_{i,3}`.
     kind : str
-        Block kind the parameters were derived for.
+        Residual layout the parameters were derived for.
     dynamic : frozenset of str
-        Names of the parameters that depend on the layer input (see :data:`DYNAMIC`).
+        Names of the parameters that depend on the layer input (see :func:`dynamic_parameters`).
+    W4 : LinearOperator or None
+        :math:`W'_{i,4}` (NF×NM), gated FFN only.
+    b4 : (NF,) array or None
+        :math:`b'_{i,4}`, gated FFN only.
+    activation : str
+        σ (the gate's activation for a gated FFN).
     """
 
     W1: LinearOperator
@@ -95,6 +130,9 @@ class ResidualParams:
     b3: np.ndarray
     kind: str = "paper"
     dynamic: FrozenSet[str] = frozenset()
+    W4: Optional[LinearOperator] = None
+    b4: Optional[np.ndarray] = None
+    activation: str = "relu"
 
     def __post_init__(self) -> None:
         for name in ("W1", "W2", "W3"):
@@ -107,99 +145,160 @@ class ResidualParams:
             raise ShapeError(f"W2 must have {n} columns like W1, got shape {self.W2.shape}")
         if self.W3.shape != (n, self.W2.shape[0]):
             raise ShapeError(f"W3 must have shape {(n, self.W2.shape[0])}, got {self.W3.shape}")
-        for name, length in (("b2", self.W2.shape[0]), ("b3", n)):
+        if (self.W4 is None) != (self.b4 is None):
+            raise InvalidValueError("W4 and b4 (gated FFN) must be given together")
+        if self.W4 is not None and (not isinstance(self.W4, LinearOperator) or self.W4.shape != self.W2.shape):
+            raise ShapeError(f"W4 must be a LinearOperator of shape {self.W2.shape} like W2")
+        for name, length in (("b2", self.W2.shape[0]), ("b3", n), ("b4", self.W2.shape[0])):
+            if getattr(self, name) is None:
+                continue
             b = as_finite_array(name, getattr(self, name), ndim=1)
             check_shape(name, b, (length,))
             b = b.copy()
             b.setflags(write=False)
             object.__setattr__(self, name, b)
         object.__setattr__(self, "dynamic", frozenset(self.dynamic))
+        activation_function(self.activation)
+
+    @property
+    def gated(self) -> bool:
+        return self.W4 is not None
+
+    def __repr__(self) -> str:
+        n, f = self.W1.shape[0], self.W2.shape[0]
+        return (f"ResidualParams(kind={self.kind!r}, NM={n}, NF={f}, gated={self.gated}, "
+                f"activation={self.activation!r}, dynamic={sorted(self.dynamic)})")
 
 
-def apply_residual(params: ResidualParams, x: Any, activation: str) -> np.ndarray:
-    r"""Evaluate Eq. 20: :math:`W'_1 x + b'_3 + W'_3\,\sigma(W'_2 x + b'_2)`."""
+def _residual(p: ResidualParams, x: np.ndarray) -> np.ndarray:
+    act = activation_function(p.activation)
+    g = act(p.W2._matvec(x) + p.b2)
+    if p.W4 is not None:
+        g = g * (p.W4._matvec(x) + p.b4)
+    return p.W1._matvec(x) + p.b3 + p.W3._matvec(g)
+
+
+def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = None) -> np.ndarray:
+    r"""Evaluate Eq. 20, :math:`W'_1 x + b'_3 + W'_3\,\sigma(W'_2 x + b'_2)`.
+
+    Gated: :math:`\sigma(\cdot)` becomes :math:`\sigma(W'_2 x + b'_2)\odot(W'_4x + b'_4)`.
+
+    ``activation`` defaults to ``params.activation``.
+    """
     if not isinstance(params, ResidualParams):
         raise InvalidValueError(f"params must be a ResidualParams, got {type(params).__name__}")
-    sigma = activation_function(activation)
+    if activation is not None and activation != params.activation:
+        activation_function(activation)
+        params = ResidualParams(params.W1, params.W2, params.W3, params.b2, params.b3, params.kind,
+                                params.dynamic, params.W4, params.b4, activation)
     x = as_finite_array("x", x, ndim=1)
     check_shape("x", x, (params.W1.shape[1],))
-    return params.W1.matvec(x) + params.b3 + params.W3.matvec(sigma(params.W2.matvec(x) + params.b2))
+    return _residual(params, x)
 
 
-def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: Any) -> ResidualParams:
+def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, mask,
+                  where: str = "") -> ResidualParams:
+    N, M = X.shape
+    x = X.reshape(-1)
+    ops = ffn_operators(N, block.ffn)
+    Fin, fin = ops["in"]
+    Fout, fout = ops["out"]
+    act = activation_function(act_name)
+    I = IdentityOperator(N * M)
+
+    def attn(U):
+        return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
+
+    def ln(k, v):
+        nrm = block.ln1 if k == 1 or block.ln2 is None else block.ln2
+        return norm_operator(v.reshape(N, M), nrm)
+
+    def ffn_value(u):
+        g = act(Fin._matvec(u) + fin)
+        if "up" in ops:
+            g = g * (ops["up"][0]._matvec(u) + ops["up"][1])
+        return Fout._matvec(g) + fout
+
+    Z = None  # linear map applied after the FFN (post-norms)
+    if kind in ("paper", "standard"):
+        A, a = attn(X)
+        P = A if kind == "paper" else Sum([I, A])
+        W1, b3, Q, q = P, a + fout, P, a
+    elif kind == "pre_ln":
+        L1, beta1 = ln(1, x)
+        A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
+        P = Sum([I, Compose([A, L1])])
+        p = A._matvec(beta1) + a
+        h = P._matvec(x) + p
+        L2, beta2 = ln(2, h)
+        W1, b3, Q, q = P, p + fout, Compose([L2, P]), L2._matvec(p) + beta2
+    elif kind == "post_ln":
+        A, a = attn(X)
+        IA = Sum([I, A])
+        L1, beta1 = ln(1, IA._matvec(x) + a)
+        P, p = Compose([L1, IA]), L1._matvec(a) + beta1
+        h = P._matvec(x) + p
+        Z, beta2 = ln(2, h + ffn_value(h))
+        W1, b3, Q, q = Compose([Z, P]), Z._matvec(p + fout) + beta2, P, p
+    elif kind == "parallel":
+        L1, beta1 = ln(1, x)
+        A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
+        L2, beta2 = (L1, beta1) if block.ln2 is None else ln(2, x)
+        W1, b3, Q, q = Sum([I, Compose([A, L1])]), A._matvec(beta1) + a + fout, L2, beta2
+    else:  # sublayer_post_ln
+        A, a = attn(X)
+        L1, beta1 = ln(1, A._matvec(x) + a)
+        P, p = Sum([I, Compose([L1, A])]), L1._matvec(a) + beta1
+        h = P._matvec(x) + p
+        Z, beta2 = ln(2, ffn_value(h))
+        W1, b3, Q, q = P, p + Z._matvec(fout) + beta2, P, p
+    W3 = Fout if Z is None else Compose([Z, Fout])
+    W2, b2 = Compose([Fin, Q]), Fin._matvec(q) + fin
+    W4 = b4 = None
+    if "up" in ops:
+        Fup, fup = ops["up"]
+        W4, b4 = Compose([Fup, Q]), Fup._matvec(q) + fup
+    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=dynamic_parameters(kind, W4 is not None),
+                          W4=W4, b4=b4, activation=act_name)
+
+
+def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: Any,
+                          attention_mask: Any = None) -> ResidualParams:
     r"""Eq. 20 parameters of ``block`` at its actual input ``X`` (N×M).
 
     Dynamic parameters are evaluated at the values the block actually sees;
     see the module docstring for the formulas and :data:`DYNAMIC` for which are dynamic.
     """
+    from .attention import check_attention_mask
+
     if not isinstance(block, BlockWeights):
         raise InvalidValueError(f"block must be a BlockWeights, got {type(block).__name__}")
-    if kind not in KINDS:
-        raise InvalidValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    sigma = activation_function(activation)
+    kind = check_kind(kind)
+    act = block.ffn.activation or activation
+    activation_function(act)
     X = as_finite_array("X", X, ndim=2)
-    N = check_positive_dim("X.shape[0]", X.shape[0])
-    M = block.width
-    check_shape("X", X, (N, M))
-    x = X.reshape(-1)
-    w = block.ffn
-    F1, f1 = Kron(IdentityOperator(N), w.W1.T), np.tile(w.b1, N)
-    F2, f2 = Kron(IdentityOperator(N), w.W2.T), np.tile(w.b2, N)
-    I = IdentityOperator(N * M)
-
-    def ln(k, V):
-        p = block.ln1 if k == 1 else block.ln2
-        if p is None:
-            raise InvalidValueError(f"kind={kind!r} needs block.ln{k}, got None")
-        return layer_norm_operator(V, p.gamma, p.beta, p.eps)
-
-    if kind in ("paper", "standard"):
-        A, a = mha_operator(X, block.attention)
-        P = A if kind == "paper" else Sum([I, A])
-        W1, b3 = P, a + f2
-        W2, b2 = Compose([F1, P]), F1.matvec(a) + f1
-        W3 = F2
-    elif kind == "pre_ln":
-        L1, beta1 = ln(1, X)
-        U = (L1.matvec(x) + beta1).reshape(N, M)
-        A, a = mha_operator(U, block.attention)
-        P = Sum([I, Compose([A, L1])])
-        p = A.matvec(beta1) + a
-        h = P.matvec(x) + p
-        L2, beta2 = ln(2, h.reshape(N, M))
-        W1, b3 = P, p + f2
-        W2, b2 = Compose([F1, L2, P]), F1.matvec(L2.matvec(p) + beta2) + f1
-        W3 = F2
-    else:  # post_ln
-        A, a = mha_operator(X, block.attention)
-        IA = Sum([I, A])
-        L1, beta1 = ln(1, (IA.matvec(x) + a).reshape(N, M))
-        P = Compose([L1, IA])
-        p = L1.matvec(a) + beta1
-        h = P.matvec(x) + p
-        v = h + F2.matvec(sigma(F1.matvec(h) + f1)) + f2
-        L2, beta2 = ln(2, v.reshape(N, M))
-        W1, b3 = Compose([L2, P]), L2.matvec(p + f2) + beta2
-        W2, b2 = Compose([F1, P]), F1.matvec(p) + f1
-        W3 = Compose([L2, F2])
-    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=DYNAMIC[kind])
+    check_shape("X", X, (None, block.width))
+    if X.shape[0] < 1:
+        raise ShapeError("X must have at least one row")
+    if (kind in ("pre_ln", "post_ln", "sublayer_post_ln") and (block.ln1 is None or block.ln2 is None)) or (
+            kind == "parallel" and block.ln1 is None):
+        raise InvalidValueError(f"kind={kind!r} needs the block's norms (ln1/ln2), got None")
+    return _layer_params(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
 
 
-def residual_params(stack: TransformerStack, X0: Any) -> List[ResidualParams]:
+def residual_params(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> List[ResidualParams]:
     r"""Eq. 20 parameters of every layer of ``stack`` along the trajectory started at ``X0``.
 
+    ``X0`` is the stack's input (``inputs_embeds``); the static input transform is applied first.
     The input of layer :math:`i` is obtained by applying Eq. 20 of layer :math:`i-1`
     (operator path only; the direct :func:`~symuat.numeric.stack.forward` is not used).
     """
-    if not isinstance(stack, TransformerStack):
-        raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
-    X = as_finite_array("X0", X0, ndim=2)
-    check_positive_dim("X0.shape[0]", X.shape[0])
-    check_shape("X0", X, (None, stack.width))
+    X, mask = check_input(stack, X0, attention_mask)
+    X = _prepare(stack, X)
     N, M = X.shape
     out = []
-    for b in stack.blocks:
-        p = layer_residual_params(b, stack.kind, stack.activation, X)
+    for i, b in enumerate(stack.blocks):
+        p = _layer_params(b, stack.kind, stack.block_activation(i), X, mask, f" in layer {i + 1}")
         out.append(p)
-        X = apply_residual(p, X.reshape(-1), stack.activation).reshape(N, M)
+        X = _residual(p, X.reshape(-1)).reshape(N, M)
     return out

@@ -4,156 +4,83 @@ Orientation: every Linear is a *feature* Linear acting on the columns,
 :math:`Y = X W + \mathbf 1 b^{\mathsf T}` with :math:`X \in \mathbb{R}^{N\times M}` and
 :math:`W \in \mathbb{R}^{M_{in}\times M_{out}}` (i.e. ``W`` is the transpose of a PyTorch
 ``nn.Linear.weight``).  On :math:`x' = \operatorname{vec}_r(X)` this is
-:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (SPEC §3).
+:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b`.
 
-Block kinds (``x`` is the block input, ``h`` the intermediate, all row-wise maps per token):
+Residual layouts (``kind``; ``x`` is the block input, N1/N2 its norms — LayerNorm or RMSNorm):
 
 ``"paper"`` (seed 001, Eq. 28–30)
     :math:`h = \mathrm{MHA}(x)`; :math:`x_{next} = h + \mathrm{FFN}(h)`.
 ``"standard"``
     :math:`h = x + \mathrm{MHA}(x)`; :math:`x_{next} = h + \mathrm{FFN}(h)`.
-``"pre_ln"``
-    :math:`h = x + \mathrm{MHA}(\mathrm{LN}_1(x))`; :math:`x_{next} = h + \mathrm{FFN}(\mathrm{LN}_2(h))`.
-``"post_ln"``
-    :math:`h = \mathrm{LN}_1(x + \mathrm{MHA}(x))`; :math:`x_{next} = \mathrm{LN}_2(h + \mathrm{FFN}(h))`.
+``"pre_ln"`` (GPT-2, Llama, …)
+    :math:`h = x + \mathrm{MHA}(\mathrm N_1(x))`; :math:`x_{next} = h + \mathrm{FFN}(\mathrm N_2(h))`.
+``"post_ln"`` (BERT, ``nn.TransformerEncoderLayer``)
+    :math:`h = \mathrm N_1(x + \mathrm{MHA}(x))`; :math:`x_{next} = \mathrm N_2(h + \mathrm{FFN}(h))`.
+``"parallel"`` (GPT-J, GPT-NeoX, Falcon)
+    :math:`x_{next} = x + \mathrm{MHA}(\mathrm N_1(x)) + \mathrm{FFN}(\mathrm N_2(x))`, N2 = N1 when ``ln2`` is None.
+``"sublayer_post_ln"`` (OLMo-2)
+    :math:`h = x + \mathrm N_1(\mathrm{MHA}(x))`; :math:`x_{next} = h + \mathrm N_2(\mathrm{FFN}(h))`.
 
-with :math:`\mathrm{FFN}(u) = \sigma(u W_1 + \mathbf 1 b_1^{\mathsf T}) W_2 + \mathbf 1 b_2^{\mathsf T}`
-(seed 001, Eq. 6 / 29).
-
-Activations σ: ``"relu"``, ``"gelu"`` (exact, :math:`x\Phi(x)` with ``math.erf``),
-``"gelu_tanh"`` (tanh approximation), ``"sigmoid"``.
+The stack adds a static input transform :math:`X_0 = \mathrm N_{in}(sX + P_{1:N})` (scale :math:`s`,
+position embeddings :math:`P`, optional input norm) and an optional final norm, so
+:func:`stack_output` is what a library calls the last hidden state for ``inputs_embeds`` ``X``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
-from symuat.numeric.attention import AttentionWeights, multi_head_attention, resolve_scale
-from symuat.numeric.layernorm import LayerNormWeights, apply_layer_norm_weights
+from ..errors import InvalidValueError, ShapeError
+from ._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
+from .attention import AttentionWeights, _heads, _mha, check_attention_mask, resolve_scale
+from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
+from .layernorm import LayerNormWeights
+from .norms import RMSNormWeights, apply_norm, check_norm
+from .rotary import Rotary
 
 __all__ = [
-    "KINDS",
-    "ACTIVATIONS",
-    "activation_function",
-    "FFNWeights",
-    "BlockWeights",
-    "TransformerStack",
-    "ffn",
-    "block_forward",
-    "forward",
+    "KINDS", "LAYOUTS", "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "BlockWeights",
+    "TransformerStack", "ffn", "block_forward", "forward", "prepare_input", "stack_output", "hidden_states",
     "random_stack",
 ]
 
+#: The layouts of the paper era (kept for the paper's ledger entries).
 KINDS = ("paper", "standard", "pre_ln", "post_ln")
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "sigmoid")
-
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-
-def _relu(x):
-    return np.maximum(x, 0.0)
+#: Every residual layout (module docstring).
+LAYOUTS = KINDS + ("parallel", "sublayer_post_ln")
+_NEEDS = {"paper": (), "standard": (), "pre_ln": ("ln1", "ln2"), "post_ln": ("ln1", "ln2"),
+          "parallel": ("ln1",), "sublayer_post_ln": ("ln1", "ln2")}
 
 
-def _gelu(x):
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
-
-
-def _gelu_tanh(x):
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-
-
-def _sigmoid(x):
-    # 0.5 (1 + tanh(x/2)) is exact and cannot overflow
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": _sigmoid}
-
-
-def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:
-    r"""Return the elementwise σ called ``name`` (one of :data:`ACTIVATIONS`)."""
-    if not isinstance(name, str) or name not in _ACT:
-        raise InvalidValueError(f"activation must be one of {ACTIVATIONS}, got {name!r}")
-    return lambda x: _ACT[name](np.asarray(x, dtype=np.float64))
-
-
-def _frozen(name: str, a: Any, shape: Tuple[Optional[int], ...]) -> np.ndarray:
-    arr = as_finite_array(name, a, ndim=len(shape))
-    check_shape(name, arr, shape)
-    for i, n in enumerate(arr.shape):
-        check_positive_dim(f"{name}.shape[{i}]", n)
-    arr = arr.copy()
-    arr.setflags(write=False)
-    return arr
-
-
-@dataclass(frozen=True)
-class FFNWeights:
-    r"""Feed-forward weights, feature-Linear orientation (seed 001, Eq. 6 / 29).
-
-    :math:`\mathrm{FFN}(X) = \sigma(X W_1 + \mathbf 1 b_1^{\mathsf T}) W_2 + \mathbf 1 b_2^{\mathsf T}`.
-
-    Attributes
-    ----------
-    W1 : (M, F) array
-    b1 : (F,) array
-    W2 : (F, M) array
-    b2 : (M,) array
-    """
-
-    W1: np.ndarray
-    b1: np.ndarray
-    W2: np.ndarray
-    b2: np.ndarray
-
-    def __post_init__(self) -> None:
-        W1 = _frozen("W1", self.W1, (None, None))
-        M, F = W1.shape
-        object.__setattr__(self, "W1", W1)
-        object.__setattr__(self, "b1", _frozen("b1", self.b1, (F,)))
-        object.__setattr__(self, "W2", _frozen("W2", self.W2, (F, M)))
-        object.__setattr__(self, "b2", _frozen("b2", self.b2, (M,)))
-
-    @property
-    def width(self) -> int:
-        return self.W1.shape[0]
-
-    @property
-    def hidden(self) -> int:
-        return self.W1.shape[1]
+def check_kind(kind: Any) -> str:
+    if not isinstance(kind, str) or kind not in LAYOUTS:
+        raise InvalidValueError(f"kind must be one of {LAYOUTS}, got {kind!r}")
+    return kind
 
 
 @dataclass(frozen=True)
 class BlockWeights:
-    r"""One Transformer block: attention, FFN and optional LayerNorms (``ln1``, ``ln2``)."""
+    r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2``."""
 
     attention: AttentionWeights
-    ffn: FFNWeights
-    ln1: Optional[LayerNormWeights] = None
-    ln2: Optional[LayerNormWeights] = None
+    ffn: Any
+    ln1: Optional[Any] = None
+    ln2: Optional[Any] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.attention, AttentionWeights):
             raise InvalidValueError(f"attention must be an AttentionWeights, got {type(self.attention).__name__}")
-        if not isinstance(self.ffn, FFNWeights):
-            raise InvalidValueError(f"ffn must be an FFNWeights, got {type(self.ffn).__name__}")
+        if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights)):
+            raise InvalidValueError(f"ffn must be an FFNWeights or GatedFFNWeights, got {type(self.ffn).__name__}")
         M = self.attention.width
         if self.ffn.width != M:
-            raise ShapeError(f"ffn width {self.ffn.width} (W1.shape[0]) must equal attention width M={M}")
-        for name in ("ln1", "ln2"):
-            ln = getattr(self, name)
-            if ln is None:
-                continue
-            if not isinstance(ln, LayerNormWeights):
-                raise InvalidValueError(f"{name} must be a LayerNormWeights or None, got {type(ln).__name__}")
-            if ln.width != M:
-                raise ShapeError(f"{name}.gamma has length {ln.width}, expected attention width M={M}")
+            raise ShapeError(f"ffn width {self.ffn.width} must equal attention width M={M}")
+        check_norm("ln1", self.ln1, M)
+        check_norm("ln2", self.ln2, M)
 
     @property
     def width(self) -> int:
@@ -162,15 +89,29 @@ class BlockWeights:
 
 @dataclass(frozen=True)
 class TransformerStack:
-    r"""A stack of :class:`BlockWeights` with one block ``kind`` and one ``activation``.
+    r"""A stack of :class:`BlockWeights` with one layout ``kind`` and a default ``activation``.
 
-    ``pre_ln`` / ``post_ln`` require ``ln1`` and ``ln2`` in every block;
-    ``paper`` / ``standard`` forbid them (they would be silently ignored).
+    Attributes
+    ----------
+    blocks : tuple of BlockWeights
+    kind : str
+        One of :data:`LAYOUTS`; the norms it needs must be given, the others must not.
+    activation : str
+        σ of every FFN whose weights do not name their own.
+    input_scale : float, optional
+        :math:`s` (Gemma: :math:`\sqrt M`).
+    position_embeddings : (P, M) array, optional
+        Rows :math:`0..N-1` are added to the scaled input (GPT-2, BERT; BERT's token-type row 0 belongs here too).
+    input_norm, final_norm : LayerNormWeights or RMSNormWeights, optional
     """
 
     blocks: Tuple[BlockWeights, ...]
     kind: str = "paper"
     activation: str = "relu"
+    input_scale: Optional[float] = None
+    position_embeddings: Optional[np.ndarray] = None
+    input_norm: Optional[Any] = None
+    final_norm: Optional[Any] = None
 
     def __post_init__(self) -> None:
         if isinstance(self.blocks, BlockWeights) or not isinstance(self.blocks, (list, tuple)):
@@ -178,8 +119,7 @@ class TransformerStack:
         blocks = tuple(self.blocks)
         if not blocks:
             raise InvalidValueError("blocks must contain at least one BlockWeights (depth >= 1), got 0")
-        if not isinstance(self.kind, str) or self.kind not in KINDS:
-            raise InvalidValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        kind = check_kind(self.kind)
         activation_function(self.activation)
         M = None
         for i, b in enumerate(blocks):
@@ -189,16 +129,24 @@ class TransformerStack:
                 M = b.width
             elif b.width != M:
                 raise ShapeError(f"blocks[{i}] has width {b.width}, expected {M} like blocks[0]")
-            needs_ln = self.kind in ("pre_ln", "post_ln")
             for name in ("ln1", "ln2"):
                 has = getattr(b, name) is not None
-                if needs_ln and not has:
-                    raise InvalidValueError(f"kind={self.kind!r} needs blocks[{i}].{name}, got None")
-                if not needs_ln and has:
-                    raise InvalidValueError(
-                        f"kind={self.kind!r} uses no LayerNorm but blocks[{i}].{name} was given"
-                    )
+                if name in _NEEDS[kind] and not has:
+                    raise InvalidValueError(f"kind={kind!r} needs blocks[{i}].{name}, got None")
+                if not has or name in _NEEDS[kind] or (kind == "parallel" and name == "ln2"):
+                    continue
+                raise InvalidValueError(f"kind={kind!r} uses no LayerNorm {name} but blocks[{i}].{name} was given")
         object.__setattr__(self, "blocks", blocks)
+        if self.input_scale is not None:
+            object.__setattr__(self, "input_scale", check_real_number("input_scale", self.input_scale))
+        if self.position_embeddings is not None:
+            P = as_finite_array("position_embeddings", self.position_embeddings, ndim=2)
+            check_shape("position_embeddings", P, (None, M))
+            P = P.copy()
+            P.setflags(write=False)
+            object.__setattr__(self, "position_embeddings", P)
+        check_norm("input_norm", self.input_norm, M)
+        check_norm("final_norm", self.final_norm, M)
 
     @property
     def width(self) -> int:
@@ -208,52 +156,110 @@ class TransformerStack:
     def depth(self) -> int:
         return len(self.blocks)
 
+    def block_activation(self, i: int) -> str:
+        """σ of block ``i`` (its FFN's own activation, else the stack's)."""
+        return self.blocks[i].ffn.activation or self.activation
 
-def ffn(X: np.ndarray, w: FFNWeights, activation: str) -> np.ndarray:
-    r"""Direct FFN :math:`\sigma(X W_1 + \mathbf 1 b_1^{\mathsf T}) W_2 + \mathbf 1 b_2^{\mathsf T}`."""
-    sigma = activation_function(activation)
+    def __repr__(self) -> str:
+        extras = [f"{k}" for k in ("input_scale", "position_embeddings", "input_norm", "final_norm")
+                  if getattr(self, k) is not None]
+        return (f"TransformerStack(depth={self.depth}, width={self.width}, kind={self.kind!r}, "
+                f"activation={self.activation!r}{''.join(', ' + e for e in extras)})")
+
+
+def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    r"""API-boundary validation of ``(stack, X, attention_mask)``; returns ``(X, mask)``."""
+    if not isinstance(stack, TransformerStack):
+        raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
     X = as_finite_array("X", X, ndim=2)
-    check_shape("X", X, (None, w.width))
-    return sigma(X @ w.W1 + w.b1) @ w.W2 + w.b2
+    N = check_positive_dim("X.shape[0]", X.shape[0])
+    if X.shape[1] != stack.width:
+        raise ShapeError(f"X must have shape (*, {stack.width}), got {X.shape}: "
+                         "the input width must be the stack's width")
+    P = stack.position_embeddings
+    if P is not None and P.shape[0] < N:
+        raise ShapeError(f"position_embeddings cover {P.shape[0]} positions, X has {N} tokens")
+    return X, check_attention_mask(attention_mask, N)
 
 
-def block_forward(block: BlockWeights, kind: str, activation: str, X: Any) -> np.ndarray:
-    r"""Direct forward pass of one block (semantics in the module docstring)."""
-    if not isinstance(block, BlockWeights):
-        raise InvalidValueError(f"block must be a BlockWeights, got {type(block).__name__}")
-    if kind not in KINDS:
-        raise InvalidValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    X = as_finite_array("X", X, ndim=2)
-    check_positive_dim("X.shape[0]", X.shape[0])
-    check_shape("X", X, (None, block.width))
-    mha = lambda U: multi_head_attention(U, block.attention)  # noqa: E731
-    f = lambda U: ffn(U, block.ffn, activation)  # noqa: E731
+def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str = "") -> np.ndarray:
+    def mha(U):
+        return _mha(U, block.attention, _heads(U, block.attention, mask, where))
+
+    def f(U):
+        return _ffn(U, block.ffn, act)
+
+    def n(k, U):
+        return apply_norm(U, block.ln1 if k == 1 or block.ln2 is None else block.ln2)
+
     if kind == "paper":
         H = mha(X)
         return H + f(H)
     if kind == "standard":
         H = X + mha(X)
         return H + f(H)
-    if block.ln1 is None or block.ln2 is None:
-        raise InvalidValueError(f"kind={kind!r} needs block.ln1 and block.ln2")
     if kind == "pre_ln":
-        H = X + mha(apply_layer_norm_weights(X, block.ln1))
-        return H + f(apply_layer_norm_weights(H, block.ln2))
-    H = apply_layer_norm_weights(X + mha(X), block.ln1)
-    return apply_layer_norm_weights(H + f(H), block.ln2)
+        H = X + mha(n(1, X))
+        return H + f(n(2, H))
+    if kind == "post_ln":
+        H = n(1, X + mha(X))
+        return n(2, H + f(H))
+    if kind == "parallel":
+        return X + mha(n(1, X)) + f(n(2, X))
+    H = X + n(1, mha(X))
+    return H + n(2, f(H))
 
 
-def forward(stack: TransformerStack, X: Any) -> List[np.ndarray]:
-    r"""Direct forward pass; returns the activations :math:`[X_0, X_1, \dots, X_L]`."""
-    if not isinstance(stack, TransformerStack):
-        raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
+def block_forward(block: BlockWeights, kind: str, activation: str, X: Any, attention_mask: Any = None) -> np.ndarray:
+    r"""Direct forward pass of one block (semantics in the module docstring)."""
+    if not isinstance(block, BlockWeights):
+        raise InvalidValueError(f"block must be a BlockWeights, got {type(block).__name__}")
+    kind = check_kind(kind)
+    act = activation_function(block.ffn.activation or activation)
     X = as_finite_array("X", X, ndim=2)
     check_positive_dim("X.shape[0]", X.shape[0])
-    check_shape("X", X, (None, stack.width))
-    out = [X.copy()]
-    for b in stack.blocks:
-        out.append(block_forward(b, stack.kind, stack.activation, out[-1]))
+    check_shape("X", X, (None, block.width))
+    return _block(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
+
+
+def _prepare(stack: TransformerStack, X: np.ndarray) -> np.ndarray:
+    if stack.input_scale is not None:
+        X = stack.input_scale * X
+    if stack.position_embeddings is not None:
+        X = X + stack.position_embeddings[: X.shape[0]]
+    if stack.input_norm is not None:
+        X = apply_norm(X, stack.input_norm)
+    return X
+
+
+def prepare_input(stack: TransformerStack, X: Any) -> np.ndarray:
+    r"""The static input transform :math:`X_0 = \mathrm N_{in}(sX + P_{1:N})` (identity parts skipped)."""
+    X, _ = check_input(stack, X)
+    return _prepare(stack, X)
+
+
+def forward(stack: TransformerStack, X: Any, attention_mask: Any = None) -> List[np.ndarray]:
+    r"""Direct forward pass; returns :math:`[X_0, X_1, \dots, X_L]` (:math:`X_0` after the input transform,
+    :math:`X_L` before the final norm)."""
+    X, mask = check_input(stack, X, attention_mask)
+    out = [_prepare(stack, X).copy()]
+    for i, b in enumerate(stack.blocks):
+        act = activation_function(stack.block_activation(i))
+        out.append(_block(b, stack.kind, act, out[-1], mask, f" in layer {i + 1}"))
     return out
+
+
+def hidden_states(stack: TransformerStack, X: Any, attention_mask: Any = None) -> List[np.ndarray]:
+    r"""Like a library's ``output_hidden_states``: :func:`forward` with the final norm applied to the last entry."""
+    xs = forward(stack, X, attention_mask)
+    if stack.final_norm is not None:
+        xs[-1] = apply_norm(xs[-1], stack.final_norm)
+    return xs
+
+
+def stack_output(stack: TransformerStack, X: Any, attention_mask: Any = None) -> np.ndarray:
+    r"""The last hidden state (final norm included) for ``inputs_embeds`` ``X``."""
+    return hidden_states(stack, X, attention_mask)[-1]
 
 
 def random_stack(
@@ -267,8 +273,24 @@ def random_stack(
     causal: bool = False,
     scale: Any = "head",
     biases: bool = True,
+    *,
+    norm: str = "layer",
+    gated: bool = False,
+    n_kv_heads: Optional[int] = None,
+    rotary_dim: Optional[int] = None,
+    rotary_style: str = "half",
+    qk_norm: Optional[str] = None,
+    input_scale: Optional[float] = None,
+    position_embeddings: bool = False,
+    input_norm: bool = False,
+    final_norm: bool = False,
+    shared_norm: bool = False,
 ) -> TransformerStack:
-    r"""A random :class:`TransformerStack` for tests (entries :math:`\mathcal N(0, 1/\text{fan-in})`)."""
+    r"""A random :class:`TransformerStack` for tests (entries :math:`\mathcal N(0, 1/\text{fan-in})`).
+
+    ``norm`` is ``"layer"`` or ``"rms"``; ``qk_norm`` is ``None``, ``"head"`` or ``"full"``;
+    ``shared_norm`` makes a ``parallel`` block use N1 for the FFN too.
+    """
     if not isinstance(rng, np.random.Generator):
         raise InvalidValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     L = check_positive_dim("n_layers", n_layers)
@@ -277,10 +299,13 @@ def random_stack(
     F = check_positive_dim("ffn_width", ffn_width)
     if M % h:
         raise ShapeError(f"n_heads={h} must divide width={M}")
-    if kind not in KINDS:
-        raise InvalidValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    kind = check_kind(kind)
     activation_function(activation)
     resolve_scale(scale, M // h, M)
+    if norm not in ("layer", "rms"):
+        raise InvalidValueError(f"norm must be 'layer' or 'rms', got {norm!r}")
+    G = h if n_kv_heads is None else check_positive_dim("n_kv_heads", n_kv_heads)
+    d = M // h
 
     def mat(r, c):
         return rng.standard_normal((r, c)) / math.sqrt(r)
@@ -288,16 +313,30 @@ def random_stack(
     def vec(n):
         return 0.1 * rng.standard_normal(n) if biases else None
 
+    def nrm(n):
+        if norm == "rms":
+            return RMSNormWeights(1.0 + 0.1 * rng.standard_normal(n), eps=1e-6)
+        return LayerNormWeights(1.0 + 0.1 * rng.standard_normal(n), vec(n) if biases else None)
+
+    rot = None if rotary_dim is None else Rotary(rotary_dim, style=rotary_style)
     blocks = []
     for _ in range(L):
+        qn = kn = None
+        if qk_norm is not None:
+            qn, kn = (nrm(d), nrm(d)) if qk_norm == "head" else (nrm(h * d), nrm(G * d))
         attn = AttentionWeights(
-            mat(M, M), mat(M, M), mat(M, M), mat(M, M),
-            vec(M), vec(M), vec(M), vec(M), n_heads=h, scale=scale, causal=causal,
+            mat(M, M), mat(M, G * d), mat(M, G * d), mat(M, M),
+            vec(M), vec(G * d), vec(G * d), vec(M), n_heads=h, scale=scale, causal=causal,
+            n_kv_heads=G, rotary=rot, q_norm=qn, k_norm=kn,
         )
-        f = FFNWeights(mat(M, F), 0.1 * rng.standard_normal(F), mat(F, M), 0.1 * rng.standard_normal(M))
-        ln1 = ln2 = None
-        if kind in ("pre_ln", "post_ln"):
-            ln1 = LayerNormWeights(1.0 + 0.1 * rng.standard_normal(M), 0.1 * rng.standard_normal(M))
-            ln2 = LayerNormWeights(1.0 + 0.1 * rng.standard_normal(M), 0.1 * rng.standard_normal(M))
+        if gated:
+            f = GatedFFNWeights(mat(M, F), mat(M, F), mat(F, M), vec(F), vec(F), vec(M), activation=activation)
+        else:
+            f = FFNWeights(mat(M, F), 0.1 * rng.standard_normal(F), mat(F, M), 0.1 * rng.standard_normal(M))
+        needs = _NEEDS[kind] if not (kind == "parallel" and not shared_norm) else ("ln1", "ln2")
+        ln1 = nrm(M) if "ln1" in needs else None
+        ln2 = nrm(M) if "ln2" in needs else None
         blocks.append(BlockWeights(attn, f, ln1, ln2))
-    return TransformerStack(tuple(blocks), kind, activation)
+    P = 0.1 * rng.standard_normal((64, M)) if position_embeddings else None
+    return TransformerStack(tuple(blocks), kind, activation, input_scale=input_scale, position_embeddings=P,
+                            input_norm=nrm(M) if input_norm else None, final_norm=nrm(M) if final_norm else None)

@@ -1,0 +1,115 @@
+r"""RMSNorm, and one interface over both norm kinds (LayerNorm, RMSNorm) as dynamic affine maps.
+
+RMSNorm (Zhang & Sennrich 2019; Llama, Gemma, OLMo-2) is not in the paper.  Row-wise, for one token
+:math:`x \in \mathbb{R}^M`,
+
+.. math::
+
+    \mathrm{RMS}(x) = (o + w) \odot \frac{x}{\sqrt{\tfrac1M \lVert x\rVert^2 + \varepsilon}},
+
+with weight :math:`w` and offset :math:`o` (:math:`o = 0` for Llama, :math:`o = 1` for Gemma's
+``(1 + w)``).  There is no centring and no bias, so on :math:`x' = \operatorname{vec}_r(X)` it is the
+*linear* map :math:`(D(X) \otimes \operatorname{diag}(o + w))\,x'` with the dynamic diagonal
+:math:`D(X) = \operatorname{diag}(1/\sqrt{\operatorname{ms}_r + \varepsilon})_{r=1..N}`: a LayerNorm with
+:math:`C_M` replaced by :math:`I_M` and :math:`\beta = 0`.
+
+:func:`apply_norm` (direct) and :func:`norm_operator` (``(op, bias)`` at an input) accept either
+:class:`RMSNormWeights` or :class:`~symuat.numeric.layernorm.LayerNormWeights`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Tuple, Union
+
+import numpy as np
+
+from ..errors import InvalidValueError, ShapeError
+from ._validate import as_finite_array, check_positive_dim, check_real_number
+from .layernorm import LayerNormWeights, apply_layer_norm_weights, layer_norm_operator
+from .operators import Diagonal, Kron, LinearOperator
+
+__all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm"]
+
+
+@dataclass(frozen=True)
+class RMSNormWeights:
+    r"""RMSNorm parameters: weight :math:`w \in \mathbb{R}^M`, :math:`\varepsilon > 0`, offset :math:`o`.
+
+    The effective gain is :math:`o + w` (``offset=1.0`` for Gemma's ``(1 + w)``).
+
+    >>> RMSNormWeights(np.ones(4), eps=1e-6)
+    RMSNormWeights(width=4, eps=1e-06, offset=0.0)
+    """
+
+    weight: np.ndarray
+    eps: float = 1e-6
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        w = as_finite_array("weight", self.weight, ndim=1)
+        check_positive_dim("len(weight)", w.shape[0])
+        w = w.copy()
+        w.setflags(write=False)
+        object.__setattr__(self, "weight", w)
+        object.__setattr__(self, "eps", check_real_number("eps", self.eps, positive=True))
+        object.__setattr__(self, "offset", check_real_number("offset", self.offset))
+
+    @property
+    def width(self) -> int:
+        return self.weight.shape[0]
+
+    @property
+    def gain(self) -> np.ndarray:
+        """The effective gain :math:`o + w`."""
+        return self.offset + self.weight
+
+    def __repr__(self) -> str:
+        return f"RMSNormWeights(width={self.width}, eps={self.eps}, offset={self.offset})"
+
+
+NormWeights = Union[LayerNormWeights, RMSNormWeights]
+
+
+def check_norm(name: str, norm: Any, width: int, optional: bool = True) -> None:
+    r"""Raise unless ``norm`` is a norm of ``width`` (or ``None`` when ``optional``)."""
+    if norm is None:
+        if not optional:
+            raise InvalidValueError(f"{name} is required, got None")
+        return
+    if not isinstance(norm, (LayerNormWeights, RMSNormWeights)):
+        raise InvalidValueError(f"{name} must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
+    if norm.width != width:
+        raise ShapeError(f"{name} has width {norm.width}, expected {width}")
+
+
+def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
+    r"""Direct row-wise RMSNorm :math:`(o + w) \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`."""
+    ms = np.mean(X * X, axis=-1, keepdims=True)
+    return X / np.sqrt(ms + norm.eps) * norm.gain
+
+
+def apply_norm(X: np.ndarray, norm: NormWeights) -> np.ndarray:
+    r"""Direct row-wise norm of ``X`` (N, M) (LayerNorm or RMSNorm); no validation beyond the type."""
+    if isinstance(norm, RMSNormWeights):
+        return rms_norm(X, norm)
+    if isinstance(norm, LayerNormWeights):
+        return apply_layer_norm_weights(X, norm)
+    raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
+
+
+def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.ndarray]:
+    r"""The norm at input ``X`` as ``(op, bias)``:
+    :math:`\operatorname{vec}_r(\mathrm{N}(X)) = \mathrm{op}\,x' + b`.
+
+    LayerNorm: :func:`~symuat.numeric.layernorm.layer_norm_operator`.  RMSNorm:
+    :math:`\mathrm{op} = D(X) \otimes \operatorname{diag}(o + w)`, bias :math:`0`; :math:`D` is computed
+    as a row-wise dot product, a different code path from :func:`rms_norm`.
+    """
+    if isinstance(norm, LayerNormWeights):
+        return layer_norm_operator(X, norm.gamma, norm.beta, norm.eps)
+    if not isinstance(norm, RMSNormWeights):
+        raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
+    N, M = X.shape
+    ms = np.einsum("ij,ij->i", X, X) / M
+    return Kron(Diagonal(1.0 / np.sqrt(ms + norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
