@@ -88,7 +88,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
 
     try:
         model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
-    except (OSError, ValueError, KeyError) as exc:
+    except Exception as exc:  # the loader's many failure types (OSError, SafetensorError, ...) on a bad checkpoint
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidValueError(f"cannot load the checkpoint {str(path)!r}: {first}") from None
     model.eval()
