@@ -174,6 +174,68 @@ def rotary_closed_form_identity() -> Identity:
                                         "free normaliser, so the check covers every choice of both.")
 
 
+# --- q/k norms (Qwen3 per head, OLMo-2 full width) ------------------------------------------------
+
+_QK_DIMS = ({"h": 1, "N": 1, "d": 1}, {"h": 1, "N": 2, "d": 2}, {"h": 2, "N": 2, "d": 1}, {"h": 2, "N": 2, "d": 2})
+
+
+def _qk_shapes(d):
+    h, N, dd = d["h"], d["N"], d["d"]
+    M = h * dd
+    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "gq": (dd, 1), "gk": (dd, 1)}
+    for i in range(h):
+        shapes.update({f"r{i + 1}": (N, 1), f"s{i + 1}": (N, 1), f"z{i + 1}": (N, 1)})
+    return shapes
+
+
+def _qk_lhs(e, d):
+    r"""Per-head RMSNorm of queries and keys as the libraries apply it, then σ-weights, values, output."""
+    dd, X = d["d"], e["X"]
+    out = sympy.zeros(d["N"], d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = RMSNorm(e["gq"]).apply(X * e["WQ"][:, cols], e[f"r{h + 1}"])
+        K = RMSNorm(e["gk"]).apply(X * e["WK"][:, cols], e[f"s{h + 1}"])
+        S = Q * K.T
+        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
+    return vec_r(out)
+
+
+def _qk_rhs(e, d):
+    r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h from the dynamic diagonals (diag r ⊗ diag g)(I_N ⊗ W_Qᵀ) x'."""
+    N, dd, x = d["N"], d["d"], vec_r(e["X"])
+    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        q = RMSNorm(e["gq"]).matrix_vector_form(e[f"r{h + 1}"]).W_prime * kron(identity_matrix(N), e["WQ"][:, cols].T)
+        k = RMSNorm(e["gk"]).matrix_vector_form(e[f"s{h + 1}"]).W_prime * kron(identity_matrix(N), e["WK"][:, cols].T)
+        S = unvec_r(q * x, N, dd) * unvec_r(k * x, N, dd).T
+        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
+    return Matrix(W * x)
+
+
+def _qk_ref(a, d):
+    dd, X = d["d"], a["X"]
+    out = np.zeros((d["N"], d["h"] * dd))
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = a[f"r{h + 1}"] * (X @ a["WQ"][:, cols]) * a["gq"].T
+        K = a[f"s{h + 1}"] * (X @ a["WK"][:, cols]) * a["gk"].T
+        out += (logistic(Q @ K.T) * a[f"z{h + 1}"]) @ X @ a["WV"][:, cols] @ a["WO"][cols, :]
+    return out.reshape(-1)
+
+
+def qk_norm_identity() -> Identity:
+    r"""MHA with q/k RMSNorm = (Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ) x': the norms act inside H_h only."""
+    return Identity(shapes=_qk_shapes, lhs=_qk_lhs, rhs=_qk_rhs, dims=_QK_DIMS, reference=_qk_ref,
+                    random_dims={"h": 2, "N": 3, "d": 3},
+                    scope="Inverse RMS values r_{h,n}, s_{h,n} and normalisers z_{h,n} are free symbols; σ stands for "
+                          "exp. Per-head norms (Qwen3); a full-width norm (OLMo-2) is the same with one r_n shared by "
+                          "all heads. Up to 2 heads, N, d <= 2.")
+
+
 # --- grouped-query attention ----------------------------------------------------------------------
 
 _GQA_DIMS = tuple({"H": H, "G": G, "N": N, "M": M, "d": 1}
@@ -280,6 +342,9 @@ _ROPE_OP = (r"\operatorname{vec}_r\big(\mathrm{RoPE}(\mathbf Q)\big) = \Big(\tex
 _ROPE_MHA = (r"\operatorname{vec}_r\,\mathrm{MHA}_{\mathrm{RoPE}}(\mathbf X) = \textstyle\sum_h \mathbf H_h\otimes"
              r"(\mathbf W_{V,h}\mathbf W_{O,h})^T\,\mathbf x',\ "
              r"\mathbf H_h = \mathrm{softmax}\big((\mathbf R\mathbf Q_h)(\mathbf R\mathbf K_h)^T\big)")
+_QKN = (r"\operatorname{vec}_r\,\mathrm{MHA}_{\mathrm{qk\text{-}norm}}(\mathbf X) = \textstyle\sum_h \mathbf H_h"
+        r"\otimes(\mathbf W_{V,h}\mathbf W_{O,h})^T\,\mathbf x',\ \mathbf H_h = \mathrm{softmax}\big("
+        r"\mathrm{RMS}(\mathbf Q_h)\,\mathrm{RMS}(\mathbf K_h)^T\big)")
 _GQA = (r"\mathbf W'_{HVO} = \textstyle\sum_h \mathbf H_h\otimes(\mathbf W_{V,g(h)}\mathbf W_{O,h})^T,\ "
         r"g(h) = \lfloor hG/H\rfloor")
 _MASK = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \mathbf W'_{HVO}\mathbf x' + \mathbf 1_N\otimes\big("
@@ -303,6 +368,8 @@ def entries() -> list[Entry]:
               rotary_closed_form_identity(),
               note="The rotation acts on queries and keys only, so it changes H_h and nothing else: W'_HVO keeps "
                    "the closed form of Eq. 10."),
+        Entry("ext:qk-norm.closed-form", _src("query/key RMSNorm (Qwen3, OLMo-2)"), _QKN, P, qk_norm_identity(),
+              note="Like rotary, q/k norms change the scores only: W'_HVO keeps the closed form of Eq. 10."),
         Entry("ext:gqa.closed-form", _src("grouped- and multi-query attention"), _GQA, P, gqa_identity()),
         Entry("ext:mask.static-value-bias", _src("additive causal and padding masks"), _MASK, P, mask_identity(),
               note="Masked rows of H_h still sum to 1, so the value bias stays static; masked keys give zero blocks."),
@@ -310,4 +377,5 @@ def entries() -> list[Entry]:
 
 
 __all__ = ["entries", "rmsnorm_identity", "layernorm_no_bias_identity", "gated_ffn_identity",
-           "rotary_operator_identity", "rotary_closed_form_identity", "gqa_identity", "mask_identity"]
+           "rotary_operator_identity", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity",
+           "mask_identity"]
