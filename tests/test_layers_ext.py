@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symuat.algebra.matrices import symbolic_matrix
 from symuat.errors import ShapeError
@@ -69,3 +71,12 @@ def test_grouping_and_masks():
     H = masked_row_stochastic_matrix("h", 3, causal_padding_mask(3, 1))
     assert H[:, 2] == sympy.zeros(3, 1)
     assert all(sympy.expand(sum(H[n, :])) == 1 for n in range(3))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 8))
+def test_kv_groups_are_consecutive_and_equal_sized(groups, per_group):
+    heads = groups * per_group
+    assign = [kv_group(h, heads, groups) for h in range(heads)]
+    assert assign == sorted(assign)
+    assert [assign.count(g) for g in range(groups)] == [per_group] * groups
