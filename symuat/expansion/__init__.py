@@ -16,16 +16,6 @@ sub-expressions (:func:`substitution_table`), proved by induction
 
 from symuat.expansion.collect import AffineParts, canonical_expand, split_affine, split_term
 from symuat.expansion.evaluate import FormTerms, TableEvaluator, evaluate_form
-from symuat.expansion.proof import (
-    DepthVerification,
-    IdentityCheck,
-    InductionProof,
-    LayerCheck,
-    induction_proof,
-    verify_depth,
-    verify_depth_naive,
-    verify_table,
-)
 from symuat.expansion.paths import (
     KRON_SEPARATOR,
     KronPair,
@@ -44,6 +34,16 @@ from symuat.expansion.paths import (
     path_expansion,
     virtual_heads,
 )
+from symuat.expansion.proof import (
+    DepthVerification,
+    IdentityCheck,
+    InductionProof,
+    LayerCheck,
+    induction_proof,
+    verify_depth,
+    verify_depth_naive,
+    verify_table,
+)
 from symuat.expansion.residual import nested_form, residual_term
 from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
 from symuat.expansion.table import (
@@ -59,6 +59,23 @@ from symuat.expansion.table import (
     closed_forms,
     substitution_table,
 )
+
+from .blocks import LAYOUTS, block_eq20, block_symbols, block_term, dynamic_from_symbols
+from .extended import (
+    INPUT_TRANSFORM,
+    ExtendedTable,
+    P_name,
+    affine_term,
+    derive_table,
+    encode_gate,
+    gamma_name,
+    gate,
+    gated_residual_term,
+    gated_symbols,
+    is_gate,
+    plain_residual_term,
+)
+from .extended_proof import ExtendedInduction, extended_induction
 
 __all__ = [
     "INPUT",
@@ -111,4 +128,8 @@ __all__ = [
     "count_paths",
     "path_contributions",
     "apply_paths",
+    # beyond the paper: gated FFNs, block layouts, input and final boxes
+    "gate", "is_gate", "P_name", "gamma_name", "gated_symbols", "gated_residual_term", "plain_residual_term",
+    "affine_term", "INPUT_TRANSFORM", "ExtendedTable", "derive_table", "encode_gate", "ExtendedInduction",
+    "extended_induction", "LAYOUTS", "block_symbols", "block_term", "block_eq20", "dynamic_from_symbols",
 ]

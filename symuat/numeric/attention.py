@@ -362,7 +362,9 @@ def _mha(X: np.ndarray, attn: AttentionWeights, Hs: List[np.ndarray]) -> np.ndar
     V = X @ attn.W_V
     if attn.b_V is not None:
         V = V + attn.b_V
-    concat = np.concatenate([H @ V[:, attn.kv_slice(h)] for h, H in enumerate(Hs)], axis=1)
+    concat = np.empty((X.shape[0], attn.n_heads * attn.head_dim))
+    for h, H in enumerate(Hs):
+        concat[:, attn.head_slice(h)] = H @ np.ascontiguousarray(V[:, attn.kv_slice(h)])
     Y = concat @ attn.W_O
     if attn.b_O is not None:
         Y = Y + attn.b_O
@@ -391,6 +393,32 @@ def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = N
     return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
 
 
+class MHAOperator(KronSum):
+    r""":math:`W'_{HVO} = \sum_h H_h \otimes (W_{V,g(h)} W_{O,h})^{\mathsf T}` applied head-fused:
+    :math:`\operatorname{vec}_r^{-1}(v) \mapsto \mathrm{Concat}_h(H_h V_{g(h)})\,W_O` with :math:`V = XW_V`
+    (one projection per side instead of one per head; the terms stay available as :attr:`terms`)."""
+
+    def __init__(self, terms, attn: AttentionWeights, heads: List[np.ndarray]):
+        super().__init__(terms)
+        self._attn = attn
+        self._H = np.stack(heads)  # (H, N, N)
+        self._group = np.arange(attn.n_heads) * attn.n_kv_heads // attn.n_heads
+
+    def _matvec(self, v):
+        a = self._attn
+        N, d = self._H.shape[1], a.head_dim
+        V = (v.reshape(N, a.width) @ a.W_V).reshape(N, a.n_kv_heads, d).transpose(1, 0, 2)[self._group]
+        Y = np.matmul(self._H, V)  # (H, N, d)
+        return (Y.transpose(1, 0, 2).reshape(N, a.n_heads * d) @ a.W_O).reshape(-1)
+
+
+def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
+    r""":math:`W'_{HVO}(\mathbf 1_N\otimes\beta) = \mathbf 1_N\otimes\sum_h (W_{V,g(h)}W_{O,h})^{\mathsf T}\beta`
+    (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks."""
+    c = beta @ attn.W_V
+    return np.concatenate([c[attn.kv_slice(h)] for h in range(attn.n_heads)]) @ attn.W_O
+
+
 def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
     terms = []
     c = np.zeros(attn.width)
@@ -402,7 +430,7 @@ def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tu
             c = c + W_Oh.T @ attn.b_V[ks]
     if attn.b_O is not None:
         c = c + attn.b_O
-    return KronSum(terms), np.tile(c, N)
+    return MHAOperator(terms, attn, heads), np.tile(c, N)
 
 
 def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,

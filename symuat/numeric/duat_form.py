@@ -1,48 +1,70 @@
-r"""The DUAT form of a real Transformer stack (seed 001 Eq. 11 / Eq. 33), evaluated numerically.
+r"""The DUAT form of a real Transformer stack (seed 001 Eq. 11 / Eq. 33, and its extensions), evaluated numerically.
 
-For an input :math:`X_0`, every layer's Eq. 20 parameters are computed at the
-layer's actual input (:func:`~symuat.numeric.residual_params.residual_params`,
-structured operators, never an :math:`NM\times NM` matrix), bound to the symbols
-of the *derived* substitution table (:func:`~symuat.expansion.substitution_table`),
-and the table is evaluated term by term:
+For an input :math:`X` (what a library calls ``inputs_embeds``) the *derived* substitution table of the
+stack's shape (:func:`~symuat.expansion.extended.derive_table`: plain or gated FFN, an input-transform
+box 0, a final-norm box) is evaluated box by box (:class:`~symuat.numeric.duat_eval.StreamingEvaluator`);
+each layer's Eq. 20 parameters are computed at the layer input the table produced, as structured
+operators (never an :math:`NM\times NM` matrix):
 
 .. math::
-    \mathbf x'_L = \tilde A_L\mathbf x'_0 + \tilde c_L
-    + \sum_{j=1}^{L}\tilde U^{(L)}_j\,\sigma(\tilde V_j\mathbf x'_0 + \tilde\beta_j).
+    \mathbf x'_{out} = \tilde A\,\mathbf x'_0 + \tilde c
+    + \sum_{j=1}^{L}\tilde U_j\,\mathrm{app}_j,\qquad
+    \mathrm{app}_j = \sigma_j(\tilde V_j\mathbf x'_0 + \tilde\beta_j)
+    \ \text{or}\ \mathrm{act}_j(\tilde V_j\mathbf x'_0 + \tilde\beta_j)\odot(\tilde P_j\mathbf x'_0 + \tilde\gamma_j).
 
-:func:`duat_relative_error` compares the result with the independent direct
-forward pass :func:`~symuat.numeric.stack.forward`.
+Inputs are validated once, here; operators built inside trust them (:func:`~symuat.numeric.operators.trusted_operators`).
+:func:`duat_relative_error` compares with the independent direct forward pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, Optional
 
 import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
-from ..expansion import FormTerms, SubstitutionTable, evaluate_form, layer_symbols, substitution_table
-from .operators import unvec_r, vec_r
-from .residual_params import ResidualParams, residual_params
-from .stack import TransformerStack, activation_function, forward
+from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
+from ..expansion.extended import ExtendedTable, plain_residual_term
+from .duat_eval import BoxOperator, StreamingEvaluator
+from .ffn import activation_function
+from .norms import norm_operator
+from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
+from .residual_params import ResidualParams, _layer_params
+from .stack import TransformerStack, check_input, stack_output
 
-__all__ = ["DUATForm", "duat_form", "duat_relative_error"]
+__all__ = ["DUATForm", "duat_form", "duat_relative_error", "extended_table"]
 
 
-@dataclass(frozen=True)
+@lru_cache(maxsize=64)
+def extended_table(depth: int, gated: bool, input_transform: bool, final: bool) -> ExtendedTable:
+    """The derived table of a stack's shape (cached)."""
+    return derive_table(depth, gated_residual_term if gated else plain_residual_term, gated=gated,
+                        input_transform=input_transform, final=affine_term if final else None)
+
+
+@dataclass(frozen=True, repr=False)
 class DUATForm:
     r"""The Eq. 11 form of ``stack`` at input ``X0``: table, per-layer parameters and evaluated terms.
 
     Attributes
     ----------
+    stack : TransformerStack
+    X0 : (N, M) array
+        The input (``inputs_embeds``), before the stack's input transform.
     table : SubstitutionTable
-        The derived substitution table of depth :math:`L` (symbolic).
+        The derived substitution table (symbolic), boxes ``0..depth`` (+1 for a final norm).
     params : tuple of ResidualParams
-        :math:`(W'_{i,1}, W'_{i,2}, W'_{i,3}, b'_{i,2}, b'_{i,3})` of each layer at its actual input.
+        The (gated) Eq. 20 parameters of each layer at its actual input.
     terms : FormTerms
-        :math:`\tilde A_L x'_0`, :math:`\tilde c_L` and the :math:`L` sigma terms.
+        :math:`\tilde A\mathbf x'_0`, :math:`\tilde c` and the :math:`L` nonlinear terms, summed in ``total``.
+    ext : ExtendedTable
+        The table with its shape (gated, input transform, final box).
+    box0, final : dict
+        Bindings of the input-transform box (``W'_{0,1}``, ``b'_{0,3}``) and of the final-norm box.
+    attention_mask : (N,) array or None
     """
 
     stack: TransformerStack
@@ -50,14 +72,24 @@ class DUATForm:
     table: SubstitutionTable
     params: tuple[ResidualParams, ...]
     terms: FormTerms
+    ext: Optional[ExtendedTable] = None
+    box0: Optional[dict] = None
+    final: Optional[dict] = None
+    attention_mask: Optional[np.ndarray] = None
+
+    def __repr__(self) -> str:
+        N, M = self.X0.shape
+        return (f"DUATForm(depth={self.depth}, N={N}, M={M}, kind={self.stack.kind!r}, "
+                f"gated={bool(self.ext and self.ext.gated)}, terms={len(self.terms.sigma_terms)})")
 
     @property
     def depth(self) -> int:
-        return self.table.depth
+        """Number of Transformer layers :math:`L`."""
+        return len(self.params)
 
     @property
     def output(self) -> np.ndarray:
-        """:math:`X_L` reshaped from :math:`\\mathbf x'_L` (row-major)."""
+        """The last hidden state (final norm included), reshaped from :math:`\\mathbf x'_{out}` (row-major)."""
         N, M = self.X0.shape
         return unvec_r(self.terms.total, N, M)
 
@@ -69,40 +101,107 @@ class DUATForm:
         return bindings[name]
 
     def is_dynamic(self, name: str) -> bool:
-        """Whether the layer parameter ``name`` depends on the input (block-kind rule, see ``DYNAMIC``)."""
+        """Whether the layer parameter ``name`` depends on the input (layout rule, see ``DYNAMIC``)."""
         for i, p in enumerate(self.params, start=1):
-            s = layer_symbols(i)
-            for field, sym in (("W1", s.W1), ("W2", s.W2), ("W3", s.W3), ("b2", s.b2), ("b3", s.b3)):
-                if sym.name == name:
+            for field in ("W1", "W2", "W3", "W4", "b2", "b3", "b4"):
+                if name == f"{field[0]}'_{{{i},{field[1]}}}" and getattr(p, field) is not None:
                     return field in p.dynamic
         raise InvalidValueError(f"unknown parameter name {name!r}")
 
     def bindings(self) -> Mapping[str, Any]:
         out: dict[str, Any] = {"x'_{0}": vec_r(self.X0)}
         for i, p in enumerate(self.params, start=1):
-            s = layer_symbols(i)
-            out.update({s.W1.name: p.W1, s.W2.name: p.W2, s.W3.name: p.W3, s.b2.name: p.b2, s.b3.name: p.b3})
+            for field in ("W1", "W2", "W3", "W4", "b2", "b3", "b4"):
+                if getattr(p, field) is not None:
+                    out[f"{field[0]}'_{{{i},{field[1]}}}"] = getattr(p, field)
+        out.update(self.box0 or {})
+        out.update(self.final or {})
         return out
 
 
+def _op(o) -> BoxOperator:
+    return BoxOperator(None, o)
+
+
 def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> DUATForm:
-    """Compute every dynamic parameter of ``stack`` at ``X0`` and evaluate the derived Eq. 11 form."""
-    if not isinstance(stack, TransformerStack):
-        raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
-    if (any(b.ffn.gated or b.ffn.activation not in (None, stack.activation) for b in stack.blocks)
-            or stack.input_scale is not None or stack.position_embeddings is not None
-            or stack.input_norm is not None or stack.final_norm is not None):
-        raise UnsupportedError("duat_form: gated FFNs, per-block activations, input transforms and final norms "
-                               "need the extended table (in progress)")
-    params = tuple(residual_params(stack, X0, attention_mask))
-    X0 = np.asarray(X0, dtype=float)
-    table = substitution_table(len(params))
-    partial = DUATForm(stack, X0, table, params, terms=None)  # type: ignore[arg-type]
-    terms = evaluate_form(table, partial.bindings(), sigma=activation_function(stack.activation))
-    return DUATForm(stack, X0, table, params, terms)
+    r"""Evaluate the derived DUAT form of ``stack`` at ``X0`` (``inputs_embeds``, shape ``(N, M)``).
+
+    Parameters
+    ----------
+    stack : TransformerStack
+    X0 : (N, M) array
+    attention_mask : (N,) array of 0/1, optional
+        Key-padding mask (1 = real token).
+
+    Returns
+    -------
+    DUATForm
+        ``form.output`` is the stack's last hidden state, final norm included.
+
+    Raises
+    ------
+    ShapeError, InvalidValueError
+        Wrong input width, non-finite input, bad mask, fully masked attention rows, overflow in attention
+        (the message names the layer and head).
+    UnsupportedError
+        A stack mixing plain and gated FFNs.
+    """
+    X, mask = check_input(stack, X0, attention_mask)
+    kinds = {b.ffn.gated for b in stack.blocks}
+    if len(kinds) > 1:
+        raise UnsupportedError("duat_form: a stack mixing plain and gated FFNs has no single table")
+    gated = kinds.pop()
+    has_input = stack.input_scale is not None or stack.position_embeddings is not None or stack.input_norm is not None
+    has_final = stack.final_norm is not None
+    L = stack.depth
+    ext = extended_table(L, gated, has_input, has_final)
+    N, M = X.shape
+    x0 = X.reshape(-1).copy()
+    ev = StreamingEvaluator(ext, x0)
+    box0 = final = None
+    with trusted_operators():
+        if has_input:
+            s = 1.0 if stack.input_scale is None else stack.input_scale
+            p = np.zeros(N * M) if stack.position_embeddings is None else stack.position_embeddings[:N].reshape(-1)
+            W0, b0 = Scaled(s, IdentityOperator(N * M)), p
+            if stack.input_norm is not None:
+                Lin, beta = norm_operator((s * X + p.reshape(N, M)), stack.input_norm)
+                W0, b0 = Scaled(s, Lin), Lin._matvec(p) + beta
+            box0 = {"W'_{0,1}": W0, "b'_{0,3}": b0}
+            ev.bind(0, {"W'_{0,1}": _op(W0)}, {"b'_{0,3}": b0})
+        lin, bias, terms = ev.box_values(0)
+        x = lin + bias
+        params = []
+        for i, block in enumerate(stack.blocks, start=1):
+            act_name = stack.block_activation(i - 1)
+            p = _layer_params(block, stack.kind, act_name, x.reshape(N, M), mask, f" in layer {i}",
+                              Px_fn=lambda P, i=i: ev.input_core(i, P))
+            params.append(p)
+            core, Y, G, G4 = p.factors
+            ops = {f"W'_{{{i},1}}": BoxOperator(core, Y), f"W'_{{{i},2}}": BoxOperator(core, G),
+                   f"W'_{{{i},3}}": _op(p.W3)}
+            vecs = {f"b'_{{{i},2}}": p.b2, f"b'_{{{i},3}}": p.b3}
+            if gated:
+                ops[f"W'_{{{i},4}}"] = BoxOperator(core, G4)
+                vecs[f"b'_{{{i},4}}"] = p.b4
+            ev.bind(i, ops, vecs, activation_function(act_name))
+            lin, bias, terms = ev.box_values(i)
+            x = lin + bias
+            for t in terms:
+                x = x + t
+        if has_final:
+            Lf, beta = norm_operator(x.reshape(N, M), stack.final_norm)
+            final = {f"W'_{{{L + 1},1}}": Lf, f"b'_{{{L + 1},3}}": beta}
+            ev.bind(L + 1, {f"W'_{{{L + 1},1}}": _op(Lf)}, {f"b'_{{{L + 1},3}}": beta})
+            lin, bias, terms = ev.box_values(L + 1)
+    total = lin + bias
+    for t in terms:
+        total = total + t
+    form_terms = FormTerms(lin, bias, tuple(terms), total)
+    return DUATForm(stack, X, ext.table, tuple(params), form_terms, ext, box0, final, mask)
 
 
 def duat_relative_error(form: DUATForm) -> float:
-    r"""``‖x'_L(DUAT) − x'_L(forward)‖ / ‖x'_L(forward)‖`` against the direct forward pass."""
-    direct = vec_r(forward(form.stack, form.X0)[-1])
+    r"""``‖x'_out(DUAT) − x'_out(forward)‖ / ‖x'_out(forward)‖`` against the direct forward pass (final norm included)."""
+    direct = vec_r(stack_output(form.stack, form.X0, form.attention_mask))
     return float(np.linalg.norm(form.terms.total - direct) / max(np.linalg.norm(direct), np.finfo(float).tiny))

@@ -31,7 +31,7 @@ import numpy as np
 
 from symuat.errors import InvalidValueError
 from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
-from symuat.numeric.operators import Compose, Diagonal, IdentityOperator, Kron
+from symuat.numeric.operators import Centering, Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
 
@@ -116,12 +116,13 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     """
     X, gamma, beta, eps = _args(X, gamma, beta, eps)
     N, M = X.shape
-    # variance via the centring matrix C_M (a different code path from layer_norm)
-    C = np.eye(M) - np.full((M, M), 1.0 / M)
-    Z = X @ C
+    # variance via the centring operator C_M and a row-wise dot product (a different code path from layer_norm)
+    C = Centering(M)
+    centre = Kron(IdentityOperator(N), C)
+    Z = centre._matvec(X.reshape(-1)).reshape(N, M)
     var = np.einsum("ij,ij->i", Z, Z) / M
     D = 1.0 / np.sqrt(var + eps)
-    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), Kron(IdentityOperator(N), C)])
+    op = Compose([Kron(Diagonal(D), Diagonal(gamma)), centre])
     return op, np.tile(beta, N)
 
 

@@ -29,7 +29,8 @@ from ._validate import as_finite_array, check_positive_dim, check_real_number
 from .layernorm import LayerNormWeights, apply_layer_norm_weights, layer_norm_operator
 from .operators import Diagonal, Kron, LinearOperator
 
-__all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm"]
+__all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm",
+           "norm_on_constant_rows"]
 
 
 @dataclass(frozen=True)
@@ -113,3 +114,15 @@ def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.
     N, M = X.shape
     ms = np.einsum("ij,ij->i", X, X) / M
     return Kron(Diagonal(1.0 / np.sqrt(ms + norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
+
+
+def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The norm's operator at input ``X`` applied to :math:`\mathbf 1_N\otimes t`, plus its bias, as
+    rows :math:`D_n w + c`: returns ``(D, w, c)`` (``D`` per token, :math:`w = g\odot C t` or :math:`g\odot t`,
+    :math:`c = \beta` or 0), so that a Linear after it costs :math:`O(MF)` instead of :math:`O(NMF)`."""
+    if isinstance(norm, LayerNormWeights):
+        Z = X - X.mean(axis=1, keepdims=True)
+        D = 1.0 / np.sqrt(np.einsum("ij,ij->i", Z, Z) / X.shape[1] + norm.eps)
+        return D, norm.gamma * (t - t.mean()), norm.beta
+    D = 1.0 / np.sqrt(np.einsum("ij,ij->i", X, X) / X.shape[1] + norm.eps)
+    return D, norm.gain * t, np.zeros_like(t)

@@ -23,7 +23,9 @@ Operator protocol (shared with the rest of symuat)
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence, Tuple, Union
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterable, Iterator, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -35,6 +37,7 @@ __all__ = [
     "LinearOperator",
     "IdentityOperator",
     "Diagonal",
+    "Centering",
     "Dense",
     "Kron",
     "KronSum",
@@ -43,10 +46,31 @@ __all__ = [
     "Scaled",
     "vec_r",
     "unvec_r",
+    "trusted_operators",
 ]
 
 #: Largest ``rows * cols`` for which :meth:`LinearOperator.to_dense` is allowed.
 DENSE_LIMIT = 4_000_000
+
+
+#: Inside :func:`trusted_operators` constructors skip validation and copies (the arguments were
+#: validated once at the API boundary, e.g. by :func:`~symuat.numeric.duat_form.duat_form`).
+_TRUSTED: ContextVar[bool] = ContextVar("symuat_trusted_operators", default=False)
+
+
+@contextmanager
+def trusted_operators() -> Iterator[None]:
+    r"""Build operators from already validated arrays without re-validating or copying them.
+
+    >>> with trusted_operators():
+    ...     Diagonal(np.ones(2)).shape
+    (2, 2)
+    """
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
 
 
 def vec_r(X: Any) -> np.ndarray:
@@ -138,6 +162,9 @@ class Diagonal(LinearOperator):
     r"""The diagonal matrix :math:`\operatorname{diag}(d)`."""
 
     def __init__(self, d: Any):
+        if _TRUSTED.get():
+            self.d, self.shape = d, (d.shape[0], d.shape[0])
+            return
         d = as_finite_array("d", d, ndim=1)
         check_positive_dim("len(d)", d.shape[0])
         self.d = d.copy()
@@ -149,6 +176,25 @@ class Diagonal(LinearOperator):
 
     def _dense(self):
         return np.diag(self.d)
+
+
+class Centering(LinearOperator):
+    r"""The centring matrix :math:`C_M = I_M - \tfrac1M\mathbf 1\mathbf 1^{\mathsf T}`, applied as
+    :math:`v - \bar v\mathbf 1` (:math:`O(M)`, never as a dense :math:`M\times M` product).
+
+    >>> Centering(3).matvec(np.array([1.0, 2.0, 6.0])).tolist()
+    [-2.0, -1.0, 3.0]
+    """
+
+    def __init__(self, n: int):
+        self.n = check_positive_dim("n", n)
+        self.shape = (self.n, self.n)
+
+    def _matvec(self, v):
+        return v - v.mean()
+
+    def _dense(self):
+        return np.eye(self.n) - np.full((self.n, self.n), 1.0 / self.n)
 
 
 class Dense(LinearOperator):
@@ -174,12 +220,12 @@ class Dense(LinearOperator):
 # IdentityOperator or a Diagonal.  Keeping the product unevaluated lets
 # (H ⊗ (W_V W_O)^T) be applied in O(N^2 d + N M d) instead of O(N^2 M + N M^2).
 
-_Atom = Union[np.ndarray, IdentityOperator, Diagonal]
+_Atom = Union[np.ndarray, IdentityOperator, Diagonal, "Centering"]
 FactorLike = Union[Any, IdentityOperator, Diagonal, Sequence[Any]]
 
 
 def _atom(name: str, a: Any) -> _Atom:
-    if isinstance(a, (IdentityOperator, Diagonal)):
+    if isinstance(a, (IdentityOperator, Diagonal, Centering)) or _TRUSTED.get():
         return a
     if isinstance(a, LinearOperator):
         raise InvalidValueError(
@@ -204,7 +250,7 @@ def _factor(name: str, f: FactorLike) -> Tuple[_Atom, ...]:
         atoms = tuple(_atom(f"{name}[{i}]", a) for i, a in enumerate(f))
     else:
         atoms = (_atom(name, f),)
-    for i in range(len(atoms) - 1):
+    for i in range(len(atoms) - 1 if not _TRUSTED.get() else 0):
         if atoms[i].shape[1] != atoms[i + 1].shape[0]:
             raise ShapeError(
                 f"{name}: factor {i} has shape {atoms[i].shape} but factor {i + 1} has shape "
@@ -223,6 +269,8 @@ def _left(a: _Atom, Y: np.ndarray) -> np.ndarray:
         return Y
     if isinstance(a, Diagonal):
         return a.d[:, None] * Y
+    if isinstance(a, Centering):
+        return Y - Y.mean(axis=0, keepdims=True)
     return a @ Y
 
 
@@ -232,6 +280,8 @@ def _right_T(Y: np.ndarray, b: _Atom) -> np.ndarray:
         return Y
     if isinstance(b, Diagonal):
         return Y * b.d[None, :]
+    if isinstance(b, Centering):  # C_M is symmetric
+        return Y - Y.mean(axis=1, keepdims=True)
     return Y @ b.T
 
 
@@ -322,6 +372,10 @@ class Sum(LinearOperator):
     r"""Sum :math:`\sum_k \mathrm{op}_k` of operators of one shape."""
 
     def __init__(self, ops: Iterable[LinearOperator]):
+        if _TRUSTED.get():
+            self.ops = tuple(ops)
+            self.shape = self.ops[0].shape
+            return
         self.ops = _ops("ops", ops)
         for i, o in enumerate(self.ops):
             if o.shape != self.ops[0].shape:
@@ -380,6 +434,10 @@ class Compose(LinearOperator):
     r"""Product :math:`\mathrm{op}_0 \mathrm{op}_1 \cdots \mathrm{op}_{k-1}` (applied right to left)."""
 
     def __init__(self, ops: Iterable[LinearOperator]):
+        if _TRUSTED.get():
+            self.ops = tuple(ops)
+            self.shape = (self.ops[0].shape[0], self.ops[-1].shape[1])
+            return
         self.ops = _ops("ops", ops)
         for i in range(len(self.ops) - 1):
             if self.ops[i].shape[1] != self.ops[i + 1].shape[0]:

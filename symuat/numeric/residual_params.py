@@ -54,17 +54,17 @@ here through the operators themselves, not through :func:`~symuat.numeric.stack.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, FrozenSet, List, Optional
 
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ._validate import as_finite_array, check_shape
-from .attention import _heads, _mha_operator
+from .attention import _heads, _mha_operator, hvo_bias_image
 from .ffn import activation_function, ffn_operators
-from .norms import norm_operator
-from .operators import Compose, IdentityOperator, LinearOperator, Sum
+from .norms import norm_on_constant_rows, norm_operator
+from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
 from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
@@ -121,6 +121,10 @@ class ResidualParams:
         :math:`b'_{i,4}`, gated FFN only.
     activation : str
         σ (the gate's activation for a gated FFN).
+    factors : tuple or None
+        ``(core, W1_outer, W2_outer, W4_outer)`` with :math:`W'_1 = W_{1,outer} \circ core`,
+        :math:`W'_2 = W_{2,outer} \circ core` (``None`` = identity): the shared factor that lets an
+        evaluator apply :math:`W'_2` to vectors that :math:`W'_1` has already seen (the Eq. 30→31 merge).
     """
 
     W1: LinearOperator
@@ -133,8 +137,11 @@ class ResidualParams:
     W4: Optional[LinearOperator] = None
     b4: Optional[np.ndarray] = None
     activation: str = "relu"
+    factors: Optional[tuple] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if _TRUSTED.get():
+            return
         for name in ("W1", "W2", "W3"):
             if not isinstance(getattr(self, name), LinearOperator):
                 raise InvalidValueError(f"{name} must be a LinearOperator, got {type(getattr(self, name)).__name__}")
@@ -196,8 +203,27 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
     return _residual(params, x)
 
 
+def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray) -> np.ndarray:
+    """:math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm."""
+    M = block.width
+    if not np.any(beta[:M]):
+        return np.zeros(N * M)
+    return np.tile(hvo_bias_image(block.attention, beta[:M]), N)
+
+
+def _rows_linear(qs, N: int, W: np.ndarray, b: Optional[np.ndarray]) -> np.ndarray:
+    """``vec_r`` of the rows :math:`(D_n w + c) W + b`, :math:`n = 1..N` (``D`` None: constant rows)."""
+    D, w, c = qs
+    const = c @ W if b is None else c @ W + b
+    if D is None:
+        return np.tile(const, N)
+    return (np.outer(D, w @ W) + const).reshape(-1)
+
+
 def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, mask,
-                  where: str = "") -> ResidualParams:
+                  where: str = "", Px_fn=None) -> ResidualParams:
+    """Eq. 20 parameters; ``Px_fn(P)``, if given, returns :math:`P x` (pre_ln: an evaluator that already
+    applies :math:`P` to the pieces of :math:`x` supplies it, saving one attention application)."""
     N, M = X.shape
     x = X.reshape(-1)
     ops = ffn_operators(N, block.ffn)
@@ -209,9 +235,13 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     def attn(U):
         return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
 
+    def norm(k):
+        return block.ln1 if k == 1 or block.ln2 is None else block.ln2
+
     def ln(k, v):
-        nrm = block.ln1 if k == 1 or block.ln2 is None else block.ln2
-        return norm_operator(v.reshape(N, M), nrm)
+        return norm_operator(v.reshape(N, M), norm(k))
+
+    zero = np.zeros(M)
 
     def ffn_value(u):
         g = act(Fin._matvec(u) + fin)
@@ -219,47 +249,60 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
             g = g * (ops["up"][0]._matvec(u) + ops["up"][1])
         return Fout._matvec(g) + fout
 
-    Z = None  # linear map applied after the FFN (post-norms)
+    # W1 = Y∘P, W2 = F_in∘Q∘P (Q, Y None = identity), or P None when nothing is shared
+    Z = Y = Q = None  # Z: linear map applied after the FFN (post-norms)
     if kind in ("paper", "standard"):
         A, a = attn(X)
         P = A if kind == "paper" else Sum([I, A])
-        W1, b3, Q, q = P, a + fout, P, a
+        b3, qs = a + fout, (None, zero, a[:M])
     elif kind == "pre_ln":
         L1, beta1 = ln(1, x)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         P = Sum([I, Compose([A, L1])])
-        p = A._matvec(beta1) + a
-        h = P._matvec(x) + p
-        L2, beta2 = ln(2, h)
-        W1, b3, Q, q = P, p + fout, Compose([L2, P]), L2._matvec(p) + beta2
+        p = _static_hvo(block, N, beta1) + a
+        h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
+        Q, beta2 = ln(2, h)
+        b3, qs = p + fout, norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M])
     elif kind == "post_ln":
         A, a = attn(X)
         IA = Sum([I, A])
-        L1, beta1 = ln(1, IA._matvec(x) + a)
+        u = IA._matvec(x) + a
+        L1, beta1 = ln(1, u)
         P, p = Compose([L1, IA]), L1._matvec(a) + beta1
+        qs = norm_on_constant_rows(u.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, h + ffn_value(h))
-        W1, b3, Q, q = Compose([Z, P]), Z._matvec(p + fout) + beta2, P, p
+        Y, b3 = Z, Z._matvec(p + fout) + beta2
     elif kind == "parallel":
         L1, beta1 = ln(1, x)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
-        L2, beta2 = (L1, beta1) if block.ln2 is None else ln(2, x)
-        W1, b3, Q, q = Sum([I, Compose([A, L1])]), A._matvec(beta1) + a + fout, L2, beta2
+        Q, q = (L1, beta1) if block.ln2 is None else ln(2, x)
+        qs = (None, zero, q[:M])
+        Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1) + a + fout
     else:  # sublayer_post_ln
         A, a = attn(X)
-        L1, beta1 = ln(1, A._matvec(x) + a)
+        m = A._matvec(x) + a
+        L1, beta1 = ln(1, m)
         P, p = Sum([I, Compose([L1, A])]), L1._matvec(a) + beta1
+        qs = norm_on_constant_rows(m.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, ffn_value(h))
-        W1, b3, Q, q = P, p + Z._matvec(fout) + beta2, P, p
+        b3 = p + Z._matvec(fout) + beta2
     W3 = Fout if Z is None else Compose([Z, Fout])
-    W2, b2 = Compose([Fin, Q]), Fin._matvec(q) + fin
-    W4 = b4 = None
+    G = Fin if Q is None else Compose([Fin, Q])
+    f = block.ffn
+    # b2 = F_in q + f_in with the FFN argument's bias q = D ⊗ w + 1 ⊗ c (rows D_n w + c): O(MF)
+    b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)))
+    G4 = W4 = b4 = None
     if "up" in ops:
-        Fup, fup = ops["up"]
-        W4, b4 = Compose([Fup, Q]), Fup._matvec(q) + fup
+        G4, b4 = (ops["up"][0] if Q is None else Compose([ops["up"][0], Q])), _rows_linear(qs, N, f.W_up, f.b_up)
+
+    def compose(outer, core):
+        return outer if core is None else (core if outer is None else Compose([outer, core]))
+
+    W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
     return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=dynamic_parameters(kind, W4 is not None),
-                          W4=W4, b4=b4, activation=act_name)
+                          W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))
 
 
 def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: Any,
