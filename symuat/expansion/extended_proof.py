@@ -130,6 +130,6 @@ def extended_induction(layer: LayerFn, *, gated: bool | None = None, rule_layer:
                           t.definition(A_name(f)).xreplace(fren) * x0 + t.definition(c_name(f)).xreplace(fren)
                           + MF * R)
 
-    U, Rp, a = nc_symbol("U_{k}"), nc_symbol("R'_{i}"), nc_symbol("a_{k}")
+    U, Rp, a = nc_symbol("U_{k}"), nc_symbol("R'_{i}"), nc_symbol("v_{k}")
     sides["lemma"] = (M * (U * sigma(a) + Rp), (M * U) * sigma(a) + M * Rp)
     return ExtendedInduction(sides, tuple(problems), r)

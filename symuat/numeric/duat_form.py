@@ -12,7 +12,8 @@ operators (never an :math:`NM\times NM` matrix):
     \mathrm{app}_j = \sigma_j(\tilde V_j\mathbf x'_0 + \tilde\beta_j)
     \ \text{or}\ \mathrm{act}_j(\tilde V_j\mathbf x'_0 + \tilde\beta_j)\odot(\tilde P_j\mathbf x'_0 + \tilde\gamma_j).
 
-Inputs are validated once, here; operators built inside trust them (:func:`~symuat.numeric.operators.trusted_operators`).
+Inputs are validated once, here; operators built inside trust them
+(:func:`~symuat.numeric.operators.trusted_operators`).
 :func:`duat_relative_error` compares with the independent direct forward pass.
 """
 
@@ -202,6 +203,9 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
 
 
 def duat_relative_error(form: DUATForm) -> float:
-    r"""``‖x'_out(DUAT) − x'_out(forward)‖ / ‖x'_out(forward)‖`` against the direct forward pass (final norm included)."""
+    r"""``‖x'_out(DUAT) − x'_out(forward)‖ / ‖x'_out(forward)‖`` against the direct forward pass.
+
+    The forward pass includes the final norm (:func:`~symuat.numeric.stack.stack_output`).
+    """
     direct = vec_r(stack_output(form.stack, form.X0, form.attention_mask))
     return float(np.linalg.norm(form.terms.total - direct) / max(np.linalg.norm(direct), np.finfo(float).tiny))

@@ -13,7 +13,8 @@ On :math:`x' = \operatorname{vec}_r(X)` this is the affine map
 
 .. math::
 
-    \operatorname{vec}_r(\mathrm{LN}(X)) = \underbrace{(D(X) \otimes \operatorname{diag}\gamma)(I_N \otimes C_M)}_{W'(X)}\,x'
+    \operatorname{vec}_r(\mathrm{LN}(X))
+    = \underbrace{(D(X) \otimes \operatorname{diag}\gamma)(I_N \otimes C_M)}_{W'(X)}\,x'
     + \mathbf 1_N \otimes \beta,
     \quad C_M = I_M - \tfrac1M \mathbf 1\mathbf 1^{\mathsf T},\quad
     D(X) = \operatorname{diag}\big(1/\sqrt{\operatorname{var}_r + \varepsilon}\big)_{r=1..N}.

@@ -28,7 +28,6 @@ position embeddings :math:`P`, optional input norm) and an optional final norm, 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
@@ -36,11 +35,9 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
-from .attention import AttentionWeights, _heads, _mha, check_attention_mask, resolve_scale
+from .attention import AttentionWeights, _heads, _mha, check_attention_mask
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
-from .layernorm import LayerNormWeights
-from .norms import RMSNormWeights, apply_norm, check_norm
-from .rotary import Rotary
+from .norms import apply_norm, check_norm
 
 __all__ = [
     "KINDS", "LAYOUTS", "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "BlockWeights",
@@ -262,81 +259,5 @@ def stack_output(stack: TransformerStack, X: Any, attention_mask: Any = None) ->
     return hidden_states(stack, X, attention_mask)[-1]
 
 
-def random_stack(
-    rng: np.random.Generator,
-    n_layers: int,
-    width: int,
-    n_heads: int,
-    ffn_width: int,
-    kind: str = "paper",
-    activation: str = "relu",
-    causal: bool = False,
-    scale: Any = "head",
-    biases: bool = True,
-    *,
-    norm: str = "layer",
-    gated: bool = False,
-    n_kv_heads: Optional[int] = None,
-    rotary_dim: Optional[int] = None,
-    rotary_style: str = "half",
-    qk_norm: Optional[str] = None,
-    input_scale: Optional[float] = None,
-    position_embeddings: bool = False,
-    input_norm: bool = False,
-    final_norm: bool = False,
-    shared_norm: bool = False,
-) -> TransformerStack:
-    r"""A random :class:`TransformerStack` for tests (entries :math:`\mathcal N(0, 1/\text{fan-in})`).
-
-    ``norm`` is ``"layer"`` or ``"rms"``; ``qk_norm`` is ``None``, ``"head"`` or ``"full"``;
-    ``shared_norm`` makes a ``parallel`` block use N1 for the FFN too.
-    """
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    L = check_positive_dim("n_layers", n_layers)
-    M = check_positive_dim("width", width)
-    h = check_positive_dim("n_heads", n_heads)
-    F = check_positive_dim("ffn_width", ffn_width)
-    if M % h:
-        raise ShapeError(f"n_heads={h} must divide width={M}")
-    kind = check_kind(kind)
-    activation_function(activation)
-    resolve_scale(scale, M // h, M)
-    if norm not in ("layer", "rms"):
-        raise InvalidValueError(f"norm must be 'layer' or 'rms', got {norm!r}")
-    G = h if n_kv_heads is None else check_positive_dim("n_kv_heads", n_kv_heads)
-    d = M // h
-
-    def mat(r, c):
-        return rng.standard_normal((r, c)) / math.sqrt(r)
-
-    def vec(n):
-        return 0.1 * rng.standard_normal(n) if biases else None
-
-    def nrm(n):
-        if norm == "rms":
-            return RMSNormWeights(1.0 + 0.1 * rng.standard_normal(n), eps=1e-6)
-        return LayerNormWeights(1.0 + 0.1 * rng.standard_normal(n), vec(n) if biases else None)
-
-    rot = None if rotary_dim is None else Rotary(rotary_dim, style=rotary_style)
-    blocks = []
-    for _ in range(L):
-        qn = kn = None
-        if qk_norm is not None:
-            qn, kn = (nrm(d), nrm(d)) if qk_norm == "head" else (nrm(h * d), nrm(G * d))
-        attn = AttentionWeights(
-            mat(M, M), mat(M, G * d), mat(M, G * d), mat(M, M),
-            vec(M), vec(G * d), vec(G * d), vec(M), n_heads=h, scale=scale, causal=causal,
-            n_kv_heads=G, rotary=rot, q_norm=qn, k_norm=kn,
-        )
-        if gated:
-            f = GatedFFNWeights(mat(M, F), mat(M, F), mat(F, M), vec(F), vec(F), vec(M), activation=activation)
-        else:
-            f = FFNWeights(mat(M, F), 0.1 * rng.standard_normal(F), mat(F, M), 0.1 * rng.standard_normal(M))
-        needs = _NEEDS[kind] if not (kind == "parallel" and not shared_norm) else ("ln1", "ln2")
-        ln1 = nrm(M) if "ln1" in needs else None
-        ln2 = nrm(M) if "ln2" in needs else None
-        blocks.append(BlockWeights(attn, f, ln1, ln2))
-    P = 0.1 * rng.standard_normal((64, M)) if position_embeddings else None
-    return TransformerStack(tuple(blocks), kind, activation, input_scale=input_scale, position_embeddings=P,
-                            input_norm=nrm(M) if input_norm else None, final_norm=nrm(M) if final_norm else None)
+# random stacks for tests and benchmarks live in their own module; re-exported here
+from .random_stacks import random_stack  # noqa: E402
