@@ -50,7 +50,11 @@ def linear(name: str, module: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
 
 
 def split_columns(name: str, W: np.ndarray, b: Optional[np.ndarray], widths) -> list:
-    r"""Split a fused projection (e.g. QKV, gate/up) into consecutive column blocks of ``widths``."""
+    r"""Split a fused projection (e.g. QKV, gate/up) into consecutive column blocks of ``widths``.
+
+    >>> [W.shape for W, _ in split_columns("qkv", np.zeros((4, 12)), None, (8, 2, 2))]
+    [(4, 8), (4, 2), (4, 2)]
+    """
     if sum(widths) != W.shape[1]:
         raise InvalidValueError(f"{name} has {W.shape[1]} output columns, expected {' + '.join(map(str, widths))}")
     out, start = [], 0

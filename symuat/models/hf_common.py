@@ -44,7 +44,12 @@ def rms_norm(name: str, norm: Any, offset: float = 0.0) -> RMSNormWeights:
 
 
 def sliding_window(config: Any) -> Optional[int]:
-    r"""The sliding-window length the library applies, or ``None``."""
+    r"""The sliding-window length the library applies, or ``None``.
+
+    >>> from types import SimpleNamespace as C
+    >>> sliding_window(C(sliding_window=4096)), sliding_window(C(sliding_window=8, layer_types=["full_attention"]))
+    (4096, None)
+    """
     window = getattr(config, "sliding_window", None)
     layer_types = getattr(config, "layer_types", None)
     if layer_types is not None:
@@ -79,7 +84,12 @@ def rotary(base: Any, config: Any, head_dim: int) -> Rotary:
 
 
 def attention_scale(attn: Any, head_dim: int) -> float:
-    r"""The score multiplier the module uses (``scaling``), default :math:`1/\sqrt d`."""
+    r"""The score multiplier the module uses (``scaling``), default :math:`1/\sqrt d`.
+
+    >>> from types import SimpleNamespace as A
+    >>> attention_scale(A(scaling=0.125), 64), attention_scale(A(), 16)
+    (0.125, 0.25)
+    """
     s = getattr(attn, "scaling", None)
     return float(head_dim ** -0.5 if s is None else s)
 
