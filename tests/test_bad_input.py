@@ -69,7 +69,7 @@ _MODULES = {
         from symuat import Entry, Source, Status, Prose
         def entries():
             return [Entry("duat:eq7", Source("nope", "x"), "x", Status.PROSE, Prose("r"))]
-        """), "unknown paper version"),
+        """), "unknown source version"),
     "bad_status": (textwrap.dedent("""
         from symuat import Entry, Source, Prose
         def entries():
