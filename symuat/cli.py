@@ -244,5 +244,10 @@ def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
     click.echo(kill_rates(outcomes).to_text())
 
 
+from .models.cli import model_command  # noqa: E402  (models: the `symuat model` command)
+
+main.add_command(model_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

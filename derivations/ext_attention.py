@@ -1,0 +1,268 @@
+r"""Beyond the paper, attention: rotary embeddings, q/k norms, grouped-query attention and masks leave
+Eq. 10's closed form :math:`W'_{HVO} = \sum_h H_h\otimes(W_{V,h}W_{O,h})^T` intact (ids ``ext:<layer>.<claim>``).
+
+Each left-hand side is the attention layer as the libraries compute it (a NumPy copy for the float level);
+each right-hand side the closed form, with :math:`H_h` built from the derived operators.  Softmax
+normalisers and attention matrices are free symbols, so the identities are polynomial in the symbols
+and :math:`\sigma` (which stands for :math:`\exp`) and are checked at all three levels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from derivations.ext_layers import _ROPE_DIMS, _ROPE_SCOPE, np_rope
+from symuat import Entry, Identity, Source, Status, vec_r
+from symuat.algebra.matrices import identity_matrix, kron, unvec_r
+from symuat.evidence.fields import SIGMA, logistic
+from symuat.layers.attention import MultiHeadAttention
+from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, masked_row_stochastic_matrix
+from symuat.layers.rmsnorm import RMSNorm
+from symuat.layers.rotary import rotary_operator, rotate_half_apply
+
+__all__ = ["entries", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity", "mask_identity"]
+
+Matrix = sympy.ImmutableMatrix
+
+
+def _src(ref: str) -> Source:
+    return Source("ext", ref)
+
+
+# --- rotary ---------------------------------------------------------------------------------------
+
+def _rope_shapes(d):
+    h, N, dd, k = d["h"], d["N"], d["d"], d["r"] // 2
+    M = h * dd
+    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "c": (N, k), "s": (N, k)}
+    shapes.update({f"z{i + 1}": (N, 1) for i in range(h)})
+    return shapes
+
+
+def _rope_lhs(e, d):
+    r"""Rotary MHA as the libraries compute it: rotate Q_h, K_h, then weights σ(q_n·k_m) z_{h,n}, then values."""
+    dd, X = d["d"], e["X"]
+    out = sympy.zeros(d["N"], d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = rotate_half_apply(X * e["WQ"][:, cols], e["c"], e["s"])
+        K = rotate_half_apply(X * e["WK"][:, cols], e["c"], e["s"])
+        S = Q * K.T
+        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
+    return vec_r(out)
+
+
+def _rope_rhs(e, d):
+    r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h built from the rotary operator on q' and k'."""
+    N, dd, x = d["N"], d["d"], vec_r(e["X"])
+    R = rotary_operator(e["c"], e["s"], dd)
+    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = unvec_r(R * kron(identity_matrix(N), e["WQ"][:, cols].T) * x, N, dd)
+        K = unvec_r(R * kron(identity_matrix(N), e["WK"][:, cols].T) * x, N, dd)
+        S = Q * K.T
+        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
+    return Matrix(W * x)
+
+
+def _rope_ref(a, d):
+    dd, X = d["d"], a["X"]
+    out = np.zeros((d["N"], d["h"] * dd))
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = np_rope(X @ a["WQ"][:, cols], a["c"], a["s"])
+        K = np_rope(X @ a["WK"][:, cols], a["c"], a["s"])
+        A = logistic(Q @ K.T) * a[f"z{h + 1}"]
+        out += A @ X @ a["WV"][:, cols] @ a["WO"][cols, :]
+    return out.reshape(-1)
+
+
+def rotary_closed_form_identity() -> Identity:
+    r"""Rotary MHA = (Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ) x': the rotation enters H_h only (Eq. 10 keeps its closed form)."""
+    return Identity(shapes=_rope_shapes, lhs=_rope_lhs, rhs=_rope_rhs, dims=_ROPE_DIMS[:4], reference=_rope_ref,
+                    random_dims={"h": 2, "N": 3, "d": 4, "r": 2},
+                    scope=_ROPE_SCOPE + " The softmax is σ(score)·z_{h,n} with σ uninterpreted (exp) and z_{h,n} a "
+                                        "free normaliser, so the check covers every choice of both.")
+
+
+# --- q/k norms (Qwen3 per head, OLMo-2 full width) ------------------------------------------------
+
+_QK_DIMS = ({"h": 1, "N": 1, "d": 1}, {"h": 1, "N": 2, "d": 2}, {"h": 2, "N": 2, "d": 1}, {"h": 2, "N": 2, "d": 2})
+
+
+def _qk_shapes(d):
+    h, N, dd = d["h"], d["N"], d["d"]
+    M = h * dd
+    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "gq": (dd, 1), "gk": (dd, 1)}
+    for i in range(h):
+        shapes.update({f"r{i + 1}": (N, 1), f"s{i + 1}": (N, 1), f"z{i + 1}": (N, 1)})
+    return shapes
+
+
+def _qk_lhs(e, d):
+    r"""Per-head RMSNorm of queries and keys as the libraries apply it, then σ-weights, values, output."""
+    dd, X = d["d"], e["X"]
+    out = sympy.zeros(d["N"], d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = RMSNorm(e["gq"]).apply(X * e["WQ"][:, cols], e[f"r{h + 1}"])
+        K = RMSNorm(e["gk"]).apply(X * e["WK"][:, cols], e[f"s{h + 1}"])
+        S = Q * K.T
+        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
+    return vec_r(out)
+
+
+def _qk_rhs(e, d):
+    r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h from the dynamic diagonals (diag r ⊗ diag g)(I_N ⊗ W_Qᵀ) x'."""
+    N, dd, x = d["N"], d["d"], vec_r(e["X"])
+    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        q = RMSNorm(e["gq"]).matrix_vector_form(e[f"r{h + 1}"]).W_prime * kron(identity_matrix(N), e["WQ"][:, cols].T)
+        k = RMSNorm(e["gk"]).matrix_vector_form(e[f"s{h + 1}"]).W_prime * kron(identity_matrix(N), e["WK"][:, cols].T)
+        S = unvec_r(q * x, N, dd) * unvec_r(k * x, N, dd).T
+        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
+        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
+    return Matrix(W * x)
+
+
+def _qk_ref(a, d):
+    dd, X = d["d"], a["X"]
+    out = np.zeros((d["N"], d["h"] * dd))
+    for h in range(d["h"]):
+        cols = slice(h * dd, (h + 1) * dd)
+        Q = a[f"r{h + 1}"] * (X @ a["WQ"][:, cols]) * a["gq"].T
+        K = a[f"s{h + 1}"] * (X @ a["WK"][:, cols]) * a["gk"].T
+        out += (logistic(Q @ K.T) * a[f"z{h + 1}"]) @ X @ a["WV"][:, cols] @ a["WO"][cols, :]
+    return out.reshape(-1)
+
+
+def qk_norm_identity() -> Identity:
+    r"""MHA with q/k RMSNorm = (Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ) x': the norms act inside H_h only."""
+    return Identity(shapes=_qk_shapes, lhs=_qk_lhs, rhs=_qk_rhs, dims=_QK_DIMS, reference=_qk_ref,
+                    random_dims={"h": 2, "N": 3, "d": 3},
+                    scope="Inverse RMS values r_{h,n}, s_{h,n} and normalisers z_{h,n} are free symbols; σ stands for "
+                          "exp. Per-head norms (Qwen3); a full-width norm (OLMo-2) is the same with one r_n shared by "
+                          "all heads. Up to 2 heads, N, d <= 2.")
+
+
+# --- grouped-query attention ----------------------------------------------------------------------
+
+_GQA_DIMS = tuple({"H": H, "G": G, "N": N, "M": M, "d": 1}
+                  for H, G in ((1, 1), (2, 1), (2, 2), (3, 1), (4, 2), (4, 4)) for N in (1, 2) for M in (1, 2))
+
+
+def _gqa_shapes(d):
+    H, G, N, M, dd = d["H"], d["G"], d["N"], d["M"], d["d"]
+    shapes = {"X": (N, M), "WV": (M, G * dd), "WO": (H * dd, M)}
+    shapes.update({f"H{i + 1}": (N, N) for i in range(H)})
+    return shapes
+
+
+def _repeat_kv(V, H: int, G: int, dd: int):
+    r"""The libraries' ``repeat_kv``: each group's value block repeated H/G times, consecutively."""
+    blocks = [V[:, g * dd:(g + 1) * dd] for g in range(G) for _ in range(H // G)]
+    return blocks
+
+
+def _gqa_lhs(e, d):
+    V = e["X"] * e["WV"]
+    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
+    concat = Matrix.hstack(*(e[f"H{h + 1}"] * heads[h] for h in range(d["H"])))
+    return vec_r(concat * e["WO"])
+
+
+def _gqa_ref(a, d):
+    V = a["X"] @ a["WV"]
+    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
+    return (np.hstack([a[f"H{h + 1}"] @ heads[h] for h in range(d["H"])]) @ a["WO"]).reshape(-1)
+
+
+def gqa_identity() -> Identity:
+    r"""GQA/MQA output = (Σ_h H_h ⊗ (W_{V,g(h)} W_{O,h})ᵀ) x' with g(h) = ⌊hG/H⌋."""
+    return Identity(
+        shapes=_gqa_shapes, lhs=_gqa_lhs,
+        rhs=lambda e, d: grouped_closed_form(tuple(e[f"H{h + 1}"] for h in range(d["H"])), e["WV"], e["WO"],
+                                             d["G"]) * vec_r(e["X"]),
+        dims=_GQA_DIMS, reference=_gqa_ref, random_dims={"H": 4, "G": 2, "N": 3, "M": 3, "d": 2},
+        scope="H_h free (N x N); (heads, groups) in {(1,1),(2,1),(2,2),(3,1),(4,2),(4,4)}, N, M <= 2; the left "
+              "side repeats each K/V group H/G times as the libraries' repeat_kv does.",
+    )
+
+
+# --- masks ----------------------------------------------------------------------------------------
+
+_MASK_DIMS = tuple({"h": h, "N": N, "p": p, "M": 1 * h} for h in (1, 2) for N in (1, 2, 3) for p in range(N))
+
+
+def _mask_shapes(d):
+    h, N, M = d["h"], d["N"], d["M"]
+    shapes = {"X": (N, M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
+    shapes.update({f"H{i + 1}": (N, N) for i in range(h)})
+    return shapes
+
+
+def _masked_mha(e, d) -> MultiHeadAttention:
+    allowed = causal_padding_mask(d["N"], d["p"])
+    H = tuple(masked_row_stochastic_matrix(f"H{i + 1}", d["N"], allowed) for i in range(d["h"]))
+    return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
+
+
+def _mask_ref(a, d):
+    N, p, dd = d["N"], d["p"], d["M"] // d["h"]
+    out = np.tile(a["bO"].T, (N, 1))
+    for i in range(d["h"]):
+        F = a[f"H{i + 1}"]
+        Hh = np.zeros((N, N))
+        for n in range(N):
+            cols = [m for m in range(n + 1) if m < N - p]
+            Hh[n, cols[:-1]] = F[n, cols[:-1]]
+            Hh[n, cols[-1]] = 1.0 - F[n, cols[:-1]].sum()
+        cols = slice(i * dd, (i + 1) * dd)
+        out += Hh @ (a["X"] @ a["WV"][:, cols] + a["bV"][cols].T) @ a["WO"][cols, :]
+    return out.reshape(-1)
+
+
+def mask_identity() -> Identity:
+    r"""Causal + right-padding mask: MHA with value bias = W'_HVO x' + 1_N ⊗ (Σ_h W_{O,h}ᵀ b_{V,h} + b_O)."""
+    return Identity(
+        shapes=_mask_shapes, lhs=lambda e, d: vec_r(_masked_mha(e, d).apply(e["X"])),
+        rhs=lambda e, d: _masked_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
+        dims=_MASK_DIMS, reference=_mask_ref, random_dims={"h": 2, "N": 4, "p": 1, "M": 4},
+        scope="H_h = softmax(S + mask) is any matrix that vanishes on masked (future or padded) keys with rows "
+              "summing to 1; its free entries are symbols. Up to 2 heads, N = 3, p padded tokens (p < N).",
+    )
+
+
+# --- the entries ----------------------------------------------------------------------------------
+
+_ROPE_MHA = (r"\operatorname{vec}_r\,\mathrm{MHA}_{\mathrm{RoPE}}(\mathbf X) = \textstyle\sum_h \mathbf H_h\otimes"
+             r"(\mathbf W_{V,h}\mathbf W_{O,h})^T\,\mathbf x',\ "
+             r"\mathbf H_h = \mathrm{softmax}\big((\mathbf R\mathbf Q_h)(\mathbf R\mathbf K_h)^T\big)")
+_QKN = (r"\operatorname{vec}_r\,\mathrm{MHA}_{\mathrm{qk\text{-}norm}}(\mathbf X) = \textstyle\sum_h \mathbf H_h"
+        r"\otimes(\mathbf W_{V,h}\mathbf W_{O,h})^T\,\mathbf x',\ \mathbf H_h = \mathrm{softmax}\big("
+        r"\mathrm{RMS}(\mathbf Q_h)\,\mathrm{RMS}(\mathbf K_h)^T\big)")
+_GQA = (r"\mathbf W'_{HVO} = \textstyle\sum_h \mathbf H_h\otimes(\mathbf W_{V,g(h)}\mathbf W_{O,h})^T,\ "
+        r"g(h) = \lfloor hG/H\rfloor")
+_MASK = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \mathbf W'_{HVO}\mathbf x' + \mathbf 1_N\otimes\big("
+         r"\textstyle\sum_h \mathbf W_{O,h}^T\mathbf b_{V,h} + \mathbf b_O\big)\ \text{under causal and padding masks}")
+
+
+def entries() -> list[Entry]:
+    P = Status.PROVED
+    return [
+        Entry("ext:rotary.closed-form", _src("rotary position embeddings inside attention"), _ROPE_MHA, P,
+              rotary_closed_form_identity(),
+              note="The rotation acts on queries and keys only, so it changes H_h and nothing else: W'_HVO keeps "
+                   "the closed form of Eq. 10."),
+        Entry("ext:qk-norm.closed-form", _src("query/key RMSNorm (Qwen3, OLMo-2)"), _QKN, P, qk_norm_identity(),
+              note="Like rotary, q/k norms change the scores only: W'_HVO keeps the closed form of Eq. 10."),
+        Entry("ext:gqa.closed-form", _src("grouped- and multi-query attention"), _GQA, P, gqa_identity()),
+        Entry("ext:mask.static-value-bias", _src("additive causal and padding masks"), _MASK, P, mask_identity(),
+              note="Masked rows of H_h still sum to 1, so the value bias stays static; masked keys give zero blocks."),
+    ]

@@ -1,0 +1,75 @@
+r"""Rotary position embeddings (RoPE, full or partial) as a per-position rotation (beyond the paper).
+
+Head width :math:`d`, rotary width :math:`r\le d` (even; partial rotary when :math:`r<d`), half :math:`k=r/2`.
+Position :math:`n` rotates the coordinate planes :math:`(i, i+k)`, :math:`i<k`, by the angle with cosine
+:math:`c_{n,i}` and sine :math:`s_{n,i}` and leaves coordinates :math:`\ge r` alone: a row vector
+:math:`q_n\mapsto q_nR_n`.  On :math:`q'=\operatorname{vec}_r(Q)` this is the block diagonal
+:math:`\bigoplus_n R_n^T` — it acts inside the scores of :math:`H_h` only, never on the value path.
+
+:func:`rotate_half_apply` is the formula the libraries use
+(:math:`q\cos + \mathrm{rotate\_half}(q)\sin`); :func:`rotary_operator` builds the rotations plane by plane.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..errors import ShapeError
+
+__all__ = ["rotate_half_apply", "rotary_operator"]
+
+Matrix = sympy.ImmutableMatrix
+
+
+def _check(Q_cols: int, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> int:
+    if cos.shape != sin.shape:
+        raise ShapeError(f"cos {cos.shape} and sin {sin.shape} must have the same shape (N, r/2)")
+    k = cos.shape[1]
+    if 2 * k > Q_cols:
+        raise ShapeError(f"rotary width r={2 * k} exceeds the head width d={Q_cols}")
+    return k
+
+
+def rotate_half_apply(Q: sympy.MatrixBase, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> Matrix:
+    r"""Rows of ``Q`` (:math:`N\times d`) rotated as :math:`q_{:r}\odot\cos + \mathrm{rotate\_half}(q_{:r})\odot\sin`.
+
+    ``cos``, ``sin`` are :math:`N\times r/2`; the libraries repeat them to width :math:`r`.
+
+    >>> c, s = sympy.symbols("c s")
+    >>> rotate_half_apply(sympy.Matrix([[1, 0]]), sympy.Matrix([[c]]), sympy.Matrix([[s]]))
+    Matrix([[c, s]])
+    """
+    k = _check(Q.shape[1], cos, sin)
+    rows = []
+    for n in range(Q.shape[0]):
+        q = list(Q[n, :])
+        half = [-q[k + i] for i in range(k)] + [q[i] for i in range(k)]
+        cs = [cos[n, i % k] for i in range(2 * k)]
+        sn = [sin[n, i % k] for i in range(2 * k)]
+        rows.append([q[i] * cs[i] + half[i] * sn[i] for i in range(2 * k)] + q[2 * k:])
+    return Matrix(rows)
+
+
+def rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int) -> Matrix:
+    r"""The :math:`Nd\times Nd` operator :math:`\bigoplus_n R_n^T` acting on :math:`q'=\operatorname{vec}_r(Q)`.
+
+    The libraries apply it row by row; here it is built plane by plane.
+
+    >>> c, s = sympy.symbols("c s")
+    >>> rotary_operator(sympy.Matrix([[c]]), sympy.Matrix([[s]]), 2)
+    Matrix([
+    [c, -s],
+    [s,  c]])
+    """
+    k = _check(d, cos, sin)
+    N = cos.shape[0]
+    out = sympy.zeros(N * d, N * d)
+    for n in range(N):
+        o = n * d
+        for j in range(2 * k, d):
+            out[o + j, o + j] = 1
+        for i in range(k):  # plane (i, i + k): new_i = c q_i - s q_{i+k}, new_{i+k} = s q_i + c q_{i+k}
+            c, s = cos[n, i], sin[n, i]
+            out[o + i, o + i], out[o + i, o + i + k] = c, -s
+            out[o + i + k, o + i], out[o + i + k, o + i + k] = s, c
+    return Matrix(out)

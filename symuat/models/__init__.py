@@ -1,0 +1,14 @@
+r"""Importers: PyTorch and transformers models → :class:`symuat.numeric.TransformerStack`.
+
+Needs the optional extra ``symuat[torch]`` (torch, transformers); they are imported only when a
+function here is called, so ``import symuat`` stays NumPy-only.
+
+>>> from symuat.models import from_module, from_pretrained   # doctest: +SKIP
+>>> stack = from_pretrained("path/to/save_pretrained/dir")     # doctest: +SKIP
+>>> form = symuat.numeric.duat_form(stack, X)                   # doctest: +SKIP
+"""
+
+from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
+from .precision import library_float64
+
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "library_float64"]

@@ -1,0 +1,64 @@
+r"""Reading PyTorch parameters into float64 NumPy arrays in symuat's feature-Linear orientation.
+
+symuat writes every Linear as :math:`Y = XW + \mathbf 1b^T` with :math:`W\in\mathbb R^{M_{in}\times M_{out}}`.
+``torch.nn.Linear`` stores :math:`W^T` (``out × in``); GPT-2's ``Conv1D`` stores :math:`W` itself.
+:func:`linear` reads the orientation from the module's type, so a user never transposes by hand.
+torch is imported lazily: importing :mod:`symuat` never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ..errors import InvalidValueError, UnsupportedError
+
+__all__ = ["require_torch", "array", "linear", "split_columns"]
+
+
+def require_torch():
+    r"""Import torch, or raise :class:`~symuat.errors.UnsupportedError` saying how to install it."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise UnsupportedError("symuat.models needs torch and transformers: pip install 'symuat[torch]'") from exc
+    return torch
+
+
+def array(name: str, tensor: Any) -> np.ndarray:
+    r"""``tensor`` as a float64 array; NaN or infinite entries raise :class:`InvalidValueError` naming ``name``."""
+    a = tensor.detach().to(device="cpu").double().numpy().copy()
+    if not np.all(np.isfinite(a)):
+        bad = int(np.count_nonzero(~np.isfinite(a)))
+        raise InvalidValueError(f"{name} has {bad} NaN or infinite entries: the model's weights are not finite")
+    return a
+
+
+def linear(name: str, module: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    r"""``(W, b)`` of an ``nn.Linear`` or a GPT-2 ``Conv1D`` in feature orientation (``W`` is ``in × out``)."""
+    torch = require_torch()
+    weight, bias = getattr(module, "weight", None), getattr(module, "bias", None)
+    if isinstance(module, torch.nn.Linear):
+        W = array(f"{name}.weight", weight).T
+    elif type(module).__name__ == "Conv1D" and weight is not None and weight.dim() == 2:
+        W = array(f"{name}.weight", weight)  # Conv1D computes x @ weight + bias: already in × out
+    else:
+        raise UnsupportedError(f"{name} is a {type(module).__name__}, not an nn.Linear or Conv1D")
+    b = None if bias is None else array(f"{name}.bias", bias)
+    return np.ascontiguousarray(W), b
+
+
+def split_columns(name: str, W: np.ndarray, b: Optional[np.ndarray], widths) -> list:
+    r"""Split a fused projection (e.g. QKV, gate/up) into consecutive column blocks of ``widths``.
+
+    >>> [W.shape for W, _ in split_columns("qkv", np.zeros((4, 12)), None, (8, 2, 2))]
+    [(4, 8), (4, 2), (4, 2)]
+    """
+    if sum(widths) != W.shape[1]:
+        raise InvalidValueError(f"{name} has {W.shape[1]} output columns, expected {' + '.join(map(str, widths))}")
+    out, start = [], 0
+    for w in widths:
+        out.append((W[:, start:start + w], None if b is None else b[start:start + w]))
+        start += w
+    return out

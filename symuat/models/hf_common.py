@@ -1,0 +1,114 @@
+r"""Pieces every transformers family shares: norms, rotary tables, config checks.
+
+Rotary embeddings are copied from the model's own rotary module: its ``cos``/``sin`` tables for
+positions :math:`0..P-1` (computed in float64, see :mod:`symuat.models.precision`), so every static
+RoPE variant (``default``, ``linear``, ``llama3``, ``yarn`` with its attention scaling) is reproduced
+exactly.  Types whose angles depend on the sequence length (``dynamic``, ``longrope``) raise.
+:math:`P` is the smallest of ``max_position_embeddings``, a sliding window (beyond it the library's
+mask differs, so longer inputs raise instead of giving a wrong answer) and :data:`MAX_POSITIONS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import UnsupportedError
+from ..numeric import LayerNormWeights, Rotary
+from ..numeric.norms import RMSNormWeights
+from ._torch import array, require_torch
+from .precision import library_float64
+
+__all__ = ["MAX_POSITIONS", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window", "attention_scale"]
+
+#: Longest input an imported stack covers when the config names no shorter limit.
+MAX_POSITIONS = 8192
+
+_DYNAMIC_ROPE = ("dynamic", "longrope")
+
+
+def layer_norm(name: str, ln: Any) -> LayerNormWeights:
+    r"""``nn.LayerNorm`` (bias optional) → :class:`~symuat.numeric.LayerNormWeights`."""
+    beta = None if getattr(ln, "bias", None) is None else array(f"{name}.bias", ln.bias)
+    eps = getattr(ln, "eps", None)
+    if eps is None:
+        raise UnsupportedError(f"{name} ({type(ln).__name__}) has no eps: not a LayerNorm symuat can read")
+    return LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(eps))
+
+
+def rms_norm(name: str, norm: Any, offset: float = 0.0) -> RMSNormWeights:
+    r"""A transformers RMSNorm (``variance_epsilon`` or ``eps``; Gemma: ``offset=1``) → ``RMSNormWeights``."""
+    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
+    if eps is None or getattr(norm, "weight", None) is None:
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not an RMSNorm symuat can read")
+    return RMSNormWeights(array(f"{name}.weight", norm.weight), eps=float(eps), offset=offset)
+
+
+def sliding_window(config: Any) -> Optional[int]:
+    r"""The sliding-window length the library applies, or ``None``.
+
+    >>> from types import SimpleNamespace as C
+    >>> sliding_window(C(sliding_window=4096)), sliding_window(C(sliding_window=8, layer_types=["full_attention"]))
+    (4096, None)
+    """
+    window = getattr(config, "sliding_window", None)
+    layer_types = getattr(config, "layer_types", None)
+    if layer_types is not None:
+        return window if "sliding_attention" in layer_types else None
+    if getattr(config, "use_sliding_window", True) is False:
+        return None
+    return window
+
+
+def rotary(base: Any, config: Any, head_dim: int) -> Rotary:
+    r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables."""
+    torch = require_torch()
+    emb = getattr(base, "rotary_emb", None)
+    if emb is None or getattr(emb, "inv_freq", None) is None:
+        raise UnsupportedError(f"{type(base).__name__} has no rotary_emb with inv_freq")
+    rope_type = getattr(emb, "rope_type", "default")
+    if rope_type in _DYNAMIC_ROPE:
+        raise UnsupportedError(f"rope scaling type {rope_type!r} (angles depend on the sequence length)")
+    k = int(emb.inv_freq.shape[-1])
+    if 2 * k > head_dim:
+        raise UnsupportedError(f"rotary dim {2 * k} exceeds head_dim {head_dim}")
+    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
+    window = sliding_window(config)
+    if window is not None:
+        limits.append(int(window))
+    P = int(min(limits))
+    with torch.no_grad(), library_float64():
+        x = torch.zeros(1, 1, 1, dtype=torch.float64, device=emb.inv_freq.device)
+        cos, sin = emb(x, torch.arange(P, device=emb.inv_freq.device)[None])
+    cos, sin = array("rotary_emb cos", cos[0]), array("rotary_emb sin", sin[0])
+    return Rotary(2 * k, inv_freq=array("rotary_emb.inv_freq", emb.inv_freq), cos=cos[:, :k], sin=sin[:, :k])
+
+
+def attention_scale(attn: Any, head_dim: int) -> float:
+    r"""The score multiplier the module uses (``scaling``), default :math:`1/\sqrt d`.
+
+    >>> from types import SimpleNamespace as A
+    >>> attention_scale(A(scaling=0.125), 64), attention_scale(A(), 16)
+    (0.125, 0.25)
+    """
+    s = getattr(attn, "scaling", None)
+    return float(head_dim ** -0.5 if s is None else s)
+
+
+#: Config options that change the computation in ways symuat does not model (option → when it is active).
+_UNSUPPORTED = {
+    "attn_logit_softcapping": lambda v: v is not None,
+    "final_logit_softcapping": lambda v: False,  # logits only, not hidden states
+    "alibi": lambda v: bool(v),
+    "add_cross_attention": lambda v: bool(v),
+    "is_encoder_decoder": lambda v: bool(v),
+    "position_embedding_type": lambda v: v not in (None, "absolute", "rope"),
+    "scale_attn_by_inverse_layer_idx": lambda v: False,  # read per layer by the GPT-2 importer
+}
+
+
+def check_config(config: Any) -> None:
+    r"""Raise :class:`UnsupportedError` naming the first active option of :data:`_UNSUPPORTED`."""
+    for option, active in _UNSUPPORTED.items():
+        if hasattr(config, option) and active(getattr(config, option)):
+            raise UnsupportedError(f"unsupported config option {option}={getattr(config, option)!r} "
+                                   f"({config.model_type})")

@@ -1,0 +1,96 @@
+r"""Per-layer check of an imported model: the DUAT form against the library's own hidden states.
+
+For every depth :math:`\ell = 1..L` the DUAT form of the first :math:`\ell` blocks (Eq. 11 / 33) is
+evaluated at the input and compared with the library's hidden state :math:`\ell` (the last one with the
+final norm), token by token; each term's share of the output norm is
+:math:`\lVert t\rVert / \lVert \mathbf x'_\ell\rVert` for :math:`t = \tilde A\mathbf x'_0`, :math:`\tilde c` and
+each :math:`\tilde U_j\sigma(\tilde V_j\mathbf x'_0+\tilde\beta_j)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..numeric import TransformerStack, duat_form
+from ._torch import require_torch
+from .precision import library_float64
+
+__all__ = ["LayerCheck", "ModelReport", "library_hidden_states", "model_report"]
+
+
+@dataclass(frozen=True)
+class LayerCheck:
+    r"""Layer :math:`\ell`: worst relative error over real tokens and each DUAT term's share of the norm."""
+
+    layer: int
+    relative_error: float
+    shares: Tuple[Tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    r"""The per-layer checks of one model at one input."""
+
+    family: str
+    tokens: int
+    width: int
+    layers: Tuple[LayerCheck, ...]
+
+    @property
+    def max_error(self) -> float:
+        return max(c.relative_error for c in self.layers)
+
+    def to_json(self) -> dict:
+        return {"family": self.family, "tokens": self.tokens, "width": self.width, "max_relative_error": self.max_error,
+                "layers": [{"layer": c.layer, "relative_error": c.relative_error, "shares": dict(c.shares)}
+                           for c in self.layers]}
+
+    def to_text(self) -> str:
+        lines = [f"{self.family}: {len(self.layers)} layers, N={self.tokens} tokens, width {self.width}",
+                 f"{'layer':>5}  {'rel. error':>10}  term shares of ||x'_l||"]
+        for c in self.layers:
+            shares = "  ".join(f"{name} {s:.3f}" for name, s in c.shares)
+            lines.append(f"{c.layer:>5}  {c.relative_error:10.1e}  {shares}")
+        lines.append(f"max relative error {self.max_error:.1e}")
+        return "\n".join(lines)
+
+
+def library_hidden_states(model: Any, X: np.ndarray, mask: Optional[np.ndarray] = None) -> list:
+    r"""The library's ``hidden_states`` for one sequence (float64 throughout, :func:`library_float64`)."""
+    torch = require_torch()
+    am = None if mask is None else torch.tensor(np.asarray(mask)[None], dtype=torch.long)
+    with torch.no_grad(), library_float64():
+        out = model(inputs_embeds=torch.from_numpy(np.ascontiguousarray(X))[None], attention_mask=am,
+                    output_hidden_states=True)
+    return [h[0].double().numpy() for h in out.hidden_states]
+
+
+def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any] = None) -> ModelReport:
+    r"""Compare the DUAT form of every depth with the library (module docstring)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != stack.width:
+        raise ShapeError(f"input has shape {X.shape}; the model expects (N, {stack.width}) inputs_embeds")
+    real = np.ones(X.shape[0], bool) if mask is None else np.asarray(mask, bool)
+    want = library_hidden_states(model, X, mask)[1:]
+    if len(want) != stack.depth:
+        raise ShapeError(f"the library returned {len(want)} hidden states for {stack.depth} blocks")
+    checks = []
+    for depth in range(1, stack.depth + 1):
+        sub = stack if depth == stack.depth else dataclasses.replace(stack, blocks=stack.blocks[:depth],
+                                                                     final_norm=None)
+        form = duat_form(sub, X, attention_mask=None if mask is None else np.asarray(mask, float))
+        got, w = form.output[real], want[depth - 1][real]
+        err = float(np.max(np.linalg.norm(got - w, axis=1) / np.maximum(np.linalg.norm(w, axis=1), 1e-300)))
+        t = form.terms
+        total = max(float(np.linalg.norm(t.total)), 1e-300)
+        shares = [("A~x0", float(np.linalg.norm(t.linear_term)) / total),
+                  ("c~", float(np.linalg.norm(t.bias_term)) / total)]
+        shares += [(f"U~{j}s", float(np.linalg.norm(s)) / total) for j, s in enumerate(t.sigma_terms, start=1)]
+        checks.append(LayerCheck(depth, err, tuple(shares)))
+    family = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
+    return ModelReport(str(family), X.shape[0], stack.width, tuple(checks))

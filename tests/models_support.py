@@ -1,0 +1,88 @@
+"""Shared helpers of the model-import tests: torch availability, O(1) random weights, library hidden states.
+
+Not a test module.  Tests that need torch skip when it is missing and fail when ``SYMUAT_REQUIRE_TORCH=1``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+import numpy as np
+import pytest
+
+TOL = 1e-12
+
+
+def require_torch():
+    """``(torch, transformers)``; skip when missing, fail instead when SYMUAT_REQUIRE_TORCH=1."""
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        if os.environ.get("SYMUAT_REQUIRE_TORCH") == "1":
+            pytest.fail(f"SYMUAT_REQUIRE_TORCH=1 but torch/transformers cannot be imported: {exc}")
+        pytest.skip(f"torch/transformers not installed ({exc})", allow_module_level=True)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return torch, transformers
+
+
+def randomize(model, seed: int = 0):
+    """float64, eval mode, O(1) random weights (HF's 0.02-std init makes attention nearly uniform)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    model = model.double().eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2:
+                p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(p.shape[-1]))
+            elif "norm" in name.lower() and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+            else:
+                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return model
+
+
+def library_states(model, X: np.ndarray, mask=None):
+    """The library's own hidden states (list, last one = ``last_hidden_state``) for one sequence."""
+    import torch
+
+    from symuat.models import library_float64
+
+    am = None if mask is None else torch.tensor(np.asarray(mask)[None], dtype=torch.long)
+    with torch.no_grad(), library_float64():
+        out = model(inputs_embeds=torch.from_numpy(X)[None], attention_mask=am, output_hidden_states=True)
+    states = [h[0].numpy() for h in out.hidden_states]
+    assert np.array_equal(states[-1], out.last_hidden_state[0].numpy())
+    return states
+
+
+def row_errors(want: np.ndarray, got: np.ndarray, rows) -> float:
+    """Largest relative error over the selected tokens (rows)."""
+    w, g = want[rows], got[rows]
+    return float(np.max(np.linalg.norm(w - g, axis=1) / np.linalg.norm(w, axis=1)))
+
+
+def duat_states(stack, X: np.ndarray, mask=None):
+    """The DUAT form's output of the first l blocks for l = 1..L (the last with the final norm)."""
+    from symuat.numeric import duat_form
+
+    L = stack.depth
+    out = []
+    for depth in range(1, L + 1):
+        sub = stack if depth == L else dataclasses.replace(stack, blocks=stack.blocks[:depth], final_norm=None)
+        out.append(duat_form(sub, X, attention_mask=None if mask is None else np.asarray(mask, float)).output)
+    return out
+
+
+def assert_reproduces(model, stack, X: np.ndarray, mask=None, tol: float = TOL):
+    """The DUAT form reproduces every library hidden state for every real token within ``tol``."""
+    real = np.ones(X.shape[0], bool) if mask is None else np.asarray(mask, bool)
+    want = library_states(model, X, mask)[1:]
+    got = duat_states(stack, X, mask)
+    assert len(want) == len(got) == stack.depth
+    errs = [row_errors(w, g, real) for w, g in zip(want, got)]
+    assert max(errs) <= tol, f"per-layer relative errors {['%.1e' % e for e in errs]} exceed {tol:g}"
+    return errs
