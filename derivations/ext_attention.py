@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from derivations.ext_layers import _ROPE_DIMS, _ROPE_SCOPE, np_rope
-from symuat import Entry, Identity, Source, Status, vec_r
+from symuat import Entry, Identity, Status, vec_r
 from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
@@ -21,13 +20,11 @@ from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_
 from symuat.layers.rmsnorm import RMSNorm
 from symuat.layers.rotary import rotary_operator, rotate_half_apply
 
+from .ext_layers import ROPE_DIMS, ROPE_SCOPE, np_rope
+
 __all__ = ["entries", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity", "mask_identity"]
 
 Matrix = sympy.ImmutableMatrix
-
-
-def _src(ref: str) -> Source:
-    return Source("ext", ref)
 
 
 # --- rotary ---------------------------------------------------------------------------------------
@@ -83,10 +80,11 @@ def _rope_ref(a, d):
 
 def rotary_closed_form_identity() -> Identity:
     r"""Rotary MHA = (Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ) x': the rotation enters H_h only (Eq. 10 keeps its closed form)."""
-    return Identity(shapes=_rope_shapes, lhs=_rope_lhs, rhs=_rope_rhs, dims=_ROPE_DIMS[:4], reference=_rope_ref,
+    return Identity(shapes=_rope_shapes, lhs=_rope_lhs, rhs=_rope_rhs, dims=ROPE_DIMS[:4], reference=_rope_ref,
                     random_dims={"h": 2, "N": 3, "d": 4, "r": 2},
-                    scope=_ROPE_SCOPE + " The softmax is σ(score)·z_{h,n} with σ uninterpreted (exp) and z_{h,n} a "
-                                        "free normaliser, so the check covers every choice of both.")
+                    scope=ROPE_SCOPE + r" The softmax is $\sigma(\mathrm{score})\,z_{h,n}$ with $\sigma$ uninterpreted"
+                                        r" (exp) and $z_{h,n}$ a free normaliser, so the check covers every choice"
+                                        " of both.")
 
 
 # --- q/k norms (Qwen3 per head, OLMo-2 full width) ------------------------------------------------
@@ -146,9 +144,9 @@ def qk_norm_identity() -> Identity:
     r"""MHA with q/k RMSNorm = (Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ) x': the norms act inside H_h only."""
     return Identity(shapes=_qk_shapes, lhs=_qk_lhs, rhs=_qk_rhs, dims=_QK_DIMS, reference=_qk_ref,
                     random_dims={"h": 2, "N": 3, "d": 3},
-                    scope="Inverse RMS values r_{h,n}, s_{h,n} and normalisers z_{h,n} are free symbols; σ stands for "
-                          "exp. Per-head norms (Qwen3); a full-width norm (OLMo-2) is the same with one r_n shared by "
-                          "all heads. Up to 2 heads, N, d <= 2.")
+                    scope=r"Inverse RMS values $r_{h,n}$, $s_{h,n}$ and normalisers $z_{h,n}$ are free symbols;"
+                          r" $\sigma$ stands for exp. Per-head norms (Qwen3); a full-width norm (OLMo-2) is the same"
+                          r" with one $r_n$ shared by all heads. Up to 2 heads, $N, d \le 2$.")
 
 
 # --- grouped-query attention ----------------------------------------------------------------------
@@ -190,14 +188,16 @@ def gqa_identity() -> Identity:
         rhs=lambda e, d: grouped_closed_form(tuple(e[f"H{h + 1}"] for h in range(d["H"])), e["WV"], e["WO"],
                                              d["G"]) * vec_r(e["X"]),
         dims=_GQA_DIMS, reference=_gqa_ref, random_dims={"H": 4, "G": 2, "N": 3, "M": 3, "d": 2},
-        scope="H_h free (N x N); (heads, groups) in {(1,1),(2,1),(2,2),(3,1),(4,2),(4,4)}, N, M <= 2; the left "
-              "side repeats each K/V group H/G times as the libraries' repeat_kv does.",
+        scope=r"$H_h$ free ($N \times N$); (heads, groups) in $\{(1,1),(2,1),(2,2),(3,1),(4,2),(4,4)\}$,"
+              r" $N, M \le 2$; the left side repeats each K/V group $H/G$ times as the libraries'"
+              r" \texttt{repeat\_kv} does.",
     )
 
 
 # --- masks ----------------------------------------------------------------------------------------
 
-_MASK_DIMS = tuple({"h": h, "N": N, "p": p, "M": 1 * h} for h in (1, 2) for N in (1, 2, 3) for p in range(N))
+#: ``r`` real tokens followed by ``N - r`` padded ones (dimensions are positive, so the grid counts real tokens).
+_MASK_DIMS = tuple({"h": h, "N": N, "r": r, "M": 1 * h} for h in (1, 2) for N in (1, 2, 3) for r in range(N, 0, -1))
 
 
 def _mask_shapes(d):
@@ -208,13 +208,13 @@ def _mask_shapes(d):
 
 
 def _masked_mha(e, d) -> MultiHeadAttention:
-    allowed = causal_padding_mask(d["N"], d["p"])
+    allowed = causal_padding_mask(d["N"], d["N"] - d["r"])
     H = tuple(masked_row_stochastic_matrix(f"H{i + 1}", d["N"], allowed) for i in range(d["h"]))
     return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
 
 
 def _mask_ref(a, d):
-    N, p, dd = d["N"], d["p"], d["M"] // d["h"]
+    N, p, dd = d["N"], d["N"] - d["r"], d["M"] // d["h"]
     out = np.tile(a["bO"].T, (N, 1))
     for i in range(d["h"]):
         F = a[f"H{i + 1}"]
@@ -233,9 +233,10 @@ def mask_identity() -> Identity:
     return Identity(
         shapes=_mask_shapes, lhs=lambda e, d: vec_r(_masked_mha(e, d).apply(e["X"])),
         rhs=lambda e, d: _masked_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
-        dims=_MASK_DIMS, reference=_mask_ref, random_dims={"h": 2, "N": 4, "p": 1, "M": 4},
-        scope="H_h = softmax(S + mask) is any matrix that vanishes on masked (future or padded) keys with rows "
-              "summing to 1; its free entries are symbols. Up to 2 heads, N = 3, p padded tokens (p < N).",
+        dims=_MASK_DIMS, reference=_mask_ref, random_dims={"h": 2, "N": 4, "r": 3, "M": 4},
+        scope=r"$H_h = \mathrm{softmax}(S + \mathrm{mask})$ is any matrix that vanishes on masked (future or padded) "
+              r"keys with rows summing to 1; its free entries are symbols. Up to 2 heads, $N = 3$, $r \le N$ real "
+              r"tokens followed by $N - r$ padded ones.",
     )
 
 
@@ -256,13 +257,14 @@ _MASK = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \mathbf W'_{HVO}\math
 def entries() -> list[Entry]:
     P = Status.PROVED
     return [
-        Entry("ext:rotary.closed-form", _src("rotary position embeddings inside attention"), _ROPE_MHA, P,
+        Entry("ext:rotary.closed-form", "rotary position embeddings inside attention", _ROPE_MHA, P,
               rotary_closed_form_identity(),
-              note="The rotation acts on queries and keys only, so it changes H_h and nothing else: W'_HVO keeps "
-                   "the closed form of Eq. 10."),
-        Entry("ext:qk-norm.closed-form", _src("query/key RMSNorm (Qwen3, OLMo-2)"), _QKN, P, qk_norm_identity(),
-              note="Like rotary, q/k norms change the scores only: W'_HVO keeps the closed form of Eq. 10."),
-        Entry("ext:gqa.closed-form", _src("grouped- and multi-query attention"), _GQA, P, gqa_identity()),
-        Entry("ext:mask.static-value-bias", _src("additive causal and padding masks"), _MASK, P, mask_identity(),
-              note="Masked rows of H_h still sum to 1, so the value bias stays static; masked keys give zero blocks."),
+              note=r"The rotation acts on queries and keys only, so it changes $H_h$ and nothing else: $W'_{HVO}$"
+                   " keeps the closed form of Eq. 10."),
+        Entry("ext:qk-norm.closed-form", "query/key RMSNorm (Qwen3, OLMo-2)", _QKN, P, qk_norm_identity(),
+              note=r"Like rotary, q/k norms change the scores only: $W'_{HVO}$ keeps the closed form of Eq. 10."),
+        Entry("ext:gqa.closed-form", "grouped- and multi-query attention", _GQA, P, gqa_identity()),
+        Entry("ext:mask.static-value-bias", "additive causal and padding masks", _MASK, P, mask_identity(),
+              note=r"Masked rows of $H_h$ still sum to 1, so the value bias stays static; masked keys give zero"
+                   " blocks."),
     ]

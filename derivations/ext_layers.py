@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Entry, Identity, Source, Status, dims_grid, vec_r
+from symuat import Entry, Identity, Status, dims_grid, vec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.gated_ffn import GatedFFN
 from symuat.layers.layernorm import LayerNorm
@@ -21,11 +21,7 @@ from symuat.layers.rotary import rotary_operator, rotate_half_apply
 
 Matrix = sympy.ImmutableMatrix
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
-_POLY = "Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, M = 3."
-
-
-def _src(ref: str) -> Source:
-    return Source("ext", ref)
+_POLY = r"Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to $N, M = 3$."
 
 
 # --- norms ----------------------------------------------------------------------------------------
@@ -39,7 +35,7 @@ def rmsnorm_identity(offset: int) -> Identity:
         dims=_NM,
         reference=lambda a, d: (a["r"] * a["X"] * (offset + a["g"].T)).reshape(-1),
         random_dims={"N": 4, "M": 5},
-        scope=_POLY + " r_n stands for (mean_m X_nm^2 + eps)^(-1/2), as LayerNorm's d_n does.",
+        scope=_POLY + r" $r_n$ stands for $(\mathrm{mean}_m X_{nm}^2 + \epsilon)^{-1/2}$, as LayerNorm's $d_n$ does.",
     )
 
 
@@ -57,7 +53,7 @@ def layernorm_no_bias_identity() -> Identity:
         shapes=lambda d: {"X": (d["N"], d["M"]), "g": (d["M"], 1), "r": (d["N"], 1)},
         lhs=lambda e, d: vec_r(LayerNorm(e["g"], sympy.zeros(d["M"], 1)).apply(e["X"], e["r"])),
         rhs=rhs, dims=_NM, reference=ref, random_dims={"N": 4, "M": 5},
-        scope=_POLY + " r_n stands for 1/sqrt(var_n + eps).",
+        scope=_POLY + r" $r_n$ stands for $1/\sqrt{\mathrm{var}_n + \epsilon}$.",
     )
 
 
@@ -79,17 +75,17 @@ def gated_ffn_identity() -> Identity:
         rhs=lambda e, d: layer(e).apply_matrix_vector(vec_r(e["H"]), d["N"], SIGMA),
         dims=dims_grid(N=(1, 2), M=(1, 2), F=(1, 2, 3)),
         reference=ref, random_dims={"N": 3, "M": 4, "F": 5},
-        scope="sigma is an uninterpreted elementwise function (silu, gelu, gelu_tanh, relu are instances); "
+        scope=r"$\sigma$ is an uninterpreted elementwise function (silu, gelu, gelu\_tanh, relu are instances); "
               "the float level uses the logistic sigmoid.",
     )
 
 
 # --- rotary ---------------------------------------------------------------------------------------
 
-_ROPE_DIMS = ({"h": 1, "N": 1, "d": 2, "r": 2}, {"h": 1, "N": 2, "d": 2, "r": 2}, {"h": 1, "N": 2, "d": 3, "r": 2},
+ROPE_DIMS = ({"h": 1, "N": 1, "d": 2, "r": 2}, {"h": 1, "N": 2, "d": 2, "r": 2}, {"h": 1, "N": 2, "d": 3, "r": 2},
               {"h": 2, "N": 2, "d": 2, "r": 2}, {"h": 1, "N": 2, "d": 4, "r": 4})
-_ROPE_SCOPE = ("cos/sin are free symbols c_{n,i}, s_{n,i} (no c^2 + s^2 = 1 needed); full (r = d) and partial "
-               "(r < d) rotary, up to 2 heads and N = 2.")
+ROPE_SCOPE = (r"cos/sin are free symbols $c_{n,i}$, $s_{n,i}$ (no $c^2 + s^2 = 1$ needed); full ($r = d$) and"
+               r" partial ($r < d$) rotary, up to 2 heads and $N = 2$.")
 
 
 def np_rope(Q, c, s):
@@ -105,8 +101,8 @@ def rotary_operator_identity() -> Identity:
         shapes=lambda d: {"Q": (d["N"], d["d"]), "c": (d["N"], d["r"] // 2), "s": (d["N"], d["r"] // 2)},
         lhs=lambda e, d: vec_r(rotate_half_apply(e["Q"], e["c"], e["s"])),
         rhs=lambda e, d: rotary_operator(e["c"], e["s"], d["d"]) * vec_r(e["Q"]),
-        dims=_ROPE_DIMS, reference=lambda a, d: np_rope(a["Q"], a["c"], a["s"]).reshape(-1),
-        random_dims={"h": 1, "N": 4, "d": 6, "r": 4}, scope=_ROPE_SCOPE,
+        dims=ROPE_DIMS, reference=lambda a, d: np_rope(a["Q"], a["c"], a["s"]).reshape(-1),
+        random_dims={"h": 1, "N": 4, "d": 6, "r": 4}, scope=ROPE_SCOPE,
     )
 
 
@@ -130,18 +126,19 @@ _ROPE_OP = (r"\operatorname{vec}_r\big(\mathrm{RoPE}(\mathbf Q)\big) = \Big(\tex
 def entries() -> list[Entry]:
     P = Status.PROVED
     return [
-        Entry("ext:rmsnorm.mv-form", _src("RMSNorm (Llama, Mistral, Qwen)"), _RMS, P, rmsnorm_identity(0),
-              note="A dynamic diagonal with no centring: LayerNorm's form with C_M = I_M and no shift."),
-        Entry("ext:rmsnorm.gemma", _src("RMSNorm with gain 1 + w (Gemma)"), _GEMMA, P, rmsnorm_identity(1)),
-        Entry("ext:layernorm.no-bias", _src("LayerNorm without bias (OLMo, bias=False)"), _LN, P,
+        Entry("ext:rmsnorm.mv-form", "RMSNorm (Llama, Mistral, Qwen)", _RMS, P, rmsnorm_identity(0),
+              note=r"A dynamic diagonal with no centring: LayerNorm's form with $C_M = I_M$ and no shift."),
+        Entry("ext:rmsnorm.gemma", "RMSNorm with gain 1 + w (Gemma)", _GEMMA, P, rmsnorm_identity(1)),
+        Entry("ext:layernorm.no-bias", "LayerNorm without bias (OLMo, bias=False)", _LN, P,
               layernorm_no_bias_identity(), note="The static bias b' vanishes; W' stays dynamic through D."),
-        Entry("ext:gated-ffn.mv-form", _src("gated FFN (SwiGLU, GeGLU)"), _GATED, P, gated_ffn_identity(),
+        Entry("ext:gated-ffn.mv-form", "gated FFN (SwiGLU, GeGLU)", _GATED, P, gated_ffn_identity(),
               note="A product of a sigma-term and a linear term per hidden unit: not a single sigma-term."),
-        Entry("ext:rotary.operator", _src("rotary position embeddings, full and partial"), _ROPE_OP, P,
+        Entry("ext:rotary.operator", "rotary position embeddings, full and partial", _ROPE_OP, P,
               rotary_operator_identity(),
-              note="The libraries' rotate_half formula is the per-position block rotation ⊕_n R_nᵀ on q'."),
+              note=r"The libraries' \texttt{rotate\_half} formula is the per-position block rotation"
+                   r" $\bigoplus_n R_n^T$ on $q'$."),
     ]
 
 
 __all__ = ["entries", "rmsnorm_identity", "layernorm_no_bias_identity", "gated_ffn_identity",
-           "rotary_operator_identity", "np_rope"]
+           "rotary_operator_identity", "np_rope", "ROPE_DIMS", "ROPE_SCOPE"]
