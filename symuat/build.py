@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import OutputError
+from .latex.render import document_files, write_files
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.registry import load_entries
-from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
 
 __all__ = ["BuildResult", "latex_files", "build"]
 
@@ -30,20 +30,12 @@ class BuildResult:
         return tuple(r.entry.id for r in self.records if not r.agrees)
 
 
-def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
-    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables."""
+def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str | bytes]:
+    """Every generated file, name → text (figures: PDF bytes); deterministic. ``depth``: depth of the DUAT table."""
     from .expansion.symbols import check_depth
-    from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
 
     check_depth(depth)
-    appendices = {
-        "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
-        "appendix-duat": render_duat(depth, records),
-        "appendix-audit": render_audit(records),
-    }
-    files = {f"{name}.tex": text for name, text in appendices.items()}
-    files["symuat-macros.tex"] = environment().get_template("symuat-macros.tex.j2").render()
-    files["main.tex"] = render_document(appendices)
+    files = document_files(records, depth=depth)
     files["ledger.json"] = json.dumps(ledger_json(records), indent=2, ensure_ascii=False) + "\n"
     return files
 
