@@ -110,6 +110,13 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
             sys.exit(1)
 
 
+def _say_if_no_figures() -> None:
+    from .latex.figures import plot_available
+
+    if not plot_available():
+        click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the document without figures")
+
+
 @main.command("build")
 @click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
@@ -121,6 +128,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
     result = build(out=out, seed=seed, pdf=pdf, depth=depth)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
+    _say_if_no_figures()
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
     elif pdf:
@@ -140,6 +148,7 @@ def latex_command(out: str, depth: int, seed: int) -> None:
     """Write the LaTeX appendices and main.tex (no compilation)."""
     result = build(out=out, seed=seed, pdf=False, depth=depth)
     click.echo(f"wrote {len(result.files)} files to {out}/")
+    _say_if_no_figures()
     if result.disagreeing:
         click.echo(f"symuat: entries disagree with their record: {', '.join(result.disagreeing)}", err=True)
         sys.exit(1)

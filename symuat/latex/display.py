@@ -36,7 +36,7 @@ _COMMAND_PT: Mapping[str, float] = {
     "otimes": 13.0, "odot": 13.0, "cdot": 8.0, "times": 13.0, "diamond": 11.0, "circ": 11.0,
     "sum": 16.0, "prod": 16.0, "frac": 0.0, "sqrt": 9.0, "ldots": 14.0, "cdots": 14.0, "dots": 14.0,
 }
-_BOLD = re.compile(r"\\(mathbf|boldsymbol)\{")
+_ENVIRONMENT = re.compile(r"\\begin\{[A-Za-z*]+\}(\{[^}]*\})?")
 
 
 def plain_delimiters(tex: str) -> str:
@@ -128,6 +128,12 @@ def math_width(tex: str) -> float:
     >>> math_width("a+b") > math_width("ab") > math_width("a_b")
     True
     """
+    if (env := _ENVIRONMENT.search(tex)) is not None:
+        end = _environment_end(tex, env)
+        inner = tex[env.end():end[0]]
+        rows = re.split(r"\\\\", inner)
+        widest = max(sum(math_width(cell) + 10.0 for cell in row.split("&")) for row in rows)
+        return math_width(tex[:env.start()]) + widest + math_width(tex[end[1]:])
     total, i = 0.0, 0
     stack = [(1.0, False)]  # (scale, bold) of each open brace group
     script = bold = False  # the next token is a sub/superscript; the next group is bold
@@ -177,6 +183,15 @@ def math_width(tex: str) -> float:
         else:
             add(5.5)
     return total
+
+
+def _environment_end(tex: str, begin: re.Match) -> tuple[int, int]:
+    depth = 0
+    for m in re.finditer(r"\\(begin|end)\{[A-Za-z*]+\}(\{[^}]*\})?", tex[begin.start():]):
+        depth += 1 if m.group(1) == "begin" else -1
+        if depth == 0:
+            return begin.start() + m.start(), begin.start() + m.end()
+    return len(tex), len(tex)
 
 
 def split_lines(tex: str, budget: float = LINE_BUDGET_PT) -> list[str]:

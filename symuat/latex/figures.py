@@ -84,7 +84,7 @@ def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], t
     """
     mask = np.asarray(pattern, dtype=float)
     rows, cols = mask.shape
-    side = min(2.6, 0.22 * max(rows, cols) + 0.8)
+    side = min(2.0, 0.18 * max(rows, cols) + 0.6)
     with _figure(side * cols / max(rows, cols) + 0.6, side + 0.3) as fig:
         ax = fig.add_subplot()
         ax.imshow(mask, cmap="Greys", vmin=0.0, vmax=1.25)
@@ -93,7 +93,8 @@ def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], t
         ax.set_yticks(range(rows), [str(r + 1) for r in range(rows)])
         ax.set_xlabel("column")
         ax.set_ylabel("row")
-        ax.set_title(title)
+        if title:
+            ax.set_title(title)
         fig.tight_layout(pad=0.3)
         return _pdf_bytes(fig)
 

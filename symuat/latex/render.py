@@ -24,7 +24,7 @@ from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
 from ..ledger.entry import EXTENSIONS, Status
-from .display import breakable_id, display, split_lines
+from .display import LINE_BUDGET_PT, breakable_id, display, split_lines
 from .escape import escape_text
 from .front import RELEASE_DATE, paper_versions, symuat_version, version_name, version_summaries
 
@@ -101,9 +101,11 @@ def format_counterexample(cx: Mapping | None) -> str:
     >>> print(format_counterexample({"dims": "{'m': 2}", "entry": "[1, 1]", "lhs": "a", "rhs": "b",
     ...                              "difference": "a - b"}))
     At sizes $m=2$, entry $(1,1)$:
-    left-hand side \[a\]
-    right-hand side \[b\]
-    difference (left $-$ right) \[a - b\]
+    \begin{align*}
+    \text{left-hand side:}\quad & a\\
+    \text{right-hand side:}\quad & b\\
+    \text{difference (left $-$ right):}\quad & a - b
+    \end{align*}
     """
     if not cx:
         return "none recorded."
@@ -124,11 +126,14 @@ def format_counterexample(cx: Mapping | None) -> str:
     if "reason" in cx:
         reason = re.sub(r" at dims \{.*\}$", "", str(cx["reason"]))
         return f"{head} {escape_text(reason)}."
-    parts = [head]
+    rows = []
     for key, words in _SIDES:
         if key in cx:
-            parts.append(f"{words} {display(str(cx[key]))}")
-    return "\n".join(parts)
+            for n, line in enumerate(split_lines(str(cx[key]), LINE_BUDGET_PT - 90.0)):
+                rows.append((rf"\text{{{words}:}}\quad & " if n == 0 else r"&\qquad ") + line)
+    if not rows:
+        return head
+    return head + "\n\\begin{align*}\n" + "\\\\\n".join(rows) + "\n\\end{align*}"
 
 
 def _records(records: Iterable[AuditRecord], beyond: bool) -> tuple[AuditRecord, ...]:
@@ -207,7 +212,7 @@ def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, 
     files["main.tex"] = render_document(appendices, records)
     if figures:
         for ex in examples:
-            files[f"{ex.figure}.pdf"] = sparsity_figure(ex.pattern, ex.block, "non-zero entries")
+            files[f"{ex.figure}.pdf"] = sparsity_figure(ex.pattern, ex.block, "")
         files["fig-attention.pdf"] = attention_figure()
         files["fig-attribution.pdf"] = attribution_figure()
     return files
