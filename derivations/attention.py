@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Correction, Entry, Identity, Readings, Source, Status, diamond, dims_grid, vec_r
+from symuat import Correction, Entry, Identity, Readings, Status, diamond, dims_grid, vec_r
 from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
@@ -190,48 +190,45 @@ def _readings(**named) -> Readings:
 
 
 def entries() -> list[Entry]:
-    d1 = lambda ref: Source("duat", ref)  # noqa: E731
-    a4 = lambda ref: Source("uat-arxiv", ref)  # noqa: E731
-    a0 = lambda ref: Source("uat-aaai", ref)  # noqa: E731
     eq7_note = ("MultiHead is read as the standard layer Σ_h H_h X W_V,h W_O,h with H_h parameters; the paper's "
                 "heads see only x_i (X split by columns), which is the standard layer with block-diagonal "
                 "W_V = diag(W_V1, ..., W_Vh): proved. Ĥ is the concatenation (its definition).")
     fig6_lit = composition("paper-literal")
     return [
-        Entry("duat:eq7", d1("Eq. 7"), _EQ7, Status.PROVED, reduction(), note=eq7_note),
-        Entry("duat:eq8.step3", d1("Eq. 8, third equality"),
+        Entry("duat:eq7", "Eq. 7", _EQ7, Status.PROVED, reduction(), note=eq7_note),
+        Entry("duat:eq8.step3", "Eq. 8, third equality",
               r"\mathbf{H}_{i}\mathbf{V}_{i} = \mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}]",
               Status.PROVED, values_definition(), note="V_i := x_i W_Vi is printed inside Attention(...) of Eq. 8."),
-        Entry("duat:eq8.step4", d1("Eq. 8, last equality"),
+        Entry("duat:eq8.step4", "Eq. 8, last equality",
               r"\mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}] = \hat{\mathbf{H}}_{i}", Status.PROVED, head_block(),
               note="Ĥ_i is taken as the i-th column block of unvec_r(W'_HV x') (Figure 5), checked for i = 1."),
-        Entry("duat:eq9", d1("Eq. 9"), _EQ9, Status.PROVED, whole_layer(),
+        Entry("duat:eq9", "Eq. 9", _EQ9, Status.PROVED, whole_layer(),
               note="(W'_HVO)^T is the paper's name for the map, = I_N⊗W_O^T · Σ_h H_h⊗(P_h W_V^T). The text "
                    "writes x ∈ R^{(NM,1)} for x'; W'_HVO ∈ R^{(NM,NM)} needs W_O to map back to width M (as here)."),
-        Entry("duat:eq10", d1("Eq. 10"), _EQ10, Status.PROVED, whole_layer(closed_form=True),
+        Entry("duat:eq10", "Eq. 10", _EQ10, Status.PROVED, whole_layer(closed_form=True),
               note="W' := (W'_HVO)^T = Σ_h H_h ⊗ (W_Vh W_Oh)^T, the closed form the paper leaves uncomputed."),
-        Entry("duat:fig5", d1("Figure 5 caption"), _FIG5, Status.PROVED, figure5(),
+        Entry("duat:fig5", "Figure 5 caption", _FIG5, Status.PROVED, figure5(),
               note="(W'_HV)^T = Σ_h H_h ⊗ (P_h W_V^T) for the block-diagonal W_V of the paper's heads. "
                    "Figure 5 is an image; the worked example is symuat.layers.attention_figures.figure5_example."),
-        Entry("duat:sec3.2.claim1", d1("§3.2, text before Figure 5"),
+        Entry("duat:sec3.2.claim1", "§3.2, text before Figure 5",
               r"(\mathbf{W}'_{HV})^T\mathbf{x}' = (\hat{\mathbf{H}}')^T", Status.ERRATUM, figure5(True),
               correction=Correction(_FIG5, figure5()),
               note="Ĥ' is a column vector, so (Ĥ')^T is a row: the two sides agree only for N·M = 1."),
-        Entry("duat:fig6.part1", d1("§3.2, text on Figure 6.b"),
+        Entry("duat:fig6.part1", "§3.2, text on Figure 6.b",
               r"(\mathbf{W}'_O)^T\hat{\mathbf{H}}' = \hat{\mathbf{H}}'", Status.ERRATUM,
               output_projection(printed_rhs_is_input=True),
               correction=Correction(r"(\mathbf{W}'_O)^T\hat{\mathbf{H}}' = \mathring{\mathbf{H}}',\ "
                                     r"(\mathbf{W}'_O)^T = \mathbf{I}_N\otimes\mathbf{W}_O^T", output_projection()),
               note="As printed the output projection maps Ĥ' to itself; Figure 6's caption and seed 004 "
                    "print H̊' on the right (a hat/ring slip). The same sentence prints (W'_HVO)^T x' = Ĥ'."),
-        Entry("duat:fig6", d1("§3.2 and Figure 6 caption"), _FIG6, Status.CONVENTION,
+        Entry("duat:fig6", "§3.2 and Figure 6 caption", _FIG6, Status.CONVENTION,
               _readings(**{"paper-literal": fig6_lit, "renamed": composition("renamed")}), note=_RENAMED_NOTE),
-        Entry("duat:appA.fig1", d1("App. A, Figure 1 caption"),
+        Entry("duat:appA.fig1", "App. A, Figure 1 caption",
               r"\mathbf{W}'_{HV}\mathbf{x}'=\hat{\mathbf{H}}'", Status.CONVENTION,
               _readings(**{"as-figure5": value_form(True), "renamed": value_form(False)}),
               note="Figure 5 prints (W'_HV)^T x' = Ĥ' for the same matrix; the caption drops the transpose, "
                    "which is right only after the Eq. 10 renaming."),
-        Entry("duat:appA.fig1.part1", d1("App. A, Figure 1.d.3 → 1.d.4"),
+        Entry("duat:appA.fig1.part1", "App. A, Figure 1.d.3 → 1.d.4",
               r"[\mathbf{H}'_i\mathbf{W}'_{Vi}]^T\mathbf{x}'_i = (\mathbf{H}'_i)^T[\mathbf{W}'_{Vi}]^T\mathbf{x}'_i",
               Status.CONVENTION,
               Readings("head value width d = m (W_Vi square) or d != m",
@@ -242,30 +239,30 @@ def entries() -> list[Entry]:
                    "Fig. 1.d.3 true. [AB]^T = A^T B^T holds here only because H^T⊗I and I⊗W_V commute, "
                    "which needs W_Vi square (d = m, the paper's setting); for d != m the right side is undefined."),
         # seed 004 (arXiv HTML)
-        Entry("uat-arxiv:eq6", a4("§3.4, Eq. 6"),
+        Entry("uat-arxiv:eq6", "§3.4, Eq. 6",
               r"\mathring{\mathbf{H}}=\operatorname{MultiHead}(\mathbf{Q},\mathbf{K},\mathbf{V})"
               r"=\operatorname{Concat}\left(\hat{\mathbf{H}}_{1},\ldots,\hat{\mathbf{H}}_{h}\right)\mathbf{W}_{O}",
               Status.PROVED, reduction(), note=eq7_note),
-        Entry("uat-arxiv:eq8", a4("§3.4, Eq. 8"),
+        Entry("uat-arxiv:eq8", "§3.4, Eq. 8",
               r"\mathring{\mathbf{H}}=(\mathbf{W}_{HVO}^{\prime})^{T}(\mathbf{x}_{i})^{\prime}", Status.PROVED,
               whole_layer(), note="H̊ stands for its vectorisation (the text says H̊ ∈ R^{(NM,1)}); x_i is the "
                                   "layer input here, not a head slice."),
-        Entry("uat-arxiv:sec3.4.claim1", a4("§3.4, text before Eq. 8"),
+        Entry("uat-arxiv:sec3.4.claim1", "§3.4, text before Eq. 8",
               r"\mathbf{W}_{HVO}^{\prime}\diamond\mathbf{x}^{\prime}=\mathring{\mathbf{H}}^{\prime},\quad "
               r"\mathbf{W}_{HVO}^{\prime}=\mathbf{W}_{WH}^{T}\diamond\mathbf{W}_{O}^{\prime}", Status.CONVENTION,
               Readings("the meaning of A◇B for two matrices (symuat.CHAIN_READINGS)",
                        {"A◇B=A^T B": composition("diamond-TN"), "A◇B=AB": composition("diamond-NN")}),
               note="W_WH is read as W'_WH (Figure 4: W'_WH ◇ x' = Ĥ'; Figure 5.b: Ĥ' ◇ W'_O = H̊')."),
-        Entry("uat-arxiv:appB.fig1", a4("App. B.2, Figure 1 caption"),
+        Entry("uat-arxiv:appB.fig1", "App. B.2, Figure 1 caption",
               r"\mathbf{W}_{WH}^{\prime}\mathbf{x}^{\prime}=\hat{\mathbf{H}}^{\prime}", Status.CONVENTION,
               _readings(**{"as-figure4 (W'_WH ◇ x')": value_form(True), "renamed": value_form(False)}),
               note="§3.4 prints W'_WH ◇ x' = Ĥ' (= (W'_WH)^T x'); the caption drops the ◇."),
         # seed 000 (OCR)
-        Entry("uat-aaai:eq9", a0("§3.4, Eq. 9"), _EQ9, Status.PROVED, whole_layer(),
+        Entry("uat-aaai:eq9", "§3.4, Eq. 9", _EQ9, Status.PROVED, whole_layer(),
               note="OCR prints 'H' = (Wiyo)'x'; transcribed from seed 001 Eq. 9, which is the same display."),
-        Entry("uat-aaai:eq10", a0("§3.4, Eq. 10"), _EQ10, Status.PROVED, whole_layer(closed_form=True),
+        Entry("uat-aaai:eq10", "§3.4, Eq. 10", _EQ10, Status.PROVED, whole_layer(closed_form=True),
               note="OCR prints 'H = W'¥/'; transcribed from seed 001 Eq. 10."),
-        Entry("uat-aaai:appB.fig1", a0("App. B, Figure 1 caption"),
+        Entry("uat-aaai:appB.fig1", "App. B, Figure 1 caption",
               r"\mathbf{W}'_{HV}\mathbf{x}'=\hat{\mathbf{H}}'", Status.CONVENTION,
               _readings(**{"as-figure4 (W'_HV ◇ x')": value_form(True), "renamed": value_form(False)}),
               note="OCR prints 'W, x' = H''; the subscript is lost, read as W'_HV as in seed 001 App. A."),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
+from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.layers.attention import attention_matrix, softmax
 from symuat.numeric.attention import AttentionWeights, attention_weights, mha_operator
 
@@ -128,7 +128,7 @@ _EQ35 = [r"\operatorname{softmax}\left(\frac{\mathbf{x}_{i} \mathbf{W}_{Qi}(\mat
 
 
 def entries() -> list[Entry]:
-    eq35 = [Entry(f"duat:eq35.step{k}", Source("duat", f"App. C, Eq. 35, step {k}"),
+    eq35 = [Entry(f"duat:eq35.step{k}", f"App. C, Eq. 35, step {k}",
                   (r"\mathbf{H}_{i} = " if k == 1 else "") + f"{_EQ35[k - 1]} = {_EQ35[k]}", Status.PROVED, eq35_step(k),
                   note="H_i on the left is symuat's attention_matrix with scale 1/sqrt(M)." if k == 1 else
                   "W_QKi := W_Qi W_Ki^T (App. A Fig. 1.a); as a free m×m matrix it would be more general (rank <= d).")
@@ -137,31 +137,31 @@ def entries() -> list[Entry]:
         e["x"] * (e["WQ"] * e["WK"].T) * e["x"].T * _paper_scale(d)), dims=_DIMS, reference=_np_weights,
         random_dims={"h": 2, "N": 3, "m": 2}, levels=_LEVELS, scope=_SCOPE)
     return [
-        Entry("duat:eq8", Source("duat", "Eq. 8 (whole chain)"),
+        Entry("duat:eq8", "Eq. 8 (whole chain)",
               _EQ8_1 + r" = \mathbf{H}_{i}\mathbf{V}_{i} = \mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}] = "
               r"\hat{\mathbf{H}}_{i}", Status.CONVENTION, eq8_whole(),
               note="End to end: " + _SCALE_NOTE + " Each equality is also its own .step entry."),
-        Entry("duat:eq35", Source("duat", "App. C, Eq. 35 (whole chain)"),
+        Entry("duat:eq35", "App. C, Eq. 35 (whole chain)",
               r"\mathbf{H}_{i} = " + " = ".join(_EQ35), Status.PROVED, whole35,
               note="End to end; each equality is also its own .step entry. W_QKi := W_Qi W_Ki^T."),
-        Entry("duat:eq8.step1", Source("duat", "Eq. 8, first equality"), _EQ8_1, Status.CONVENTION,
+        Entry("duat:eq8.step1", "Eq. 8, first equality", _EQ8_1, Status.CONVENTION,
               scale_readings(), note=_SCALE_NOTE),
-        Entry("duat:eq8.step2", Source("duat", "Eq. 8, second equality"),
+        Entry("duat:eq8.step2", "Eq. 8, second equality",
               r"\operatorname{softmax}\left(\frac{\mathbf{Q}_{i}\mathbf{K}_{i}^{T}}{\sqrt{M}}\right)\mathbf{V}_{i}"
               r" = \mathbf{H}_{i}\mathbf{V}_{i}", Status.PROVED, eq8_step2(),
               note="H_i as defined by Eq. 35 (symuat.layers.attention.attention_matrix)."),
         *eq35,
-        Entry("duat:sec4.2.claim1", Source("duat", "§4.2 and App. C (Figure 4.d)"),
+        Entry("duat:sec4.2.claim1", "§4.2 and App. C (Figure 4.d)",
               r"\mathbf{W}'_{HVO} \text{ is a dense matrix (almost devoid of zero elements)}", Status.PROSE,
               Prose("Density is not an equation; the proxy measures the non-zero fraction of "
                     "Σ_h H_h ⊗ (W_Vh W_Oh)^T with real softmax attention: ~1 for generic inputs, but only "
                     "(N+1)/(2N) with a causal mask (decoder LLMs), where W'_HVO is block lower-triangular.",
                     proxy=density_proxy)),
-        Entry("uat-arxiv:eq7.step1", Source("uat-arxiv", "§3.4, Eq. 7"),
+        Entry("uat-arxiv:eq7.step1", "§3.4, Eq. 7",
               r"\operatorname{Attention}(\mathbf{x}_{i}\mathbf{W}_{Qi}=\mathbf{Q}_{i},\mathbf{x}_{i}\mathbf{W}_{Ki}"
               r"=\mathbf{K}_{i},\mathbf{x}_{i}\mathbf{W}_{Vi}=\mathbf{V}_{i})=\operatorname{softmax}\left(\frac{"
               r"\mathbf{Q}_{i}\mathbf{K}_{i}^{T}}{\sqrt{M}}\right)\mathbf{V}_{i}", Status.CONVENTION,
               scale_readings(), note=_SCALE_NOTE),
-        Entry("uat-aaai:eq8.step1", Source("uat-aaai", "§3.4, Eq. 8"), _EQ8_1, Status.CONVENTION, scale_readings(),
+        Entry("uat-aaai:eq8.step1", "§3.4, Eq. 8", _EQ8_1, Status.CONVENTION, scale_readings(),
               note="OCR is garbled ('softmax (Qz ¢ ) VL'); transcribed from seed 001 Eq. 8. " + _SCALE_NOTE),
     ]

@@ -20,7 +20,6 @@ from symuat import (
     Entry,
     Identity,
     Readings,
-    Source,
     Status,
     chain,
     diamond,
@@ -92,7 +91,7 @@ def _chain_entries(eq: int, exprs) -> list[Entry]:
                     "end point is still right under left-TN, so the correction joins the previous expression to it.")
         elif status is Status.CONVENTION:
             note = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
-        out.append(Entry(f"uat-arxiv:eq{eq}.step{k}", Source("uat-arxiv", f"App. A, Eq. {eq}, step {k}"),
+        out.append(Entry(f"uat-arxiv:eq{eq}.step{k}", f"App. A, Eq. {eq}, step {k}",
                          f"{lt} = {rt}", status, chain_step(lf, rf), correction=correction, note=note or ""))
     return out
 
@@ -154,47 +153,46 @@ def _associative() -> Identity:
 
 
 def entries() -> list[Entry]:
-    src = lambda ref: Source("uat-arxiv", ref)  # noqa: E731
     eq4 = (r"\left(\begin{array}{cccc}w_{1,1}&w_{1,2}&\cdots&w_{1,n}\\ \vdots&&&\vdots\\ w_{m,1}&w_{m,2}&&w_{m,n}"
            r"\end{array}\right)\diamond\left(\begin{array}{c}x_{1}\\ \vdots\\ x_{m}\end{array}\right)"
            r"=\left(\begin{array}{c}w_{1}x_{1}+w_{31}*x_{2}+\cdots w_{m,1}x_{m}\\ w_{1,2}x_{1}+w_{2,2}x_{2}+\cdots "
            r"w_{m,2}x_{m}\\ \vdots\\ w_{1,n}x_{1}+w_{2,n}x_{2}+\cdots w_{mn}x_{m}\end{array}\right)")
     return [
-        Entry("uat-arxiv:eq4", src("Eq. 4 (§3.2)"), eq4, Status.ERRATUM, eq4_identity(_printed_eq4_rhs),
+        Entry("uat-arxiv:eq4", "Eq. 4 (§3.2)", eq4, Status.ERRATUM, eq4_identity(_printed_eq4_rhs),
               correction=Correction(r"(\mathbf{W}\diamond\mathbf{x})_i=\sum_{k=1}^{m}w_{k,i}x_k,\ "
                                     r"\text{row 1: } w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m",
                                     eq4_identity(lambda e, d: e["W"].T * e["x"])),
               note="Row 1 is printed with w_1 (read as w_{1,1}) and w_{31} where w_{2,1} is meant; rows 2..n are "
                    "right. The correction is checked against the ordinary product Wᵀx."),
-        Entry("uat-arxiv:sec3.2.claim1", src("§3.2, definition of the Diamond product"),
+        Entry("uat-arxiv:sec3.2.claim1", "§3.2, definition of the Diamond product",
               r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
               r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
               Status.ERRATUM, rows_of_result_identity("m"),
               correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", rows_of_result_identity("n")),
               note="Checked as the number of rows of W◇x; y has one entry per column of W."),
-        Entry("uat-arxiv:sec3.2.claim2", src("§3.2"),
+        Entry("uat-arxiv:sec3.2.claim2", "§3.2",
               r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}", Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
                        {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
               note="True by definition when the column-vector operand always plays x; read positionally "
                    "(x◇W = xᵀW) the two sides differ in shape."),
-        Entry("uat-arxiv:sec3.2.claim3", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
+        Entry("uat-arxiv:sec3.2.claim3", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
               Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"])),
-        Entry("uat-arxiv:sec3.2.claim4", src("§3.2"),
+        Entry("uat-arxiv:sec3.2.claim4", "§3.2",
               r"\text{the Diamond Matrix Multiplication does not possess the property of associativity}",
               Status.PROVED, Denial(_associative()),
               note="Denied identity: (W1◇W2)◇x = W1◇(W2◇x) with W1◇W2 = W1ᵀW2; the counterexample proves the denial."),
-        Entry("uat-arxiv:sec3.2.claim5", src("§3.2"),
+        Entry("uat-arxiv:sec3.2.claim5", "§3.2",
               r"\text{the Diamond Matrix Multiplication does not possess the property of distributivity}",
               Status.ERRATUM, Denial(_distributive()),
               correction=Correction(r"\mathbf{W}\diamond(\mathbf{x}+\mathbf{y})=\mathbf{W}\diamond\mathbf{x}"
                                     r"+\mathbf{W}\diamond\mathbf{y}", _distributive()),
               note="W◇x = Wᵀx is linear in x, so ◇ distributes over addition; the denial is false."),
-        Entry("uat-arxiv:sec3.2.claim6", src("§3.2 and App. A (first property)"),
+        Entry("uat-arxiv:sec3.2.claim6", "§3.2 and App. A (first property)",
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_EQ13[0][1], _EQ13[-1][1]),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
-        Entry("uat-arxiv:sec3.2.claim7", src("§3.2 and App. A (second property)"),
+        Entry("uat-arxiv:sec3.2.claim7", "§3.2 and App. A (second property)",
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_EQ14[0][1], _EQ14[-1][1]),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sympy
 
 from derivations._duat_common import table
-from derivations.attention_softmax import density_proxy, density
+from derivations.attention_softmax import density, density_proxy
 from derivations.uat_theory import eq4_proxy
-from symuat import Entry, Evidence, Level, Prose, Source, Status
+from symuat import Entry, Evidence, Level, Prose, Status
 from symuat.expansion import INPUT, V_name, beta_name, layer_symbols, nc_symbol
 
 __all__ = ["input_dependence", "conv_density", "entries"]
@@ -94,7 +94,6 @@ _CONCL = ("The conclusion restates §4; its 'rigorous theoretical grounding' for
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     mech_tex = (r"\text{MHA allows for the dynamic adjustment of the weight parameters in UAT, while the residual "
                 r"mechanism supports the dynamic approximation of bias terms}")
     glob_tex = (r"\text{each element in the output } \mathring{\mathbf{H}}' \text{ contains global information}")
@@ -102,35 +101,35 @@ def entries() -> list[Entry]:
     density_reason = ("Density is not an equation; proxy: non-zero fraction of Σ_h H_h ⊗ (W_Vh W_Oh)^T with real "
                       "softmax (~1 generic, (N+1)/(2N) with a causal mask). Same claim as duat:sec4.2.claim1.")
     return [
-        Entry("duat:sec4.1.claim1", d1("§4.1"), mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
+        Entry("duat:sec4.1.claim1", "§4.1", mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
               note="MHA half confirmed (Ṽ_j dynamic only through attention). Residual half imprecise: β̃_j depends on "
                    "the input through the earlier layers' σ-terms even without the skip path."),
-        Entry("duat:sec4.1.claim2", d1("§4.1, third paragraph"), glob_tex, Status.PROSE, Prose(_GLOBAL, _global_proxy),
+        Entry("duat:sec4.1.claim2", "§4.1, third paragraph", glob_tex, Status.PROSE, Prose(_GLOBAL, _global_proxy),
               note="With a causal mask (decoder LLMs) an output token sees only preceding tokens, not 'global' ones."),
-        Entry("duat:sec5.claim1", d1("§5"), r"\text{a rigorous theoretical grounding for key techniques (LoRA, pruning)}",
+        Entry("duat:sec5.claim1", "§5", r"\text{a rigorous theoretical grounding for key techniques (LoRA, pruning)}",
               Status.PROSE, Prose(_CONCL)),
-        Entry("duat:sec6.claim1", d1("§6"), r"\text{the human brain can be considered as a combination of DUAT models}",
+        Entry("duat:sec6.claim1", "§6", r"\text{the human brain can be considered as a combination of DUAT models}",
               Status.PROSE, Prose(_RETHINK)),
-        Entry("uat-aaai:sec4.1.claim1", a0("§4.1 and Figure 6"), mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
+        Entry("uat-aaai:sec4.1.claim1", "§4.1 and Figure 6", mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
               note="Seed 000 also says Transformers 'approximate any Borel measurable function' (Hornik et al.): an "
                    "existence statement about MLPs, not proved for Transformers here."),
-        Entry("uat-aaai:sec4.1.claim2", a0("§4.1, third paragraph"), glob_tex.replace(r"\mathring{\mathbf{H}}'", "H'"),
+        Entry("uat-aaai:sec4.1.claim2", "§4.1, third paragraph", glob_tex.replace(r"\mathring{\mathbf{H}}'", "H'"),
               Status.PROSE, Prose(_GLOBAL, _global_proxy)),
-        Entry("uat-aaai:sec4.2.claim1", a0("§4.2"), dense_tex, Status.PROSE, Prose(density_reason, density_proxy),
+        Entry("uat-aaai:sec4.2.claim1", "§4.2", dense_tex, Status.PROSE, Prose(density_reason, density_proxy),
               note="Seed 000 writes H = W'x' with W' for (W'_HVO)^T."),
-        Entry("uat-aaai:sec4.5.claim1", a0("§4.5"), r"\text{the human brain can be considered as a cluster of UATs}",
+        Entry("uat-aaai:sec4.5.claim1", "§4.5", r"\text{the human brain can be considered as a cluster of UATs}",
               Status.PROSE, Prose(_RETHINK)),
-        Entry("uat-arxiv:sec3.5.claim1", a4("§3.5 and Figure 6"),
+        Entry("uat-arxiv:sec3.5.claim1", "§3.5 and Figure 6",
               r"\text{unlike linear operations, the parameters of MHA are dynamic } (\mathbf{H}'_i)", Status.PROSE,
               Prose("Measured: which Eq. 20 parameters of real Transformer stacks change between two inputs.",
                     eq4_proxy)),
-        Entry("uat-arxiv:sec4.1.claim1", a4("§4.1"),
+        Entry("uat-arxiv:sec4.1.claim1", "§4.1",
               r"\text{MHA mechanism allows for the dynamic adjustment of UAT's parameters according to the input}",
               Status.PROSE, Prose(_MECH, _mechanism_proxy),
               note="Seed 004 credits MHA alone (no residual/bias statement, unlike seeds 000/001)."),
-        Entry("uat-arxiv:sec4.2.claim1", a4("§4.2"), dense_tex.replace(r"\mathbf{W}'", r"(\mathbf{W}_{HVO}')^T"),
+        Entry("uat-arxiv:sec4.2.claim1", "§4.2", dense_tex.replace(r"\mathbf{W}'", r"(\mathbf{W}_{HVO}')^T"),
               Status.PROSE, Prose(density_reason, density_proxy)),
-        Entry("uat-arxiv:sec4.5.claim1", a4("§4.5"),
+        Entry("uat-arxiv:sec4.5.claim1", "§4.5",
               r"\text{LLMs use patterns of parameter activation to approximate corresponding functions}",
               Status.PROSE, Prose(_RETHINK + " Seed 004 ends with open questions (head splitting, computing the "
                                   "weights directly from data) rather than claims.")),

@@ -32,24 +32,30 @@ in the text after Eq. N; ``duat:defUATR.part<K>`` the K-th printed definition of
 
 from __future__ import annotations
 
-import numpy as np
 import sympy
 
-from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Source, Status
+from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Status
 from symuat.expansion import A_name, R_name, U_name, V_name, beta_name, c_name, residual_term
 from symuat.numeric.residual_params import DYNAMIC
 
 from ._duat_common import (
-    INPUT, READ_O, READ_T, R_sym, S, W, b, dependency_proxy, duat_form, eq20_reference, printed, readings,
-    semantic, sig, sigma, step, table,
+    INPUT,
+    READ_O,
+    READ_T,
+    R_sym,
+    S,
+    W,
+    b,
+    dependency_proxy,
+    printed,
+    semantic,
+    sig,
+    sigma,
+    step,
+    table,
 )
 
 x0 = INPUT
-SRC = "duat"
-
-
-def _src(ref: str) -> Source:
-    return Source(SRC, ref)
 
 
 # ---------------------------------------------------------------- Lemma 1 (Eq. 19)
@@ -152,7 +158,7 @@ def _eq22_steps() -> list[Entry]:
                      " this line the seed-001 extraction degenerates (the second half of the line is repeated with"
                      " more underlines, then a run of W'_{2,2}W'_{1,3}…); the regrouping that leads to Eq. 23 is"
                      " not legible, and seed 000 App. C Eq. (5) is missing from the OCR: not transcribed.")
-        out.append(Entry(f"duat:eq22.step{k}", _src(f"App. B.2, Eq. 22, step {k}"),
+        out.append(Entry(f"duat:eq22.step{k}", f"App. B.2, Eq. 22, step {k}",
                          f"{_EQ22_TEX[k - 1]} = {_EQ22_TEX[k]}", Status.PROVED,
                          step(lhs, rhs, refs[k - 1]), note=note))
     return out
@@ -187,7 +193,7 @@ def _eq22_rules() -> list[Entry]:
     out = []
     for k, (tex, name, rhs) in enumerate(_EQ22_RULES, start=1):
         out.append(Entry(
-            f"duat:eq22.rule{k}", _src(f"App. B.2, text after Eq. 22 ('In Eq. 22, let …'), rule {k}"), tex,
+            f"duat:eq22.rule{k}", f"App. B.2, text after Eq. 22 ('In Eq. 22, let …'), rule {k}", tex,
             Status.PROVED, semantic(lambda d, name=name, rhs=rhs: {name: rhs}, cases=(2, 3)),
             note=f"Defines the transformed value {name} of box 2; checked semantically at depths 2, 3. The right-hand"
                  " side symbols are layer-1/2 parameters that no earlier box has changed, so the 'original' and"
@@ -201,21 +207,21 @@ def _forms() -> list[Entry]:
     eq24 = semantic(form=lambda d: (W(1, 1) * x0 + b(1, 3)) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)), cases=(1,))
     eq25 = semantic(form=lambda d: ((W(2, 1) * x0 + S("b'_{2,1}")) + _uat2()).xreplace(EQ22_LET), cases=(2,))
     return [
-        Entry("duat:eq21", _src("App. B.2, Eq. 21"),
+        Entry("duat:eq21", "App. B.2, Eq. 21",
               r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')",
               Status.PROVED, semantic(form=lambda d: _eq21_rhs(), cases=(1,)),
               note="Compared with the one-layer nested network (Eq. 20 at i = 1)."),
-        Entry("duat:eq23", _src("App. B.2, Eq. 23"),
+        Entry("duat:eq23", "App. B.2, Eq. 23",
               r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}') + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{0}' + \mathbf{b}_{2,2}')",
               Status.PROVED, eq23,
               note="The printed symbols W'_{2,1}, b'_{2,1}, W'_{1,3}, W'_{2,2}, b'_{2,2} are replaced (simultaneously)"
                    " by the right-hand sides of the five printed 'let' rules after Eq. 22, then compared with the"
                    " two-layer nested network. The printed rules themselves are duat:eq22.rule1-5."),
-        Entry("duat:eq24", _src("App. B.2, Eq. 24 with the UAT_1^R printed before it"),
+        Entry("duat:eq24", "App. B.2, Eq. 24 with the UAT_1^R printed before it",
               r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + UAT_{1}^{R},\quad "
               r"UAT_1^R = \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_0' + \mathbf{b}_{1,2}')",
               Status.PROVED, eq24, note="UAT_1^R (printed in the sentence before Eq. 24) is substituted."),
-        Entry("duat:eq25", _src("App. B.2, Eq. 25 with the UAT_2^R printed before Eq. 24"),
+        Entry("duat:eq25", "App. B.2, Eq. 25 with the UAT_2^R printed before Eq. 24",
               r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + UAT_{2}^{R},\quad "
               r"UAT_2^R = \Sigma_{j=1}^2\mathbf{W}_{j,3}'\sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')",
               Status.PROVED, eq25,
@@ -243,7 +249,7 @@ def _b3_uatr(depth: int) -> sympy.Expr:
 
 def _defuatr() -> Entry:
     return Entry(
-        "duat:defUATR.part3", _src("App. B.2, definition before Eq. 26 (induction hypothesis)"),
+        "duat:defUATR.part3", "App. B.2, definition before Eq. 26 (induction hypothesis)",
         r"\mathbf{x}_i' = (\mathbf{W}_{i,1}'\mathbf{x}_0' + \mathbf{b}_{i,1}') + UAT_i^R,\quad "
         r"UAT_i^R = \sum_{j=1}^i \mathbf{W}_{j,2}'\sigma(\mathbf{W}_{j,1}'\mathbf{x}_0' + \mathbf{b}_{j,1}')",
         Status.ERRATUM, semantic(form=_b2_uatr),
@@ -307,7 +313,7 @@ def _chain_steps(eq: int, lines, tex, ref_first, ref_rest) -> list[Entry]:
             lhs = lhs.xreplace({xi: HYP})
             note += (" Step 1 substitutes the induction hypothesis x'_i = (W'_{i,1}x'_0 + b'_{i,1}) + UAT_i^R"
                      " (UAT_i^R an opaque vector) on the left-hand side.")
-        out.append(Entry(f"duat:eq{eq}.step{k}", _src(f"App. B.2, Eq. {eq}, step {k}"), f"{tex[k - 1]} = {tex[k]}",
+        out.append(Entry(f"duat:eq{eq}.step{k}", f"App. B.2, Eq. {eq}, step {k}", f"{tex[k - 1]} = {tex[k]}",
                          Status.PROVED, step(lhs, lines[k], ref_first if k == 1 else ref_rest), note=note))
     return out
 
@@ -379,18 +385,18 @@ _ORIG_NOTE = ("Under 'original' the right-hand side W'_{i,1} is layer i's own ma
 
 def _rules_26_27() -> list[Entry]:
     return [
-        Entry("duat:eq26.rule1", _src("App. B.2, 'Setting …' after Eq. 26, rule 1"),
+        Entry("duat:eq26.rule1", "App. B.2, 'Setting …' after Eq. 26, rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: _rule_A(READ_T), READ_O: _rule_A(READ_O)}),
               note="Defines Ã_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
-        Entry("duat:eq26.rule2", _src("App. B.2, 'Setting …' after Eq. 26, rule 2"),
+        Entry("duat:eq26.rule2", "App. B.2, 'Setting …' after Eq. 26, rule 2",
               r"\mathbf{b}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
               _rule_c(),
               note="Defines c~_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c~_1 = b'_{1,3},"
                    " as in Eq. 24); the right-hand side W'_{i+1,1} is the layer's own matrix (the two Setting rules"
                    " are simultaneous — with the new W'_{i+1,1} of rule 1 it would fail)."),
-        Entry("duat:eq26.claim1", _src("App. B.2, text after Eq. 26: 'we can simplify the first part to …'"),
+        Entry("duat:eq26.claim1", "App. B.2, text after Eq. 26: 'we can simplify the first part to …'",
               r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,1}) + \mathbf{W}'_{i+1,1}UAT_i^R",
               Status.CONVENTION,
               Readings("whether both occurrences of W'_{i+1,1} are the transformed value set just before, or only the"
@@ -399,20 +405,20 @@ def _rules_26_27() -> list[Entry]:
               note="Compared with the last line of Eq. 26 after substituting the two Setting rules. The same printed"
                    " symbol W'_{i+1,1} denotes W'_{i+1,1}W'_{i,1} in the main term but must denote the layer's own"
                    " W'_{i+1,1} in front of UAT_i^R."),
-        Entry("duat:eq27.rule1", _src("App. B.2, 'Setting …' after Eq. 27 intro, rule 1"),
+        Entry("duat:eq27.rule1", "App. B.2, 'Setting …' after Eq. 27 intro, rule 1",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: _rule_V(READ_T), READ_O: _rule_V(READ_O)}),
               note="Defines Ṽ_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
-        Entry("duat:eq27.rule2", _src("App. B.2, 'Setting …' after Eq. 27 intro, rule 2"),
+        Entry("duat:eq27.rule2", "App. B.2, 'Setting …' after Eq. 27 intro, rule 2",
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
               Status.PROVED, _rule_beta(),
               note="Defines β~_{i+1}; b'_{i,1} = c~_i and UAT_i^R = R_i (only transformed meanings exist); the"
                    " right-hand side W'_{i+1,2} is the layer's own matrix (simultaneous with rule 1)."),
-        Entry("duat:eq27.claim1", _src("App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'"),
+        Entry("duat:eq27.claim1", "App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'",
               r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0+\mathbf{b}'_{i+1,2})", Status.PROVED,
               _claim27(), note="Compared with the last line of Eq. 27 after substituting the two Setting rules."),
-        Entry("duat:eq27.rule3", _src("App. B.2, 'Let UAT_{i+1}^R = …' after Eq. 27"),
+        Entry("duat:eq27.rule3", "App. B.2, 'Let UAT_{i+1}^R = …' after Eq. 27",
               r"UAT_{i+1}^R = \mathbf{W}'_{i+1,1}UAT_i^R + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0 + \mathbf{b}'_{i+1,2})",
               Status.CONVENTION,
               Readings("whether W'_{i+1,1} here is the value set by 'Setting W'_{i+1,1} = W'_{i+1,1}W'_{i,1}' (like"
@@ -421,7 +427,7 @@ def _rules_26_27() -> list[Entry]:
               note="Defines R_{i+1} (overriding the table's R rows at every depth); σ's W'_{i+1,2}, b'_{i+1,2} must be"
                    " the transformed Ṽ_{i+1}, β~_{i+1} (read so in both readings), but W'_{i+1,1} must be the original:"
                    " with the transformed Ã_{i+1} it fails at depth 2. One formula, two meanings of the primes."),
-        Entry("duat:eq27.claim2", _src("App. B.2, text after Eq. 27: 'we can express x'_{i+1} as …'"),
+        Entry("duat:eq27.claim2", "App. B.2, text after Eq. 27: 'we can express x'_{i+1} as …'",
               r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,1}) + UAT_{i+1}^R",
               Status.PROVED, semantic(),
               note="With the transformed values (W'_{i+1,1} = Ã, b'_{i+1,1} = c~, UAT^R = R) this is the derived DUAT"
@@ -451,7 +457,7 @@ def _proxy_eq25(seed: int) -> tuple[Evidence, ...]:
 
 def _prose() -> list[Entry]:
     return [
-        Entry("duat:eq25.claim1", _src("App. B.2, text after Eq. 25"),
+        Entry("duat:eq25.claim1", "App. B.2, text after Eq. 25",
               r"\text{for } UAT_2^R \text{, its parameter } \mathbf{b}'_{2,2} \text{ is influenced by the input, while "
               r"other weight parameters, such as } \mathbf{W}'_{2,1}\text{, can be disregarded \ldots essentially fixed}",
               Status.PROSE,
@@ -465,13 +471,13 @@ def _prose() -> list[Entry]:
 
 def entries() -> list[Entry]:
     return [
-        Entry("duat:eq19", _src("App. B.1, Lemma 1, Eq. 19"),
+        Entry("duat:eq19", "App. B.1, Lemma 1, Eq. 19",
               r"G(\mathbf{x}) = \beta \sum_{j=1}^{N} \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})"
               r" = \sum_{j=1}^{N} \beta \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})",
               Status.PROVED, _lemma1(),
               note="β and α_j opaque matrices (the lemma says 'a matrix (constant)'); cases N = 1, 2, 3 terms."
                    " Left distributivity of a matrix over a sum, so it holds for every N."),
-        Entry("duat:eq20", _src("App. B.2, Eq. 20"),
+        Entry("duat:eq20", "App. B.2, Eq. 20",
               r"\mathbf{x}_{i}' = (\mathbf{W}_{i1}' \mathbf{x}_{i-1}' + \mathbf{b}_{i3}') + \mathbf{W}_{i3}' \sigma (\mathbf{W}_{i2}' \mathbf{x}_{i-1}' + \mathbf{b}_{i2}')",
               Status.PROVED, _eq20(),
               note="The definition of the residual term; printed indices W'_{i1} (no comma) read as W'_{i,1}."),

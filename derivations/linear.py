@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Entry, Identity, Readings, Source, Status, dims_grid
+from symuat import Entry, Identity, Readings, Status, dims_grid
 from symuat.algebra.diamond import diamond
+from symuat.algebra.matrices import kron, vec_r
 from symuat.evidence.fields import logistic
-from symuat.algebra.matrices import identity_matrix, kron, vec_r
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
@@ -125,36 +125,36 @@ def entries() -> list[Entry]:
     method_note = ("Checked for every linear T(X) = A X B (token- and feature-mixing Linear layers are the cases "
                    "B = I and A = I); W' = A ⊗ Bᵀ under row-major vec_r. MHA is Eq. 9.")
     return [
-        Entry("duat:eq3", Source("duat", "Eq. 3"), _EQ3, Status.PROVED, method_identity(), note=method_note),
-        Entry("uat-arxiv:eq3", Source("uat-arxiv", "Eq. 3"),
+        Entry("duat:eq3", "Eq. 3", _EQ3, Status.PROVED, method_identity(), note=method_note),
+        Entry("uat-arxiv:eq3", "Eq. 3",
               r"\mathbf{y}=T(\mathbf{x}|\mathbf{W})\rightarrow\mathbf{y}^{\prime}=\mathbf{W}^{\prime}\mathbf{x}^{\prime}",
               Status.PROVED, method_identity(), note=method_note),
-        Entry("duat:eq5", Source("duat", "Eq. 5"),
+        Entry("duat:eq5", "Eq. 5",
               r"\mathbf{x}_{i+1} = \mathbf{W}_i \mathbf{x}_i \mapsto \mathbf{x}'_{i+1} = \mathbf{W}'_i \mathbf{x}'_i",
               Status.PROVED, _token_linear(),
               note="W_i ∈ R^{N×N} mixes tokens; W'_i = W_i ⊗ I_M (the paper's renaming of (W'_i)ᵀ to W'_i "
                    "is a convention, not a new matrix)."),
-        Entry("uat-arxiv:eq5.step1", Source("uat-arxiv", "Eq. 5, first arrow"),
+        Entry("uat-arxiv:eq5.step1", "Eq. 5, first arrow",
               r"\mathbf{x}_{i+1}=\mathbf{W}_{i}\mathbf{x}^{i}\rightarrow\mathbf{x}_{i+1}^{\prime}"
               r"=\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}",
               Status.PROVED, printed_eq15_identity(),
               note="W'_i is the matrix displayed in App. B.1 Eq. 15 (W_iᵀ ⊗ I_M); the superscript in x^i is read as x_i."),
-        Entry("uat-arxiv:eq5.step2", Source("uat-arxiv", "Eq. 5, second equality"),
+        Entry("uat-arxiv:eq5.step2", "Eq. 5, second equality",
               r"\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}=(\mathbf{W}_{i}^{\prime})^{T}\mathbf{x}_{i}^{\prime}",
               Status.PROVED, diamond_transpose_identity()),
-        Entry("uat-arxiv:eq15", Source("uat-arxiv", "App. B.1, Eq. 15"),
+        Entry("uat-arxiv:eq15", "App. B.1, Eq. 15",
               r"\mathbf{W}\mathbf{x}=\mathbf{y}\rightarrow\left(\begin{array}{ccc}w_{1,1}&0&\cdots\\0&w_{1,1}&\cdots\\"
               r"\vdots&\vdots&\cdots\\w_{1,2}&0&\cdots\\\vdots&\vdots&\cdots\\w_{1,n}&0&\cdots\end{array}\right)"
               r"\diamond\mathbf{x}'=\mathbf{y}'",
               Status.PROVED, printed_eq15_identity(),
               note="The displayed matrix has entry ((k,l),(i,j)) = w_{i,k} δ_{lj}; it is rebuilt from that pattern, "
                    "not from a Kronecker product."),
-        Entry("duat:fig3", Source("duat", "Figure 3 (Linear as matrix-vector product)"),
+        Entry("duat:fig3", "Figure 3 (Linear as matrix-vector product)",
               r"\mathbf{W}' = \mathbf{W}\otimes\mathbf{I}_M \text{ has density } 1/M",
               Status.PROVED, _density(),
               note="Figure 3 is an image (not in the text extraction); the density 1/M of the drawn W' is the "
                    "paper's 'sparsity'. Transcribed from the SPEC §3 table."),
-        Entry("duat:eq6", Source("duat", "Eq. 6"), _EQ6, Status.PROVED,
+        Entry("duat:eq6", "Eq. 6", _EQ6, Status.PROVED,
               Readings("which axis W_1, W_2 mix (Eq. 5 mixes tokens; a Transformer FFN mixes features)",
                        {"token-mixing": ffn_identity("token"), "feature-mixing": ffn_identity("feature")}),
               note="Holds under both readings: W' = W ⊗ I_M, b' = b ⊗ 1_M (tokens) or W' = I_N ⊗ W, "

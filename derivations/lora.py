@@ -30,10 +30,24 @@ from functools import lru_cache
 import sympy
 
 from derivations._duat_common import eq20_reference
-from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Source, Status
-from symuat import dims_grid
-from symuat.expansion import (INPUT, A_name, R_name, SubstitutionTable, TableRow, U_name, V_name, beta_name, c_name,
-                              canonical_expand, layer_symbols, nc_symbol, nested_form, sigma, substitution_table)
+from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Status, dims_grid
+from symuat.expansion import (
+    INPUT,
+    A_name,
+    R_name,
+    SubstitutionTable,
+    TableRow,
+    U_name,
+    V_name,
+    beta_name,
+    c_name,
+    canonical_expand,
+    layer_symbols,
+    nc_symbol,
+    nested_form,
+    sigma,
+    substitution_table,
+)
 
 __all__ = ["delta", "updated_nested", "printed_eq18", "corrected_form", "changed_rows", "eq17", "entries"]
 
@@ -202,7 +216,6 @@ _NOTE18 = ("Derived (duat:sec4.4.claim1): an update Δ of layer k's W'_{k,2} cha
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     readings = Readings(_READ, {r: _opaque(printed_eq18(r)) for r in ("as printed", "product", "product, index j")})
     fix = Correction(_FIX, _opaque(corrected_form))
     layerwise = Prose("'Fine-tunes the DUAT parameters layer by layer' is qualitative. Proxy: the DUAT table is "
@@ -210,18 +223,18 @@ def entries() -> list[Entry]:
                       "the update is NOT confined to layer k's parameters; it changes the biases β̃_j of every later "
                       "layer j > k.", _changes_proxy)
     return [
-        Entry("duat:eq17", d1("§4.4, Eq. 17"), _EQ17, Status.PROVED, eq17()),
-        Entry("uat-aaai:eq16", a0("§4.4, Eq. 16"), _EQ17, Status.PROVED, eq17(), note="OCR 'h = Wox + AWx'."),
-        Entry("duat:eq18", d1("§4.4, Eq. 18"), _EQ18, Status.ERRATUM, readings, correction=fix, note=_NOTE18),
-        Entry("uat-aaai:eq17", a0("§4.4, Eq. 17"), _EQ18, Status.ERRATUM, readings, correction=fix,
+        Entry("duat:eq17", "§4.4, Eq. 17", _EQ17, Status.PROVED, eq17()),
+        Entry("uat-aaai:eq16", "§4.4, Eq. 16", _EQ17, Status.PROVED, eq17(), note="OCR 'h = Wox + AWx'."),
+        Entry("duat:eq18", "§4.4, Eq. 18", _EQ18, Status.ERRATUM, readings, correction=fix, note=_NOTE18),
+        Entry("uat-aaai:eq17", "§4.4, Eq. 17", _EQ18, Status.ERRATUM, readings, correction=fix,
               note="OCR garbled; the same display as seed 001 Eq. 18, transcribed from there. " + _NOTE18),
-        Entry("duat:sec4.4.claim1", d1("§4.4, text after Eq. 18"),
+        Entry("duat:sec4.4.claim1", "§4.4, text after Eq. 18",
               r"\text{LoRA essentially fine-tunes the DUAT parameters layer by layer for a specific task}",
               Status.PROSE, layerwise),
-        Entry("uat-aaai:sec4.4.claim1", a0("§4.4, text after Eq. 17"),
+        Entry("uat-aaai:sec4.4.claim1", "§4.4, text after Eq. 17",
               r"\text{LoRA essentially fine-tunes the UAT parameters layer by layer for a specific task}",
               Status.PROSE, layerwise),
-        Entry("uat-arxiv:sec4.4.claim1", a4("§4.4 and Figure 7"),
+        Entry("uat-arxiv:sec4.4.claim1", "§4.4 and Figure 7",
               r"\text{LoRA fundamentally constitutes a layer-wise fine-tuning }(\mathbf{W}'_{amend})",
               Status.PROSE, layerwise, note="Seed 004 has no LoRA equation; Figure 7 (an image) shows W'_amend."),
     ]

@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy
 
-from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
+from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.evidence.fields import SIGMA
 from symuat.numeric import duat_form, forward, random_stack, vec_r
 from symuat.numeric.stack import TransformerStack
@@ -277,7 +277,6 @@ def _premise_proxy(seed: int) -> tuple[Evidence, ...]:
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     premise = Prose("Eq. 13 is the premise of the argument: Eq. 2 instantiated with Eq. 1 (an existence statement, "
                     "see Eq. 2). Proxy: the least-squares fits of Eq. 2.", _premise_proxy)
     split = split_identity()
@@ -290,56 +289,56 @@ def entries() -> list[Entry]:
                      "removing block j also changes Ã, Ũ_k (k < j) and every β̃_k (k > j). Proxy: dropping the j-th "
                      "σ-term vs removing block j on a random stack.")
     return [
-        Entry("duat:eq13", d1("§4.3, Eq. 13"), _D13 + r"\quad\text{for all } \mathbf{x}\in\mathbf{I}_n", Status.PROSE,
+        Entry("duat:eq13", "§4.3, Eq. 13", _D13 + r"\quad\text{for all } \mathbf{x}\in\mathbf{I}_n", Status.PROSE,
               premise),
-        Entry("duat:eq14", d1("§4.3, Eq. 13 ⇒ Eq. 14"), _D14, Status.PROVED, split,
+        Entry("duat:eq14", "§4.3, Eq. 13 ⇒ Eq. 14", _D14, Status.PROVED, split,
               note="Eq. 14 is Eq. 13 with the sum split over Λ_1 ∪ Λ_2 (an identity of the left-hand sides)." + _WJ_NOTE),
-        Entry("duat:eq15", d1("§4.3, Eq. 14 ⇒ Eq. 15 (reverse triangle inequality)"), _D15, Status.CONVENTION,
+        Entry("duat:eq15", "§4.3, Eq. 14 ⇒ Eq. 15 (reverse triangle inequality)", _D15, Status.CONVENTION,
               _theta_readings("reverse"),
               note="||a| − |c|| ≤ |a + c| with a = S_1 − f, c = S_2. Eq. 14 uses b_j, Eq. 15 θ_j: as printed the two "
                    "displays are about different sums unless θ_j = b_j (seed 004 uses θ_j throughout). Also holds for "
                    "vector outputs with any norm." + _UNUSED),
-        Entry("duat:eq16", d1("§4.3, Eq. 15 ⇒ Eq. 16"), _D16, Status.CONVENTION, _theta_readings("from15"),
+        Entry("duat:eq16", "§4.3, Eq. 15 ⇒ Eq. 16", _D16, Status.CONVENTION, _theta_readings("from15"),
               note="|a| − |c| ≤ ||a| − |c||. Eq. 16 returns to b_j (and 'W j^T') after Eq. 15's θ_j." + _WJ_NOTE
                    + " Eq. 16 also follows from Eq. 14 directly (duat:eq16.step1)." + _UNUSED),
-        Entry("duat:eq16.step1", d1("§4.3, Eq. 14 ⇒ Eq. 16 (triangle inequality; the route without θ_j)"), _D16,
+        Entry("duat:eq16.step1", "§4.3, Eq. 14 ⇒ Eq. 16 (triangle inequality; the route without θ_j)", _D16,
               Status.PROVED, step("triangle"),
               note="Not a printed step: |S_1 − f| ≤ |S_1 + S_2 − f| + |S_2|, so Eq. 16 holds whenever Eq. 14 does, "
                    "without Eq. 15 and its θ_j." + _UNUSED),
-        Entry("duat:sec4.3.claim1", d1("§4.3, hypothesis"), _HYP, Status.PROSE,
+        Entry("duat:sec4.3.claim1", "§4.3, hypothesis", _HYP, Status.PROSE,
               Prose(hyp_reason, _search_proxy),
               note="The hypothesis uses θ_j while Eq. 13/14 use b_j (see duat:eq15)."),
-        Entry("duat:sec4.3.claim2", d1("§4.3, text after Eq. 16"), _REMOVE, Status.PROSE,
+        Entry("duat:sec4.3.claim2", "§4.3, text after Eq. 16", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy),
               note="Eq. 16 bounds the error of dropping Λ_2 by ε + |S_2|, i.e. pruning hidden units of one layer "
                    "(or one σ-term of the DUAT sum with all other table entries kept), not removing layers."),
         # seed 000 (OCR): Eq. 12-15
-        Entry("uat-aaai:eq12", a0("§4.3, Eq. 12"), _T13, Status.PROSE, premise,
+        Entry("uat-aaai:eq12", "§4.3, Eq. 12", _T13, Status.PROSE, premise,
               note="OCR garbled; transcribed from seed 004 Eq. 9 (θ_j)."),
-        Entry("uat-aaai:eq13", a0("§4.3, Eq. 12 ⇒ Eq. 13"), _T14, Status.PROVED, split,
+        Entry("uat-aaai:eq13", "§4.3, Eq. 12 ⇒ Eq. 13", _T14, Status.PROVED, split,
               note="OCR garbled; transcribed from seed 004 Eq. 10. θ_j throughout (it is the bias)."),
-        Entry("uat-aaai:eq14", a0("§4.3, Eq. 13 ⇒ Eq. 14"), _T15_000, Status.PROVED,
+        Entry("uat-aaai:eq14", "§4.3, Eq. 13 ⇒ Eq. 14", _T15_000, Status.PROVED,
               step("reverse", ("theta", "lambda2"), "theta"),
               note="OCR garbled; θ_j in both displays, so no reading is needed." + _UNUSED),
-        Entry("uat-aaai:eq15", a0("§4.3, Eq. 14 ⇒ Eq. 15"), _T16, Status.CONVENTION, _n12_readings(),
+        Entry("uat-aaai:eq15", "§4.3, Eq. 14 ⇒ Eq. 15", _T16, Status.CONVENTION, _n12_readings(),
               note="OCR shows 'N_1' ('Ny') over the first sum and 'j=1' under the second; transcribed from seed 004 "
                    "Eq. 12." + _UNUSED),
-        Entry("uat-aaai:sec4.3.claim1", a0("§4.3, text after Eq. 15"), _REMOVE, Status.PROSE,
+        Entry("uat-aaai:sec4.3.claim1", "§4.3, text after Eq. 15", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy)),
         # seed 004: Eq. 9-12
-        Entry("uat-arxiv:eq9", a4("§4.3, Eq. 9"), _T13, Status.PROSE, premise),
-        Entry("uat-arxiv:eq10", a4("§4.3, Eq. 9 ⇒ Eq. 10"), _T14, Status.PROVED, split, note=_WJ_NOTE.strip()),
-        Entry("uat-arxiv:eq11", a4("§4.3, Eq. 10 ⇒ Eq. 11"), _T15_004, Status.PROVED,
+        Entry("uat-arxiv:eq9", "§4.3, Eq. 9", _T13, Status.PROSE, premise),
+        Entry("uat-arxiv:eq10", "§4.3, Eq. 9 ⇒ Eq. 10", _T14, Status.PROVED, split, note=_WJ_NOTE.strip()),
+        Entry("uat-arxiv:eq11", "§4.3, Eq. 10 ⇒ Eq. 11", _T15_004, Status.PROVED,
               step("reverse", ("theta", "lambda2"), "theta"), note=_WJ_NOTE.strip() + _UNUSED),
-        Entry("uat-arxiv:eq12", a4("§4.3, Eq. 11 ⇒ Eq. 12"), _T16, Status.CONVENTION, _n12_readings(),
+        Entry("uat-arxiv:eq12", "§4.3, Eq. 11 ⇒ Eq. 12", _T16, Status.CONVENTION, _n12_readings(),
               note="Σ_{j=1}^{N_1} / Σ_{j=1}^{N_2}: holds when Λ_1 = {1..N_1} and Λ_2 is renumbered 1..N_2 (N_1 + N_2 = "
                    "N); read literally the second sum is over the first N_2 terms, not Λ_2 (smallest counterexample "
                    "N = 2)." + _WJ_NOTE + _UNUSED),
-        Entry("uat-arxiv:sec4.3.claim1", a4("§4.3, hypothesis"),
+        Entry("uat-arxiv:sec4.3.claim1", "§4.3, hypothesis",
               _HYP.replace(r"\Lambda_2} \alpha", r"\Lambda_1} \alpha"), Status.PROSE, Prose(hyp_reason, _search_proxy),
               note="Seed 004 assumes |Σ_{Λ_1} …| → 0 (twice) but then keeps Λ_1 and bounds the error by |Σ_{Λ_2}|: "
                    "with its own hypothesis Eq. 12 would say the NEGLIGIBLE part approximates f. Seeds 001/000 "
                    "assume Λ_2; read Λ_1 as a typo for Λ_2. No equation depends on it."),
-        Entry("uat-arxiv:sec4.3.claim2", a4("§4.3, text after Eq. 12"), _REMOVE, Status.PROSE,
+        Entry("uat-arxiv:sec4.3.claim2", "§4.3, text after Eq. 12", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy)),
     ]

@@ -18,23 +18,33 @@ from __future__ import annotations
 
 import sympy
 
-from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Source, Status
+from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Status
 from symuat.expansion import A_name, R_name, U_name, V_name, beta_name, c_name, residual_term
 from symuat.numeric.residual_params import DYNAMIC
 
 from . import duat_residual as res
 from . import duat_transformer as tr
 from ._duat_common import (
-    CAPTION, INPUT, READ_O, READ_T, S, W, Wu, b, bu, dependency_proxy, printed, readings, semantic, sig, sigma,
-    step, table,
+    INPUT,
+    READ_O,
+    READ_T,
+    S,
+    W,
+    Wu,
+    b,
+    bu,
+    dependency_proxy,
+    printed,
+    readings,
+    semantic,
+    sig,
+    sigma,
+    step,
+    table,
 )
 
 x0 = INPUT
 i, ip = "i", "i+1"
-
-
-def _src(ref: str) -> Source:
-    return Source("uat-aaai", ref)
 
 
 OCR = "OCR of seed 000; "
@@ -56,11 +66,11 @@ _EQ5_RULES = [  # (tex as read, row, rhs, note)
 
 def _c1_entries() -> list[Entry]:
     out = [
-        Entry("uat-aaai:appC.eq3", _src("App. C.1, Lemma 1, Eq. (3)"),
+        Entry("uat-aaai:appC.eq3", "App. C.1, Lemma 1, Eq. (3)",
               r"G(\mathbf{x}) = \beta\sum_{j=1}^{N}\alpha_j\sigma(\mathbf{W}_j^{T}\mathbf{x} + \theta_j) = "
               r"\sum_{j=1}^{N}\beta\alpha_j\sigma(\mathbf{W}_j^{T}\mathbf{x} + \theta_j)", Status.PROVED, res._lemma1(),
               note=OCR + "bias read θ_j (seed 001 Eq. 19 has b_j); otherwise identical to duat:eq19."),
-        Entry("uat-aaai:appC.lemma2", _src("App. C.1, Lemma 2 (general term)"),
+        Entry("uat-aaai:appC.lemma2", "App. C.1, Lemma 2 (general term)",
               r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_i + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i+1,3}"
               r"\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_i + \mathbf{b}'_{i+1,2}),\ i = 0,1,2,\ldots", Status.PROVED,
               step((W(ip, 1) * S("x'_{i}") + b(ip, 3)) + W(ip, 3) * sigma(W(ip, 2) * S("x'_{i}") + b(ip, 2)),
@@ -69,7 +79,7 @@ def _c1_entries() -> list[Entry]:
                    + a["W'_{i+1,3}"] @ sig(a["W'_{i+1,2}"] @ a["x'_{i}"] + a["b'_{i+1,2}"])),
               note=OCR + "the general term of seed 001 Eq. 20 written for layer i+1 (a definition; compared with"
                          " symuat's residual_term)."),
-        Entry("uat-aaai:appC.eq4", _src("App. C.1, Eq. (4)"),
+        Entry("uat-aaai:appC.eq4", "App. C.1, Eq. (4)",
               r"\mathbf{x}'_1 = (\mathbf{W}'_{1,1}\mathbf{x}'_0 + \mathbf{b}'_{1,3}) + \mathbf{W}'_{1,3}\sigma("
               r"\mathbf{W}'_{1,2}\mathbf{x}'_0 + \mathbf{b}'_{1,2})", Status.PROVED,
               semantic(form=lambda d: res._eq21_rhs(), cases=(1,)), note=OCR + "= seed 001 Eq. 21."),
@@ -78,18 +88,18 @@ def _c1_entries() -> list[Entry]:
         ident = semantic(lambda d, name=name, rhs=rhs: {name: rhs}, cases=(2, 3))
         if k == 4:
             out.append(Entry(
-                "uat-aaai:appC.eq5.rule4", _src("App. C.1, 'In Eq. (5), let …', rule 4"), tex, Status.ERRATUM, ident,
+                "uat-aaai:appC.eq5.rule4", "App. C.1, 'In Eq. (5), let …', rule 4", tex, Status.ERRATUM, ident,
                 correction=Correction(r"\mathbf{W}'_{2,2} = \mathbf{W}'_{2,2}\mathbf{W}'_{1,1}",
                                       semantic(lambda d: {V_name(2): W(2, 2) * W(1, 1)}, cases=(2, 3))),
                 note=OCR + "the left-hand side reads 'W'_{2,3}' ('Wl2,3'); seed 001 Eq. 22 prints W'_{2,2}. As read,"
                            " it overwrites the σ-coefficient W'_{2,3} and leaves W'_{2,2} unmerged: false at depth 2."
                            " May be an OCR error rather than a typo of the paper."))
             continue
-        out.append(Entry(f"uat-aaai:appC.eq5.rule{k}", _src(f"App. C.1, 'In Eq. (5), let …', rule {k}"), tex,
+        out.append(Entry(f"uat-aaai:appC.eq5.rule{k}", f"App. C.1, 'In Eq. (5), let …', rule {k}", tex,
                          Status.PROVED, ident,
                          note=OCR + diff + " The display of Eq. (5) itself is missing from the OCR."))
     out += [
-        Entry("uat-aaai:appC.eq6", _src("App. C.1, Eq. (6)"),
+        Entry("uat-aaai:appC.eq6", "App. C.1, Eq. (6)",
               r"\mathbf{x}'_2 = (\mathbf{W}'_{2,1}\mathbf{x}'_0 + \mathbf{b}'_{2,1}) + \mathbf{W}'_{1,3}\sigma("
               r"\mathbf{W}'_{1,2}\mathbf{x}'_0 + \mathbf{b}'_{1,2}) + \mathbf{W}'_{2,3}\sigma(\mathbf{W}'_{2,2}"
               r"\mathbf{x}'_0 + \mathbf{b}'_{2,2})", Status.PROVED,
@@ -97,7 +107,7 @@ def _c1_entries() -> list[Entry]:
               note=OCR + "an unbalanced ')' after W'_{1,2}x'_0 is dropped. Transformed symbols take the values of the"
                          " 'let' rules with rule 4 corrected (W'_{2,2} = W'_{2,2}W'_{1,1}, as seed 001 Eq. 22/23);"
                          " with rule 4 as read the equation would fail."),
-        Entry("uat-aaai:appC.eq6.claim1", _src("App. C.1, text after Eq. (6)"),
+        Entry("uat-aaai:appC.eq6.claim1", "App. C.1, text after Eq. (6)",
               r"\text{Why can we combine the above terms? Once the network training is complete, we know these "
               r"parameters, so they can be directly calculated and thus combined.}", Status.PROSE,
               Prose("A justification, not an equation. Proxy: which merged parameters of the depth-2 table depend on"
@@ -105,30 +115,30 @@ def _c1_entries() -> list[Entry]:
               note="True for static weights (residual CNN); for a Transformer W'_{2,1}W'_{1,1} involves the attention"
                    " matrices and cannot be precomputed after training. Seed 001 (after Eq. 25) says instead that"
                    " such parameters 'can be disregarded … essentially fixed'."),
-        Entry("uat-aaai:appC.eq7.rule1", _src("App. C.1, 'Let …' after Eq. (7), rule 1"),
+        Entry("uat-aaai:appC.eq7.rule1", "App. C.1, 'Let …' after Eq. (7), rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: res._rule_A(READ_T), READ_O: res._rule_A(READ_O)}),
               note=OCR + "= seed 001 duat:eq26.rule1. The display of Eq. (7) is missing from the OCR."),
-        Entry("uat-aaai:appC.eq7.rule2", _src("App. C.1, 'Let …' after Eq. (7), rule 2"),
+        Entry("uat-aaai:appC.eq7.rule2", "App. C.1, 'Let …' after Eq. (7), rule 2",
               r"\mathbf{b}'_{i+1,3} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
               res._rule_c(),
               note=OCR + "differs from seed 001 (b'_{i+1,1} there): the transformed bias is named b'_{i+1,3}, but the"
                          " right-hand side still uses b'_{i,1} while the hypothesis just above states"
                          " x'_i = (W'_{i,1}x'_0 + b'_{i,3}) + UAT_i^R. Read b'_{i,1} = c~_i."),
-        Entry("uat-aaai:appC.eq7.claim1", _src("App. C.1, text after Eq. (7): 'we can simplify the first part to …'"),
+        Entry("uat-aaai:appC.eq7.claim1", "App. C.1, text after Eq. (7): 'we can simplify the first part to …'",
               r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i+1,1}UAT_i^R",
               Status.CONVENTION,
               Readings("whether both occurrences of W'_{i+1,1} are the transformed value set just before, or only the"
                        " first", {"both-transformed": res._claim26(READ_T), "second-original": res._claim26(READ_O)}),
               note=OCR + "as duat:eq26.claim1 with the bias named b'_{i+1,3}; compared with the (seed 001) last line"
                          " of the Eq. (7) chain, whose display is missing here."),
-        Entry("uat-aaai:appC.eq8.rule1", _src("App. C.1, 'Let …' after Eq. (8), rule 1"),
+        Entry("uat-aaai:appC.eq8.rule1", "App. C.1, 'Let …' after Eq. (8), rule 1",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: res._rule_V(READ_T), READ_O: res._rule_V(READ_O)}),
               note=OCR + "= duat:eq27.rule1."),
-        Entry("uat-aaai:appC.eq8.rule2", _src("App. C.1, 'Let …' after Eq. (8), rule 2"),
+        Entry("uat-aaai:appC.eq8.rule2", "App. C.1, 'Let …' after Eq. (8), rule 2",
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
               Status.PROVED, res._rule_beta(), note=OCR + "= duat:eq27.rule2."),
     ]
@@ -186,23 +196,23 @@ def _c2_entries() -> list[Entry]:
     claim_tex = (r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}'_{i+1,3}) + UAT^R_i + "
                  r"\mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}'_{i+1,2})")
     out = [
-        Entry("uat-aaai:appC.eq9.rule1", _src("App. C.2, 'Let …' after Eq. (9)"),
+        Entry("uat-aaai:appC.eq9.rule1", "App. C.2, 'Let …' after Eq. (9)",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i+1,1}", Status.PROVED,
               step(tr._eq30_lines()[2], residual_term(ip, S("x'_{i}")).xreplace(tr.MERGE), tr._np_block),
               note=OCR + "= duat:eq30.rule1 (the display of Eq. (9) is missing; seed 001 Eq. 30 used)."),
-        Entry("uat-aaai:appC.eq9.claim1", _src("App. C.2, text after Eq. (9): 'so we have …'"), tr._EQ31_TEX,
+        Entry("uat-aaai:appC.eq9.claim1", "App. C.2, text after Eq. (9): 'so we have …'", tr._EQ31_TEX,
               Status.ERRATUM, tr._eq31(W(i, 3)),
               correction=Correction(tr._EQ31_TEX.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"),
                                     tr._eq31(W(ip, 3))),
               note=OCR + "the σ-coefficient reads 'Wi3' (W'_{i,3}), as in seed 001 Eq. 31 and in App. C Eq. (11);"
                          " the general form it is compared with is printed with W'_{i+1,3}."),
-        Entry("uat-aaai:appC.eq11.step1", _src("App. C.2, Eq. (11), step 1"),
+        Entry("uat-aaai:appC.eq11.step1", "App. C.2, Eq. (11), step 1",
               f"{tr._EQ32_TEX[0]} = {tr._EQ32_TEX[1]}", Status.CONVENTION,
               Readings("whether the b_{i,3} of the stated hypothesis x_i = (W_{i,1}x_0 + b_{i,3}) + UAT_i^R and the"
                        " b_{i,1} substituted in Eq. (11) are the same vector",
                        {"distinct": tr._eq32_step1("distinct"), "b_{i,3}=b_{i,1}": tr._eq32_step1("same")}),
               note=OCR + "= duat:eq32.step1 (same hypothesis with b_{i,3}, same W'_{i,3})."),
-        Entry("uat-aaai:appC.eq11.step2", _src("App. C.2, Eq. (11), step 2 (first part)"),
+        Entry("uat-aaai:appC.eq11.step2", "App. C.2, Eq. (11), step 2 (first part)",
               r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,1}) + UAT_i^R] + \mathbf{b}'_{i+1,3}\}"
               r" = [\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_0 + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + "
               r"\mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_i^R", Status.PROVED,
@@ -212,41 +222,41 @@ def _c2_entries() -> list[Entry]:
                          " W'_{i+1,1}UAT_i^R]); checked on that part."),
     ]
     for rid, tex, status, make, note in _C2_RULES:
-        out.append(Entry(f"uat-aaai:appC.eq11.{rid}", _src(f"App. C.2, 'By setting …' after Eq. (11), {rid}"), tex,
+        out.append(Entry(f"uat-aaai:appC.eq11.{rid}", f"App. C.2, 'By setting …' after Eq. (11), {rid}", tex,
                          status, make(), note=OCR + note))
     out += [
-        Entry("uat-aaai:appC.eq11.claim1", _src("App. C.2, 'we get …' after Eq. (11)"), claim_tex, Status.ERRATUM,
+        Entry("uat-aaai:appC.eq11.claim1", "App. C.2, 'we get …' after Eq. (11)", claim_tex, Status.ERRATUM,
               semantic(form=tr._claim32_form("printed")),
               correction=Correction(claim_tex.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"),
                                     semantic(form=tr._claim32_form("fixed"))),
               note=OCR + "= duat:eq32.claim1 (W'_{i,3} for W'_{i+1,3})."),
-        Entry("uat-aaai:appC.eq11.rule6", _src("App. C.2, 'In addition, UAT_{i+1}^R = …'"),
+        Entry("uat-aaai:appC.eq11.rule6", "App. C.2, 'In addition, UAT_{i+1}^R = …'",
               r"UAT^R_{i+1} = UAT^R_i + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}_{i+1,2})",
               Status.CONVENTION,
               Readings("whether UAT_i^R is the sum already multiplied by W'_{i+1,1} (rule 3) or the old one",
                        {"updated": _rule6("updated"), "old": _rule6("old")}),
               note=OCR + "no seed-001 counterpart (seed 001 writes W'_{i+1,1}UAT_i^R explicitly, duat:eq27.rule3)."
                          " σ's W'_{i+1,2}, b_{i+1,2} read as the transformed Ṽ_{i+1}, β~_{i+1}."),
-        Entry("uat-aaai:appC.eq11.claim2", _src("App. C.2, 'So, x_{i+1} = …'"),
+        Entry("uat-aaai:appC.eq11.claim2", "App. C.2, 'So, x_{i+1} = …'",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0+\mathbf{b}_{i+1,3})+UAT^R_{i+1}", Status.PROVED,
               semantic(), note=OCR + "transformed symbols = table values; x_0 read as x'_0."),
-        Entry("uat-aaai:defUATR.part1", _src("App. C.2, 'UAT^R_{i+1} = …'"),
+        Entry("uat-aaai:defUATR.part1", "App. C.2, 'UAT^R_{i+1} = …'",
               r"UAT^R_{i+1} = \sum_{j=1}^{i+1}\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
               Status.PROVED, semantic(form=lambda d: table(d).unfold(table(d).form())),
               note=OCR + "indices agree with seed 001 B.3 (duat:defUATR.part4), not with its B.2 version."),
-        Entry("uat-aaai:appC.eq11.rule7", _src("App. C.2, 'b'_{j,2} = …' before Eq. (10)"),
+        Entry("uat-aaai:appC.eq11.rule7", "App. C.2, 'b'_{j,2} = …' before Eq. (10)",
               r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \mathbf{b}'_{j,2}) + \mathbf{W}'_{j,2}UAT^R_{j-1}",
               Status.CONVENTION, readings(_rule8),
               note=OCR + "compact form of seed 001 Eq. 12 (UAT^R_{j-1} instead of the written-out sum); b'_{j-1,3}"
                          " must be the transformed c~_{j-1} (fails at depth 3 otherwise). Checked for j ≥ 2."),
-        Entry("uat-aaai:appC.eq10", _src("App. C.2, Eq. (10)"),
+        Entry("uat-aaai:appC.eq10", "App. C.2, Eq. (10)",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}_{i+1,1}) + \sum_{j=1}^{i+1}"
               r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})", Status.PROVED,
               semantic(form=tr._printed_form("b1")),
               note=OCR + "= seed 001 Eq. 11 (main bias b_{i+1,1}, while the text just above names it b_{i+1,3});"
                          " read with the table's meaning. 'Other parameters will also vary with the number of"
                          " layers … we will not detail the specific forms': no parameter list here."),
-        Entry("uat-aaai:appC.eq10.claim1", _src("App. C.2, text after Eq. (10)"),
+        Entry("uat-aaai:appC.eq10.claim1", "App. C.2, text after Eq. (10)",
               r"\text{all } \mathbf{W}'_{j,1}, \mathbf{W}'_{j,3}, \mathbf{W}'_{j,2} \text{ parameters for the i-th "
               r"layer, where } j = 1,\ldots,i \text{, are dynamically changing with the input}", Status.PROSE,
               Prose("Qualitative; proxy: symbolic input-dependence of the DUAT-form parameters for the paper's block"

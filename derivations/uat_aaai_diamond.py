@@ -38,9 +38,16 @@ import re
 
 import sympy
 
-from symuat import CHAIN_READINGS, Correction, Entry, Identity, Readings, Source, Status, chain, diamond, dims_grid
+from symuat import CHAIN_READINGS, Correction, Entry, Identity, Readings, Status, chain, diamond, dims_grid
 
-from .diamond import eq4_identity, left_tn_identity, rows_of_result_identity, square_identity, chain_step, vector_operand_identity
+from .diamond import (
+    chain_step,
+    eq4_identity,
+    left_tn_identity,
+    rows_of_result_identity,
+    square_identity,
+    vector_operand_identity,
+)
 
 __all__ = ["entries"]
 
@@ -144,7 +151,7 @@ def _step_entry(place, exprs, lk, rk, status, fix, note) -> Entry:
         (ft, ff), (gt, gf) = exprs[fix[0]], exprs[fix[1]]
         correction = Correction(f"{ft} = {gt}{defn}", left_tn_identity(ff, gf))
     ref = f"App. A, Eq. ({eq}), " + ", ".join(re.sub(r"(\d+)$", r" \1", p) for p in place.split(".")[2:])
-    return Entry(f"uat-aaai:{place}", Source("uat-aaai", ref), f"{lt} = {rt}{defn}", status, claim,
+    return Entry(f"uat-aaai:{place}", ref, f"{lt} = {rt}{defn}", status, claim,
                  correction=correction, note=_OCR + note)
 
 
@@ -160,36 +167,35 @@ def _last_row() -> Identity:
 
 
 def _sec32() -> list[Entry]:
-    src = lambda ref: Source("uat-aaai", ref)  # noqa: E731
     arx = "Same statement as {}; seed 000 OCR prints '{}'."
     return [
-        Entry("uat-aaai:eq4", src("§3.2, Eq. 4 (last row only)"),
+        Entry("uat-aaai:eq4", "§3.2, Eq. 4 (last row only)",
               r"\mathbf{W}\diamond\mathbf{x}=\left(\begin{array}{c}\vdots\\ w_{1,n}x_{1}+w_{2,n}x_{2}+\cdots "
               r"w_{mn}x_{m}\end{array}\right)", Status.PROVED, _last_row(),
               note="Eq. 4 is a display the OCR lost except its last row ('W1,nT1 + W2 nT2 + o WmnTm', i.e. "
                    "w_{1,n}x_1 + w_{2,n}x_2 + ⋯ w_{mn}x_m); only that row is transcribed and checked (as "
                    "(W◇x)_n). Seed 004's first row has an index slip (uat-arxiv:eq4, erratum) that cannot be "
                    "confirmed or excluded here."),
-        Entry("uat-aaai:sec3.2.claim1", src("§3.2, definition of the Diamond product"),
+        Entry("uat-aaai:sec3.2.claim1", "§3.2, definition of the Diamond product",
               r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
               r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
               Status.ERRATUM, rows_of_result_identity("m"),
               correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", rows_of_result_identity("n")),
               note=arx.format("uat-arxiv:sec3.2.claim1", "y € ROm:1)") + " Checked as the number of rows of W◇x."),
-        Entry("uat-aaai:sec3.2.claim2", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}",
+        Entry("uat-aaai:sec3.2.claim2", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}",
               Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
                        {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
               note=arx.format("uat-arxiv:sec3.2.claim2", "Wox=x0oW") + " True when the column vector always plays "
                    "x; read positionally (x◇W = xᵀW) the sides differ in shape."),
-        Entry("uat-aaai:sec3.2.claim3", src("§3.2"), r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
+        Entry("uat-aaai:sec3.2.claim3", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
               Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"]),
               note=arx.format("uat-arxiv:sec3.2.claim3", "W ox = WTx")),
-        Entry("uat-aaai:sec3.2.claim4", src("§3.2 and App. A (first sentence), first property"),
+        Entry("uat-aaai:sec3.2.claim4", "§3.2 and App. A (first sentence), first property",
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_X1["E1"][1], _X1["E8ᵀ"][1]),
               note=arx.format("uat-arxiv:sec3.2.claim6", "W1 o [xo W3] = WIT oW ox") + " " + _LEFT_TN),
-        Entry("uat-aaai:sec3.2.claim5", src("§3.2 and App. A (first sentence), second property"),
+        Entry("uat-aaai:sec3.2.claim5", "§3.2 and App. A (first sentence), second property",
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_X2["E1"][1], _X2["E6"][1]),
               note=arx.format("uat-arxiv:sec3.2.claim7", "[W;ox]oWy = WTo W, ox") + " " + _LEFT_TN),

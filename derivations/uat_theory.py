@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Source, Status, dims_grid
+from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.algebra.matrices import elementwise, kron, ones, vec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
@@ -214,29 +214,28 @@ _EQ4_REASON = ("Eq. 4 is a definition (a UAT whose parameters are functions of t
 
 
 def entries() -> list[Entry]:
-    d1, a0, a4 = (lambda r: Source("duat", r)), (lambda r: Source("uat-aaai", r)), (lambda r: Source("uat-arxiv", r))
     ext = Readings(_EXT_CONV, {"matrix": multi_output("matrix"), "diagonal": multi_output("diagonal")})
     theta = " Seed {} writes θ_j where seed 001 writes b_j (the same bias)."
     return [
-        Entry("duat:eq1", d1("§2.1, Eq. 1"), _EQ1, Status.PROVED, ffn_is_eq1(),
+        Entry("duat:eq1", "§2.1, Eq. 1", _EQ1, Status.PROVED, ffn_is_eq1(),
               note=_EQ1_NOTE + " The text says 'α_j, b ∈ R' (b without index)."),
-        Entry("uat-aaai:eq1", a0("§2, Eq. 1"), _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
+        Entry("uat-aaai:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
               note=_EQ1_NOTE + theta.format("000") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from seed 004."),
-        Entry("uat-arxiv:eq1", a4("§2, Eq. 1"), _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
+        Entry("uat-arxiv:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
               note=_EQ1_NOTE + theta.format("004")),
-        Entry("duat:eq2", d1("§2.1, Eq. 2"), _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
+        Entry("duat:eq2", "§2.1, Eq. 2", _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
               note="Seed 001 drops 'for all x ∈ I_n' from the display (it is in the surrounding text of Eq. 13)."),
-        Entry("uat-aaai:eq2", a0("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
-        Entry("uat-arxiv:eq2", a4("§2, Eq. 2"), _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
-        Entry("duat:sec2.1.claim1", d1("§2.1, text after Eq. 2"), _EXT, Status.PROVED, ext, note=_EXT_NOTE),
-        Entry("uat-aaai:sec2.claim1", a0("§2, text after Eq. 2"), _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
+        Entry("uat-aaai:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
+        Entry("uat-arxiv:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
+        Entry("duat:sec2.1.claim1", "§2.1, text after Eq. 2", _EXT, Status.PROVED, ext, note=_EXT_NOTE),
+        Entry("uat-aaai:sec2.claim1", "§2, text after Eq. 2", _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
               ext, note=_EXT_NOTE + " OCR garbled; transcribed from seed 001 with θ_j."),
-        Entry("uat-arxiv:sec2.claim1", a4("§2, text after Eq. 2"), _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
-        Entry("duat:eq4", d1("§2.3, Eq. 4"), _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
+        Entry("uat-arxiv:sec2.claim1", "§2, text after Eq. 2", _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
+        Entry("duat:eq4", "§2.3, Eq. 4", _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
               note="The text defines W = W_1⋯W_N and b = b_1⋯b_N (lists, not products). The dynamic/static split "
                    "of the paper's own block is proved symbolically by duat:eq4.part1 (static bias) and by the "
                    "§3.3 entries (duat:sec3.3.claim2) for the DUAT table."),
-        Entry("duat:eq4.part1", d1("§2.3, Eq. 4 on the paper's block: static parameters"),
+        Entry("duat:eq4.part1", "§2.3, Eq. 4 on the paper's block: static parameters",
               r"\mathbf{b}'_{i,3} = \mathbf{1}_N\otimes(\mathbf{W}_O^{\mathsf T}\mathbf{b}_V+\mathbf{b}_O+\mathbf{b}_2)"
               r"\text{ and } \mathbf{W}'_{i,3} = \mathbf{I}_N\otimes\mathbf{W}_2^{\mathsf T} \text{ do not depend on } "
               r"\mathbf{x}", Status.PROVED, static_attention_bias(),

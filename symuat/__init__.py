@@ -42,6 +42,7 @@ from .layers.linear import FFN, FeatureLinear, MatrixVectorForm, TokenLinear
 from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
 from .ledger.entry import Correction, Denial, Entry, Prose, Readings, Source, Status
 from .ledger.registry import load_entries
+from .ledger.sources import Origin, Paper, origin, origins, paper, papers, register_source
 
 __all__ = [
     # algebra
@@ -57,6 +58,7 @@ __all__ = [
     "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
     # ledger
     "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
+    "Paper", "Origin", "register_source", "origin", "origins", "paper", "papers",
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",
     # errors
     "SymuatError", "ShapeError", "InvalidValueError", "UnsupportedError", "DerivationError",

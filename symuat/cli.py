@@ -45,7 +45,7 @@ def _table(records: tuple[AuditRecord, ...]) -> str:
     rows = [("status", "id", "source", "evidence", "agrees")]
     for r in records:
         levels = ",".join(f"{e.level.value}{'' if e.holds else '✗'}" for e in r.evidence) or "-"
-        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.seed[:3]} {r.entry.source.ref}",
+        rows.append((r.entry.status.value, r.entry.id, f"{r.entry.source.version} {r.entry.source.ref}",
                      levels, "yes" if r.agrees else f"NO (computed {r.computed.value if r.computed else 'none'})"))
     widths = [min(max(len(row[i]) for row in rows), 48) for i in range(len(rows[0]))]
     lines = ["  ".join(cell[:48].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]

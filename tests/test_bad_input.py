@@ -68,8 +68,8 @@ _MODULES = {
     "bad_version": (textwrap.dedent("""
         from symuat import Entry, Source, Status, Prose
         def entries():
-            return [Entry("duat:eq7", Source("nope", "x"), "x", Status.PROSE, Prose("r"))]
-        """), "unknown paper version"),
+            return [Entry("nope:eq7", "x", "x", Status.PROSE, Prose("r"))]
+        """), "unknown source version 'nope'"),
     "bad_status": (textwrap.dedent("""
         from symuat import Entry, Source, Prose
         def entries():

@@ -1,5 +1,6 @@
 r"""Front matter of the appendices: the audited paper versions, symuat's version and date, the summary.
 
+Names and citations come from the source registry (:mod:`symuat.ledger.sources`).
 Nothing here reads the clock: the date is :data:`RELEASE_DATE`, the date of this
 release of symuat (bumped together with the package version), so that the
 generated document is byte-identical on every run.
@@ -7,15 +8,17 @@ generated document is byte-identical on every run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 
 from ..ledger.audit import AuditRecord
-from ..ledger.entry import EXTENSIONS, VERSIONS, Status
+from ..ledger.entry import Status
+from ..ledger.sources import Paper, origin, origins, papers
+from .escape import escape_text
 
-__all__ = ["RELEASE_DATE", "PaperVersion", "paper_versions", "version_name", "symuat_version", "VersionSummary",
-           "version_summaries"]
+__all__ = ["RELEASE_DATE", "PaperVersion", "paper_versions", "version_name", "is_paper", "symuat_version",
+           "VersionSummary", "version_summaries"]
 
 #: Date of this release of symuat (ISO 8601); printed on the title page instead of the build date.
 RELEASE_DATE = "2026-11-23"
@@ -23,50 +26,38 @@ RELEASE_DATE = "2026-11-23"
 
 @dataclass(frozen=True)
 class PaperVersion:
-    """One audited version of the paper: ledger key, human name, short name and full citation (LaTeX)."""
+    """One audited version of the paper as the title page prints it: ledger key, human name, citation (LaTeX)."""
 
     key: str
     name: str
-    short: str
     citation: str
 
 
-_AUTHORS = "Wei Wang and Qing Li"
-_PAPER_VERSIONS: tuple[PaperVersion, ...] = (
-    PaperVersion("duat", "DUAT version", "DUAT",
-                 _AUTHORS + r". \emph{Dynamic Universal Approximation Theory: The Basic Theory for "
-                 r"Transformer-based Large Language Models}. Preprint, 2024 (the newest version; "
-                 r"primary reference of this audit)."),
-    PaperVersion("uat-aaai", "UAT conference version", "UAT (conf.)",
-                 _AUTHORS + r". \emph{Universal Approximation Theory: The Basic Theory for Large Language "
-                 r"Models}. Conference version (two-column layout), 2024."),
-    PaperVersion("uat-arxiv", "UAT arXiv version", "UAT (arXiv)",
-                 _AUTHORS + r". \emph{Universal Approximation Theory: The Basic Theory for Large Language "
-                 r"Models}. arXiv preprint (HTML version), 2024."),
-)
-_BEYOND = PaperVersion("ext", "beyond the paper", "beyond",
-                       "Work beyond the paper: modern LLM blocks, checked by symuat.")
-
-
 def paper_versions() -> tuple[PaperVersion, ...]:
-    """The audited paper versions, newest first (every ledger version except ``ext``).
+    """Every registered paper version, with its name and citation escaped for LaTeX.
 
-    >>> [v.key for v in paper_versions()]
-    ['duat', 'uat-aaai', 'uat-arxiv']
+    >>> [v.key for v in paper_versions()][:3]
+    ['uat-aaai', 'duat', 'uat-arxiv']
     """
-    return tuple(v for v in _PAPER_VERSIONS if v.key in VERSIONS)
+    return tuple(PaperVersion(p.key, escape_text(p.name), escape_text(p.citation)) for p in papers())
 
 
-def version_name(key: str, short: bool = False) -> str:
-    """Human name of a ledger version (``"duat"`` → ``"DUAT version"``); unknown keys are returned unchanged.
+def version_name(key: str) -> str:
+    """Human name of a ledger source, escaped for LaTeX (``"duat"`` → ``"DUAT"``).
 
-    >>> version_name("uat-arxiv"), version_name("ext", short=True)
-    ('UAT arXiv version', 'beyond')
+    >>> version_name("uat-arxiv")
+    'UAT, arXiv version'
     """
-    for v in (*_PAPER_VERSIONS, _BEYOND):
-        if v.key == key:
-            return v.short if short else v.name
-    return key
+    return escape_text(origin(key).name)
+
+
+def is_paper(key: str) -> bool:
+    """Whether the source ``key`` is a version of a paper (``ext`` is not).
+
+    >>> is_paper("duat"), is_paper("ext")
+    (True, False)
+    """
+    return isinstance(origin(key), Paper)
 
 
 def symuat_version() -> str:
@@ -79,7 +70,7 @@ def symuat_version() -> str:
 
 @dataclass(frozen=True)
 class VersionSummary:
-    """Status counts of one ledger version, statuses in :class:`~symuat.ledger.entry.Status` order."""
+    """Status counts of one ledger source, statuses in :class:`~symuat.ledger.entry.Status` order."""
 
     key: str
     name: str
@@ -91,16 +82,10 @@ class VersionSummary:
 
 
 def version_summaries(records: Iterable[AuditRecord]) -> tuple[VersionSummary, ...]:
-    """Per-version status counts, paper versions first, then ``ext`` if it has entries."""
+    """Per-source status counts in registry order (paper versions first), sources without entries left out."""
     counts: dict[str, dict[Status, int]] = {}
     for r in records:
         per = counts.setdefault(r.entry.source.version, {s: 0 for s in Status})
         per[r.entry.status] += 1
-    order = [v.key for v in paper_versions()] + sorted(EXTENSIONS)
-    return tuple(VersionSummary(k, version_name(k, short=True), tuple(counts[k][s] for s in Status))
-                 for k in order if k in counts)
-
-
-def status_names() -> Mapping[str, str]:
-    """Column heads of the status counts."""
-    return {s.value: s.value for s in Status}
+    return tuple(VersionSummary(o.key, version_name(o.key), tuple(counts[o.key][s] for s in Status))
+                 for o in origins() if o.key in counts)

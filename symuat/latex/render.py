@@ -23,10 +23,10 @@ import jinja2
 from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
-from ..ledger.entry import EXTENSIONS, Status
+from ..ledger.entry import Status
 from .display import LINE_BUDGET_PT, breakable_id, display, split_lines
 from .escape import escape_text
-from .front import RELEASE_DATE, paper_versions, symuat_version, version_name, version_summaries
+from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
 
 __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "render_beyond", "write_files",
            "render_document", "format_counterexample", "level_marks", "paper_figures", "document_files"]
@@ -66,7 +66,6 @@ def environment() -> jinja2.Environment:
     env.filters["counterexample"] = format_counterexample
     env.filters["marks"] = level_marks
     env.filters["version"] = version_name
-    env.filters["short"] = lambda key: version_name(key, short=True)
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env
 
@@ -137,7 +136,7 @@ def format_counterexample(cx: Mapping | None) -> str:
 
 
 def _records(records: Iterable[AuditRecord], beyond: bool) -> tuple[AuditRecord, ...]:
-    return tuple(r for r in records if (r.entry.source.version in EXTENSIONS) is beyond)
+    return tuple(r for r in records if is_paper(r.entry.source.version) is not beyond)
 
 
 def render_audit(records: Iterable[AuditRecord]) -> str:

@@ -1,14 +1,15 @@
-r"""Ledger entries: one printed statement of the paper, with its source and claim (SPEC §7).
+r"""Ledger entries: one printed statement of the paper, with its source and claim.
 
-Entry ids are ``<version>:<place>`` — version ``duat`` (seed 001), ``uat-aaai``
-(seed 000) or ``uat-arxiv`` (seed 004); place ``eq<N>``, ``eq<N>.step<K>``,
-``eq<N>.rule<K>``, ``fig<N>[.box<B>.row<R>]``, ``app<X>.eq<N>``, ``app<X>.lemma<N>``, ``appB.fig<N>…``,
-``sec<N>…`` for prose, optionally followed by ``.reading<R>``.
+Entry ids are ``<version>:<place>``: the version is the key of a registered
+source (:mod:`symuat.ledger.sources`: ``duat``, ``uat-aaai``, ``uat-arxiv``, ``ext``
+or your own), the place follows that source's grammar (for papers ``eq<N>``,
+``eq<N>.step<K>``, ``eq<N>.rule<K>``, ``fig<N>[.box<B>.row<R>]``, ``app<X>.eq<N>``,
+``sec<N>…`` for prose, optionally followed by ``.reading<R>``).  See
+``docs/writing-derivations.md``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -18,12 +19,13 @@ from ..errors import LedgerError
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity
 from ..evidence.verdict import Evidence
+from .sources import Origin, origin
 
-__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry", "VERSIONS", "SEEDS", "EXTENSIONS"]
+__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry"]
 
 
 class Status(str, Enum):
-    """The five statuses of SPEC §7."""
+    """The five statuses of an entry (docs/ledger-format.md)."""
 
     PROVED = "proved"
     CHECKED = "checked"
@@ -32,37 +34,37 @@ class Status(str, Enum):
     PROSE = "prose"
 
 
-#: Paper version of each seed file.
-VERSIONS: Mapping[str, str] = {
-    "uat-aaai": "000_2bc2c73c7532a7f2.txt",
-    "duat": "001_280f2464439a611b.txt",
-    "uat-arxiv": "004_8bd8de7be183899d.txt",
-}
-SEEDS: Mapping[str, str] = {v: k for k, v in VERSIONS.items()}
-#: Sources that are not a paper version: ``ext`` holds work beyond the paper (no seed, no coverage report).
-EXTENSIONS: Mapping[str, str] = {"ext": "Beyond the paper: modern LLM blocks"}
-
-_PLACE = r"(eq\d+|app[A-Z](\.\d+)?\.(eq|lemma)\d+|(app[A-Z]\.)?fig\d+|sec\d+(\.\d+)*|def[A-Za-z]+)" \
-         r"(\.(step|rule|box|row|reading|part|claim|lemma)\d+)*"
-_ID = re.compile(rf"^(duat|uat-aaai|uat-arxiv):{_PLACE}$|^ext:[a-z0-9]+([.-][a-z0-9]+)*$")
-
-
 @dataclass(frozen=True)
 class Source:
-    """Where a statement is printed: seed file, paper version, equation/figure reference."""
+    r"""Where an entry is printed: a registered source (paper version) and a reference in it.
+
+    Entries get theirs from the id (``Entry("duat:eq3", "Eq. 3", …).source``);
+    the ledger JSON writes it as ``{"seed", "version", "ref"}``.
+
+    >>> Source("duat", "Eq. 3").name
+    'DUAT'
+    """
 
     version: str
     ref: str
 
     def __post_init__(self) -> None:
-        if self.version not in VERSIONS and self.version not in EXTENSIONS:
-            raise LedgerError(f"unknown source version {self.version!r}; expected one of "
-                              f"{sorted(VERSIONS) + sorted(EXTENSIONS)}")
+        origin(self.version)
+
+    @property
+    def origin(self) -> Origin:
+        """The registered :class:`~symuat.ledger.sources.Paper` or source."""
+        return origin(self.version)
+
+    @property
+    def name(self) -> str:
+        """The human name of the paper version or source."""
+        return self.origin.name
 
     @property
     def seed(self) -> str:
-        """The seed file of a paper version; ``""`` for a source beyond the paper."""
-        return VERSIONS.get(self.version, "")
+        """The seed file of a built-in paper version (JSON compatibility only); ``""`` otherwise."""
+        return self.origin.seed
 
     def to_json(self) -> dict[str, str]:
         return {"seed": self.seed, "version": self.version, "ref": self.ref}
@@ -119,12 +121,19 @@ class Correction:
 class Entry:
     r"""One audited statement, transcribed *as printed*.
 
-    ``status`` is the *recorded* status; the audit recomputes it from the claim
-    and fails when they disagree.
+    The id ``<key>:<place>`` names the source (a registered paper version or
+    plain source, see :mod:`symuat.ledger.sources`); ``ref`` says where in it the
+    statement is printed (``"App. B.2, Eq. 22, step 3"``).  ``status`` is the
+    *recorded* status; the audit recomputes it from the claim and fails when they
+    disagree.  ``note`` is LaTeX text mode (formulas inside ``$…$``).
+
+    >>> e = Entry("duat:eq1", "Eq. 1", "G(x)", Status.PROSE, Prose("an existence theorem"))
+    >>> e.source, e.source.name
+    (Source(version='duat', ref='Eq. 1'), 'DUAT')
     """
 
     id: str
-    source: Source
+    ref: str
     statement: str
     status: Status
     claim: Claim
@@ -133,10 +142,20 @@ class Entry:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if not _ID.match(self.id):
-            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' as in SPEC §7")
-        if not self.id.startswith(self.source.version + ":"):
-            raise LedgerError(f"entry {self.id!r} cites version {self.source.version!r}")
+        if not isinstance(self.id, str) or ":" not in self.id:
+            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' "
+                              "(see docs/writing-derivations.md)")
+        version = self.id.split(":", 1)[0]
+        known = origin(version)
+        if not known.accepts(self.id):
+            raise LedgerError(f"malformed entry id {self.id!r}; expected '<version>:<place>' with a place "
+                              f"matching {known.places!r} (see docs/writing-derivations.md)")
+        if isinstance(self.ref, Source):  # the older spelling Entry(id, Source(version, ref), …)
+            if self.ref.version != version:
+                raise LedgerError(f"entry {self.id!r} cites version {self.ref.version!r}")
+            object.__setattr__(self, "ref", self.ref.ref)
+        if not isinstance(self.ref, str):
+            raise LedgerError(f"entry {self.id!r}: ref must be a string such as 'Eq. 3', got {self.ref!r}")
         if not isinstance(self.status, Status):
             try:
                 object.__setattr__(self, "status", Status(self.status))
@@ -150,3 +169,8 @@ class Entry:
                               f"got {type(self.claim).__name__}")
         if self.status is Status.ERRATUM and self.correction is None:
             raise LedgerError(f"entry {self.id!r} is recorded as erratum but has no correction")
+
+    @property
+    def source(self) -> Source:
+        """The source version (from the id) and ``ref``."""
+        return Source(self.id.split(":", 1)[0], self.ref)
