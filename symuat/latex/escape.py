@@ -8,9 +8,10 @@ so a ``.tex`` file can never be broken by a name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-__all__ = ["escape_text"]
+__all__ = ["escape_text", "text_with_math"]
 
 _SPECIAL: Mapping[str, str] = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -32,6 +33,7 @@ _UNICODE: Mapping[str, str] = {
 }
 
 _COMBINING_TILDE = "\u0303"
+_COMBINING_HAT = "\u0302"
 
 
 def escape_text(text: str) -> str:
@@ -40,14 +42,15 @@ def escape_text(text: str) -> str:
     >>> escape_text("W' = W ⊗ I_M, 50% & more")
     "W' = W $\\otimes$ I\\_M, 50\\% \\& more"
     >>> escape_text("c\u0303 and β\u0303")
-    '\\~{c} and $\\tilde{\\beta}$'
+    '$\\tilde{c}$ and $\\tilde{\\beta}$'
 
     """
     out: list[str] = []
     for ch in text:
-        if ch == _COMBINING_TILDE and out:
-            base = out.pop()
-            out.append(rf"$\tilde{{{base.strip('$')}}}$" if base.startswith("$") else rf"\~{{{base}}}")
+        if ch in (_COMBINING_TILDE, _COMBINING_HAT) and out:
+            base, accent = out.pop(), "tilde" if ch == _COMBINING_TILDE else "hat"
+            out.append(rf"$\{accent}{{{base.strip('$')}}}$" if base.startswith("$") or base.isalpha()
+                       else rf"\~{{{base}}}")
             continue
         if ch in _SPECIAL:
             out.append(_SPECIAL[ch])
@@ -56,3 +59,39 @@ def escape_text(text: str) -> str:
         else:
             out.append(_UNICODE.get(ch, "?"))
     return "".join(out)
+
+
+#: Non-ASCII letters that may carry a subscript in a note (``Σ_h``, ``β_j``), as math commands.
+_MATH_LETTERS: Mapping[str, str] = {ch: tex.strip("$") for ch, tex in _UNICODE.items()
+                                    if tex.startswith("$\\") and tex.strip("$")[1:].isalpha()}
+_BASE = r"(?:\\(?:tilde|hat|bar|mathbf|boldsymbol)\{[^{}$]*\}|[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])"
+_SCRIPTS = r"(?:_\{[^{}$]*\}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:\^(?:\{[^{}$]*\}|[A-Za-z0-9]+))?|\^(?:\{[^{}$]*\}|[A-Za-z0-9]+)"
+#: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``sqrt(M)``.
+_ASCII_MATH = re.compile(
+    rf"(?<![A-Za-z0-9\\])(?P<sym>{_BASE}'*(?:{_SCRIPTS}))|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
+)
+_ADJACENT_MATH = re.compile(r"(?<!\\)\$\$")
+_SCRIPT_ARG = re.compile(r"([_^])([A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)")
+
+
+def text_with_math(text: str) -> str:
+    r"""Escape free text like :func:`escape_text`, but set ASCII math in it as LaTeX math.
+
+    >>> text_with_math("UAT_1^R and W'_{i,3} with W_V,h, scale 1/sqrt(M), 50%")
+    "$UAT_{1}^{R}$ and $W'_{i,3}$ with $W_{V,h}$, scale 1/$\\sqrt{M}$, 50\\%"
+    >>> text_with_math(r"Σ_h H_h and \tilde{V}_{1}, 'W'_{1,1}'")
+    "$\\Sigma _{h}$ $H_{h}$ and $\\tilde{V}_{1}$, '$W'_{1,1}$'"
+    >>> text_with_math("W'_iᵀ costs $5")
+    "$W'_{i} ^{T}$ costs \\$5"
+    """
+    out, pos = [], 0
+    for m in _ASCII_MATH.finditer(text):
+        out.append(escape_text(text[pos:m.start()]))
+        if m.group("root") is not None:
+            out.append(rf"$\sqrt{{{m.group('root')}}}$")
+        else:
+            sym = "".join(_MATH_LETTERS[ch] + " " if ch in _MATH_LETTERS else ch for ch in m.group("sym"))
+            out.append("$" + _SCRIPT_ARG.sub(r"\1{\2}", sym) + "$")
+        pos = m.end()
+    out.append(escape_text(text[pos:]))
+    return _ADJACENT_MATH.sub(" ", "".join(out))

@@ -25,7 +25,7 @@ from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
 from ..ledger.entry import Status
 from .display import LINE_BUDGET_PT, breakable_id, display, split_lines
-from .escape import escape_text
+from .escape import escape_text, text_with_math
 from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
 
 __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "render_beyond", "write_files",
@@ -58,8 +58,8 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
     )
     env.filters["tex"] = escape_text
-    env.filters["note"] = lambda s: paper_figures(escape_text(s))
-    env.filters["ref"] = lambda s: escape_text(paper_figures(s))
+    env.filters["note"] = lambda s: paper_figures(text_with_math(s))
+    env.filters["ref"] = lambda s: text_with_math(paper_figures(s))
     env.filters["display"] = display
     env.filters["breakid"] = lambda s: breakable_id(escape_text(s))
     env.filters["lines"] = split_lines
