@@ -16,7 +16,7 @@ from symuat.numeric import forward, random_stack, vec_r
 
 REQUIRE_PLOT = os.environ.get("SYMUAT_REQUIRE_PLOT") == "1"
 needs_plot = pytest.mark.skipif(not figures.plot_available() and not REQUIRE_PLOT,
-                                reason="matplotlib not installed (pip install 'symuat[plot]'; CI sets SYMUAT_REQUIRE_PLOT=1)")
+                                reason="matplotlib not installed (CI sets SYMUAT_REQUIRE_PLOT=1)")
 
 _DIGESTS = """
 import hashlib

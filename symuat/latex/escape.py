@@ -65,7 +65,8 @@ def escape_text(text: str) -> str:
 _MATH_LETTERS: Mapping[str, str] = {ch: tex.strip("$") for ch, tex in _UNICODE.items()
                                     if tex.startswith("$\\") and tex.strip("$")[1:].isalpha()}
 _BASE = r"(?:\\(?:tilde|hat|bar|mathbf|boldsymbol)\{[^{}$]*\}|[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])"
-_SCRIPTS = r"(?:_\{[^{}$]*\}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:\^(?:\{[^{}$]*\}|[A-Za-z0-9]+))?|\^(?:\{[^{}$]*\}|[A-Za-z0-9]+)"
+_SUPER = r"\^(?:\{[^{}$]*\}|[A-Za-z0-9]+)"
+_SCRIPTS = rf"(?:_\{{[^{{}}$]*\}}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:{_SUPER})?|{_SUPER}"
 #: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``sqrt(M)``.
 _ASCII_MATH = re.compile(
     rf"(?<![A-Za-z0-9\\])(?P<sym>{_BASE}'*(?:{_SCRIPTS}))|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
