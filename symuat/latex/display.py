@@ -36,6 +36,8 @@ _COMMAND_PT: Mapping[str, float] = {
     "otimes": 13.0, "odot": 13.0, "cdot": 8.0, "times": 13.0, "diamond": 11.0, "circ": 11.0,
     "sum": 16.0, "prod": 16.0, "frac": 0.0, "sqrt": 9.0, "ldots": 14.0, "cdots": 14.0, "dots": 14.0,
 }
+#: A sign right after one of these is unary (``(-x``, ``= -x``), not a place to break.
+_NO_BREAK_AFTER = ("", "(", "[", "=", "+", "-", "&", "{", ",")
 _ENVIRONMENT = re.compile(r"\\begin\{[A-Za-z*]+\}(\{[^}]*\})?")
 
 
@@ -88,13 +90,15 @@ def _matching(text: str, start: int, opening: str, closing: str) -> int:
     return -1
 
 
-def break_points(tex: str) -> list[str]:
+def break_points(tex: str, inside_parentheses: bool = True) -> list[str]:
     r"""Cut ``tex`` before each binary ``+``, ``-``, ``=`` at brace depth 0 outside environments.
+
+    With ``inside_parentheses=False`` only signs outside every ``(…)``/``[…]`` are cut.
 
     >>> break_points(r"a + b_{i+1} - \begin{matrix}x+y\end{matrix} = c")
     ['a ', '+ b_{i+1} ', '- \\begin{matrix}x+y\\end{matrix} ', '= c']
     """
-    pieces, start, depth, env, i = [], 0, 0, 0, 0
+    pieces, start, depth, env, parens, i = [], 0, 0, 0, 0, 0
     last = ""  # last non-space character outside commands, to tell binary from unary signs
     while i < len(tex):
         ch = tex[i]
@@ -111,7 +115,12 @@ def break_points(tex: str) -> list[str]:
             depth += 1
         elif ch == "}":
             depth -= 1
-        elif ch in "+-=" and depth == 0 and env == 0 and last not in ("", "(", "[", "=", "+", "-", "&", "{", ","):
+        elif ch in "([":
+            parens += 1
+        elif ch in ")]":
+            parens -= 1
+        elif (ch in "+-=" and depth == 0 and env == 0 and (inside_parentheses or parens == 0)
+              and last not in _NO_BREAK_AFTER):
             if tex[start:i].strip():
                 pieces.append(tex[start:i])
                 start = i
@@ -132,7 +141,8 @@ def math_width(tex: str) -> float:
         end = _environment_end(tex, env)
         inner = tex[env.end():end[0]]
         rows = re.split(r"\\\\", inner)
-        widest = max(sum(math_width(cell) + 10.0 for cell in row.split("&")) for row in rows)
+        cells = [[math_width(cell) for cell in row.split("&")] for row in rows]
+        widest = sum(max(row[c] for row in cells if c < len(row)) + 10.0 for c in range(max(map(len, cells))))
         return math_width(tex[:env.start()]) + widest + math_width(tex[end[1]:])
     total, i = 0.0, 0
     stack = [(1.0, False)]  # (scale, bold) of each open brace group
@@ -200,7 +210,11 @@ def split_lines(tex: str, budget: float = LINE_BUDGET_PT) -> list[str]:
     >>> split_lines("a + b + c", budget=30)
     ['a + b', '+ c']
     """
-    pieces = break_points(plain_delimiters(tex)) if math_width(tex) > budget else [tex]
+    pieces = [tex]
+    if math_width(tex) > budget:
+        pieces = []
+        for outer in break_points(plain_delimiters(tex), inside_parentheses=False):
+            pieces.extend(break_points(outer) if math_width(outer) > budget - 22.0 else [outer])
     lines: list[str] = []
     current, width = "", 0.0
     for piece in pieces:

@@ -61,16 +61,20 @@ def escape_text(text: str) -> str:
     return "".join(out)
 
 
-#: Non-ASCII letters that may carry a subscript in a note (``Σ_h``, ``β_j``), as math commands.
+#: Non-ASCII letters that may carry a subscript in a note (``Σ_h``, ``β_j``, ``Ũ_j``), as math.
 _MATH_LETTERS: Mapping[str, str] = {ch: tex.strip("$") for ch, tex in _UNICODE.items()
-                                    if tex.startswith("$\\") and tex.strip("$")[1:].isalpha()}
+                                    if re.fullmatch(r"\$\\([A-Za-z]+|tilde\{[A-Za-z]\})\$", tex)}
+_ACCENTED = r"(?:[A-Za-z]|\\[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])[\u0303\u0302]"
 _BASE = r"(?:\\(?:tilde|hat|bar|mathbf|boldsymbol)\{[^{}$]*\}|[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])"
-_SUPER = r"\^(?:\{[^{}$]*\}|[A-Za-z0-9]+)"
+_SUPER = r"(?:\^(?:\{[^{}$]*\}|\([^()$]*\)|[A-Za-z0-9]+)|ᵀ)"
 _SCRIPTS = rf"(?:_\{{[^{{}}$]*\}}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:{_SUPER})?|{_SUPER}"
-#: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``sqrt(M)``.
+#: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``c̃_j``,
+#: ``sqrt(M)``; an accented letter (``Ũ``, ``c̃``) is math even without a script.
 _ASCII_MATH = re.compile(
-    rf"(?<![A-Za-z0-9\\])(?P<sym>{_BASE}'*(?:{_SCRIPTS}))|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
+    rf"(?<![A-Za-z0-9\\])(?P<sym>(?:{_ACCENTED}|[ÃŨṼ])'*(?:{_SCRIPTS})?|{_BASE}'*(?:{_SCRIPTS}))"
+    r"|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
 )
+_ACCENT = re.compile(r"(\\[A-Za-z]+ ?|.)([\u0303\u0302])")
 _ADJACENT_MATH = re.compile(r"(?<!\\)\$\$")
 _SCRIPT_ARG = re.compile(r"([_^])([A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)")
 
@@ -82,8 +86,10 @@ def text_with_math(text: str) -> str:
     "$UAT_{1}^{R}$ and $W'_{i,3}$ with $W_{V,h}$, scale 1/$\\sqrt{M}$, 50\\%"
     >>> text_with_math(r"Σ_h H_h and \tilde{V}_{1}, 'W'_{1,1}'")
     "$\\Sigma _{h}$ $H_{h}$ and $\\tilde{V}_{1}$, '$W'_{1,1}$'"
+    >>> text_with_math("c\u0303_{i+1} and Ũ_j^(i+1), Ũ alone")
+    '$\\tilde{c}_{i+1}$ and $\\tilde{U} _{j}^{(i+1)}$, $\\tilde{U} $ alone'
     >>> text_with_math("W'_iᵀ costs $5")
-    "$W'_{i} ^{T}$ costs \\$5"
+    "$W'_{i}^{T}$ costs \\$5"
     """
     out, pos = [], 0
     for m in _ASCII_MATH.finditer(text):
@@ -92,6 +98,9 @@ def text_with_math(text: str) -> str:
             out.append(rf"$\sqrt{{{m.group('root')}}}$")
         else:
             sym = "".join(_MATH_LETTERS[ch] + " " if ch in _MATH_LETTERS else ch for ch in m.group("sym"))
+            sym = _ACCENT.sub(lambda a: ("\\tilde{" if a.group(2) == "\u0303" else "\\hat{") + a.group(1).strip() + "}",
+                              sym)
+            sym = re.sub(r"\^\(([^()]*)\)", r"^{(\1)}", sym.replace("ᵀ", "^{T}"))
             out.append("$" + _SCRIPT_ARG.sub(r"\1{\2}", sym) + "$")
         pos = m.end()
     out.append(escape_text(text[pos:]))

@@ -126,10 +126,11 @@ def attention_figure(block: tuple[int, int] = (1, 2)) -> bytes:
     with _figure(6.2, 2.3) as fig:
         axes = fig.subplots(1, len(heads) + 1)
         for h, (ax, H) in enumerate(zip(axes, heads)):
-            im = ax.imshow(H, cmap="viridis", vmin=0.0, vmax=1.0)
+            im = ax.imshow(H, cmap="viridis", vmin=0.0, vmax=float(max(h.max() for h in heads)))
             ax.set_title(rf"$H_{h + 1}$ (layer 1)")
             ax.set_xlabel("key token")
-            ax.set_ylabel("query token")
+            if h == 0:
+                ax.set_ylabel("query token")
             ticks = range(H.shape[0])
             ax.set_xticks(ticks, [str(t + 1) for t in ticks])
             ax.set_yticks(ticks, [str(t + 1) for t in ticks])

@@ -24,7 +24,7 @@ from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
 from ..ledger.entry import Status
-from .display import LINE_BUDGET_PT, breakable_id, display, split_lines
+from .display import LINE_BUDGET_PT, breakable_id, display, math_width, split_lines
 from .escape import escape_text, text_with_math
 from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
 
@@ -63,6 +63,7 @@ def environment() -> jinja2.Environment:
     env.filters["display"] = display
     env.filters["breakid"] = lambda s: breakable_id(escape_text(s))
     env.filters["lines"] = split_lines
+    env.tests["wide"] = lambda tex: math_width(tex) > LINE_BUDGET_PT + 60.0
     env.filters["counterexample"] = format_counterexample
     env.filters["marks"] = level_marks
     env.filters["version"] = version_name
