@@ -23,7 +23,7 @@ __all__ = ["LINE_BUDGET_PT", "plain_delimiters", "break_points", "math_width", "
            "breakable_id"]
 
 #: Width of one display line in points (the text width is about 470 pt; the rest is indent and slack).
-LINE_BUDGET_PT = 380.0
+LINE_BUDGET_PT = 420.0
 
 _LEFT_RIGHT = re.compile(r"\\(left|right)(?![A-Za-z])\s*(\\[A-Za-z]+|\\[{}|]|[.()\[\]|])")
 _FUNCTION_BRACE = re.compile(r"(\\[A-Za-z]+)\{\(")

@@ -129,7 +129,7 @@ def format_counterexample(cx: Mapping | None) -> str:
     rows = []
     for key, words in _SIDES:
         if key in cx:
-            for n, line in enumerate(split_lines(str(cx[key]), LINE_BUDGET_PT - 90.0)):
+            for n, line in enumerate(split_lines(str(cx[key]), LINE_BUDGET_PT - 80.0)):
                 rows.append((rf"\text{{{words}:}}\quad & " if n == 0 else r"&\qquad ") + line)
     if not rows:
         return head
