@@ -75,10 +75,12 @@ _SCRIPTS = rf"(?:_\{{[^{{}}$]*\}}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:{_SUPER})?|
 #: ``sqrt(M)``; an accented letter (``Ũ``, ``c̃``) is math even without a script.
 _ASCII_MATH = re.compile(
     rf"(?<![A-Za-z0-9\\])(?P<sym>(?:{_ACCENTED}|[ÃŨṼĤ])'*(?:{_SCRIPTS})?|{_BASE}'*(?:{_SCRIPTS}))"
-    rf"|\((?P<group>[A-Za-z0-9'_{{}},]+)\)(?P<gsup>{_SUPER})"
+    r"|(?P<arrow>->|<=|>=|!=)"
+    rf"|\((?P<group>[A-Za-z0-9'_{{}}, ]+)\)(?P<gsup>{_SUPER})"
     r"|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
 )
 _ACCENT = re.compile(r"(\\[A-Za-z]+ ?|.)([\u0303\u0302])")
+_ARROWS: Mapping[str, str] = {"->": r"$\to$", "<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$"}
 _ADJACENT_MATH = re.compile(r"(?<!\\)\$\$")
 _SCRIPT_ARG = re.compile(r"([_^])([A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)")
 
@@ -94,13 +96,17 @@ def text_with_math(text: str) -> str:
     '$\\tilde{c}_{i+1}$ and $\\tilde{U} _{j}^{(i+1)}$, $\\tilde{U} $ alone'
     >>> text_with_math("(W'_HVO)^T = I_N⊗W_O^T")
     "$(W'_{HVO})^{T}$ = $I_{N} \\otimes W_{O}^{T}$"
+    >>> text_with_math("depth i -> i+1, rank <= d")
+    'depth i $\\to$ i+1, rank $\\le$ d'
     >>> text_with_math("W'_iᵀ costs $5")
     "${W'}_{i}^{T}$ costs \\$5"
     """
     out, pos = [], 0
     for m in _ASCII_MATH.finditer(text):
         out.append(escape_text(text[pos:m.start()]))
-        if m.group("root") is not None:
+        if m.group("arrow") is not None:
+            out.append(_ARROWS[m.group("arrow")])
+        elif m.group("root") is not None:
             out.append(rf"$\sqrt{{{m.group('root')}}}$")
         elif m.group("group") is not None:
             inner = text_with_math(m.group("group")).replace("$", "")
