@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from derivations.path_expansion import attention_only_forward, path_bindings, random_attention_layers
+from symuat_paper.path_expansion import attention_only_forward, path_bindings, random_attention_layers
 from symuat.expansion import apply_paths, path_expansion
 
 

@@ -146,7 +146,8 @@ def eq20_reference(a: Mapping[str, np.ndarray], depth: int) -> np.ndarray:
 
 
 def block_reference(a: Mapping[str, np.ndarray], depth: int) -> np.ndarray:
-    """Plain NumPy stack of the paper's Transformer block: h = W'_{i,1} x, x_i = h + W'_{i,3} sig(W'_{i,2} h + b'_{i,2}) + b'_{i,3}."""
+    """Plain NumPy stack of the paper's Transformer block: h = W'_{i,1} x, x_i = h + W'_{i,3} sig(W'_{i,2} h +
+    b'_{i,2}) + b'_{i,3}."""
     x = a["x'_{0}"]
     for i in range(1, depth + 1):
         h = a[f"W'_{{{i},1}}"] @ x

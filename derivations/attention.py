@@ -23,6 +23,9 @@ from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
 
+__all__ = ["entries", "composition", "figure5", "head_block", "kron_transpose", "output_projection", "reduction",
+           "value_form", "values_definition", "whole_layer"]
+
 _GRID = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2), d=(1, 2))
 _SQUARE = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))  # head value width d = m (the paper's M/h -> M/h)
 _RANDOM = {"h": 2, "N": 3, "m": 2, "d": 3}
@@ -79,17 +82,16 @@ def head_block() -> Identity:
     def derived(e, d):
         Hhat = unvec_r(_paper(e, d).as_standard().W_HV() * _x(e), d["N"], d["h"] * d.get("d", d["m"]))
         return Hhat[:, :d.get("d", d["m"])]
-    m = lambda d: d["m"]  # noqa: E731
-    return _identity(lambda e, d: e["H1"] * (e["X"][:, :m(d)] * e["WV1"]), derived,
-                     lambda a, d: a["H1"] @ a["X"][:, :d["m"]] @ a["WV1"])
+    return _identity(lambda H1, X, WV1, m: H1 * (X[:, :m] * WV1), derived,
+                     lambda H1, X, m, WV1: H1 @ X[:, :m] @ WV1)
 
 
 def values_definition() -> Identity:
     r"""Eq. 8 step 3: H_i V_i = H_i[x_i W_Vi] with V_i := x_i W_Vi (printed inside Attention(...))."""
-    def V1(e, d):
-        return e["X"][:, :d["m"]] * e["WV1"]
-    return _identity(lambda e, d: e["H1"] * V1(e, d), lambda e, d: e["H1"] * (e["X"][:, :d["m"]] * e["WV1"]),
-                     lambda a, d: a["H1"] @ (a["X"][:, :d["m"]] @ a["WV1"]))
+    def V1(X, WV1, m):
+        return X[:, :m] * WV1
+    return _identity(lambda H1, X, WV1, m: H1 * V1(X, WV1, m), lambda H1, X, m, WV1: H1 * (X[:, :m] * WV1),
+                     lambda H1, X, m, WV1: H1 @ (X[:, :m] @ WV1))
 
 
 def figure5(transpose_output: bool = False) -> Identity:
@@ -150,24 +152,25 @@ def value_form(transposed: bool) -> Identity:
 
 def kron_transpose() -> Identity:
     r"""App. A Fig. 1.d.3→d.4: [H'_i W'_Vi]^T x'_i = (H'_i)^T [W'_Vi]^T x'_i, H' = H^T ⊗ I_m, W' = I_N ⊗ W_V."""
-    def lifts(e, d):
-        N, m = d["N"], d["m"]
-        return kron(e["H1"].T, identity_matrix(m)), kron(identity_matrix(N), e["WV1"])
-    def lhs(e, d):
-        Hp, Wp = lifts(e, d)
-        return (Hp * Wp).T * vec_r(e["X"][:, :d["m"]])
-    def rhs(e, d):
-        Hp, Wp = lifts(e, d)
+    def lifts(H1, WV1, N, m):
+        return kron(H1.T, identity_matrix(m)), kron(identity_matrix(N), WV1)
+
+    def lhs(H1, WV1, X, N, m):
+        Hp, Wp = lifts(H1, WV1, N, m)
+        return (Hp * Wp).T * vec_r(X[:, :m])
+
+    def rhs(H1, WV1, X, N, m):
+        Hp, Wp = lifts(H1, WV1, N, m)
         if Hp.shape[1] != Wp.T.shape[0]:
             raise ShapeError(f"(H')^T is {Hp.T.shape} and (W'_V)^T is {Wp.T.shape}: the product is undefined")
-        return Hp.T * Wp.T * vec_r(e["X"][:, :d["m"]])
+        return Hp.T * Wp.T * vec_r(X[:, :m])
     return lhs, rhs
 
 
 def _kron_transpose(dims, random_dims) -> Identity:
     lhs, rhs = kron_transpose()
     return Identity(shapes=_shapes, lhs=lhs, rhs=rhs, dims=dims, random_dims=random_dims,
-                    reference=lambda a, d: a["H1"] @ a["X"][:, :d["m"]] @ a["WV1"], scope=_SCOPE)
+                    reference=lambda H1, X, m, WV1: H1 @ X[:, :m] @ WV1, scope=_SCOPE)
 
 
 # --- the ledger -----------------------------------------------------------------------------------

@@ -17,79 +17,94 @@ from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, di
 from symuat.layers.attention import attention_matrix, softmax
 from symuat.numeric.attention import AttentionWeights, attention_weights, mha_operator
 
+__all__ = ["entries", "density", "density_proxy", "eq35_step", "eq8_step2", "eq8_whole", "head_scale", "paper_scale",
+           "scale_readings"]
+
 _LEVELS = (Level.SYMBOLIC, Level.FLOAT)
 _DIMS = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))
 _SCOPE = "exp and sqrt kept exact; d = m (head width M/h); F_p does not apply (exp, sqrt)."
 
 
-def _shapes(d):
-    m = d["m"]
-    return {"x": (d["N"], m), "WQ": (m, m), "WK": (m, m), "WV": (m, m)}
+_SHAPES = {"x": ("N", "m"), "WQ": ("m", "m"), "WK": ("m", "m"), "WV": ("m", "m")}
 
 
-def _paper_scale(d) -> sympy.Expr:
-    return 1 / sympy.sqrt(d["h"] * d["m"])
+def paper_scale(h: int, m: int) -> sympy.Expr:
+    r"""The printed scale :math:`1/\sqrt{M}` with :math:`M = hm` (seed Eq. 8)."""
+    return 1 / sympy.sqrt(h * m)
 
 
-_SCALES = {"paper 1/sqrt(M)": _paper_scale, "head 1/sqrt(d)": lambda d: 1 / sympy.sqrt(d["m"])}
+def head_scale(h: int, m: int) -> sympy.Expr:
+    r"""The usual scale :math:`1/\sqrt{d}` with head width :math:`d = m` (Vaswani et al.)."""
+    return 1 / sympy.sqrt(m)
+
+
+_SCALES = {"paper 1/sqrt(M)": paper_scale, "head 1/sqrt(d)": head_scale}
 
 
 def _np_attention(scale):
-    def ref(a, d):
-        H = attention_weights(a["x"], a["WQ"], a["WK"], scale=float(scale(d)))
-        return (H @ (a["x"] @ a["WV"])).reshape(-1)
+    def ref(x, WQ, WK, WV, h, m):
+        H = attention_weights(x, WQ, WK, scale=float(scale(h, m)))
+        return (H @ (x @ WV)).reshape(-1)
     return ref
 
 
-def _np_weights(a, d):
-    return attention_weights(a["x"], a["WQ"], a["WK"], scale=float(_paper_scale(d))).reshape(-1)
+def _np_weights(x, WQ, WK, h, m):
+    return attention_weights(x, WQ, WK, scale=float(paper_scale(h, m))).reshape(-1)
 
 
-def _printed_eq8(e, d):
+def _printed_eq8(x, WQ, WK, WV, h, m):
     r"""softmax(Q_i K_i^T / sqrt(M)) V_i with Q_i = x_i W_Qi, K_i = x_i W_Ki, V_i = x_i W_Vi, as printed."""
-    Q, K, V = e["x"] * e["WQ"], e["x"] * e["WK"], e["x"] * e["WV"]
-    return softmax(Q * K.T / sympy.sqrt(d["h"] * d["m"])) * V
+    Q, K, V = x * WQ, x * WK, x * WV
+    return softmax(Q * K.T / sympy.sqrt(h * m)) * V
 
 
 def _identity(lhs, rhs, reference) -> Identity:
-    return Identity(shapes=_shapes, lhs=lhs, rhs=rhs, dims=_DIMS, reference=reference,
+    return Identity(shapes=_SHAPES, lhs=lhs, rhs=rhs, dims=_DIMS, reference=reference,
                     random_dims={"h": 2, "N": 3, "m": 2}, levels=_LEVELS, scope=_SCOPE)
+
+
+def _attention(scale):
+    def attention(x, WQ, WK, WV, h, m):
+        return attention_matrix(x, WQ, WK, scale(h, m)) * (x * WV)
+    return attention
 
 
 def scale_readings() -> Readings:
     r"""Eq. 8 step 1: Attention(Q,K,V) = softmax(QK^T/sqrt(M))V under each definition of Attention's scale."""
-    def attention(scale):
-        return lambda e, d: attention_matrix(e["x"], e["WQ"], e["WK"], scale(d)) * (e["x"] * e["WV"])
     return Readings("the softmax scale of Attention: 1/sqrt(M) as printed or 1/sqrt(d_head) (Vaswani et al.)",
-                    {name: _identity(attention(s), _printed_eq8, _np_attention(s)) for name, s in _SCALES.items()})
+                    {name: _identity(_attention(s), _printed_eq8, _np_attention(s)) for name, s in _SCALES.items()})
 
 
-def _H(e, d):
-    return attention_matrix(e["x"], e["WQ"], e["WK"], _paper_scale(d))
+def _H(x, WQ, WK, h, m):
+    return attention_matrix(x, WQ, WK, paper_scale(h, m))
+
+
+def _end(x, WQ, WK, WV, h, m):
+    return _H(x, WQ, WK, h, m) * (x * WV)
 
 
 def eq8_whole() -> Readings:
     r"""Eq. 8 end to end: Attention(Q, K, V) = H_i[x_i W_Vi] under each definition of Attention's scale."""
-    def attention(scale):
-        return lambda e, d: attention_matrix(e["x"], e["WQ"], e["WK"], scale(d)) * (e["x"] * e["WV"])
-    end = lambda e, d: _H(e, d) * (e["x"] * e["WV"])  # noqa: E731
     return Readings("the softmax scale of Attention: 1/sqrt(M) as printed or 1/sqrt(d_head) (Vaswani et al.)",
-                    {name: _identity(attention(s), end, _np_attention(s)) for name, s in _SCALES.items()})
+                    {name: _identity(_attention(s), _end, _np_attention(s)) for name, s in _SCALES.items()})
 
 
 def eq8_step2() -> Identity:
-    return _identity(_printed_eq8, lambda e, d: _H(e, d) * (e["x"] * e["WV"]), _np_attention(_paper_scale))
+    return _identity(_printed_eq8, _end, _np_attention(paper_scale))
+
+
+def _eq35_product(x, WQ, WK, h, m):
+    return softmax(x * WQ * WK.T * x.T * paper_scale(h, m))
+
+
+def _eq35_merged(x, WQ, WK, h, m):
+    return softmax(x * (WQ * WK.T) * x.T * paper_scale(h, m))
 
 
 def eq35_step(step: int) -> Identity:
     r"""Eq. 35: softmax(x W_Q (x W_K)^T/√M) = softmax(x W_Q W_K^T x^T/√M) = softmax(x W_QK x^T/√M)."""
-    s = _paper_scale
-    forms = {
-        1: lambda e, d: softmax(e["x"] * e["WQ"] * e["WK"].T * e["x"].T * s(d)),
-        2: lambda e, d: softmax(e["x"] * (e["WQ"] * e["WK"].T) * e["x"].T * s(d)),
-    }
-    lhs = _H if step == 1 else forms[1]
-    return _identity(lhs, forms[step], _np_weights)
+    lhs, rhs = (_H, _eq35_product) if step == 1 else (_eq35_product, _eq35_merged)
+    return _identity(lhs, rhs, _np_weights)
 
 
 def density(seed: int, N: int = 8, M: int = 8, n_heads: int = 2) -> dict[str, float]:
@@ -129,13 +144,12 @@ _EQ35 = [r"\operatorname{softmax}\left(\frac{\mathbf{x}_{i} \mathbf{W}_{Qi}(\mat
 
 def entries() -> list[Entry]:
     eq35 = [Entry(f"duat:eq35.step{k}", f"App. C, Eq. 35, step {k}",
-                  (r"\mathbf{H}_{i} = " if k == 1 else "") + f"{_EQ35[k - 1]} = {_EQ35[k]}", Status.PROVED, eq35_step(k),
+                  (r"\mathbf{H}_{i} = " if k == 1 else "") + f"{_EQ35[k - 1]} = {_EQ35[k]}", Status.PROVED,
+                  eq35_step(k),
                   note="H_i on the left is symuat's attention_matrix with scale 1/sqrt(M)." if k == 1 else
                   "W_QKi := W_Qi W_Ki^T (App. A Fig. 1.a); as a free m×m matrix it would be more general (rank <= d).")
             for k in (1, 2)]
-    whole35 = Identity(shapes=_shapes, lhs=_H, rhs=lambda e, d: softmax(
-        e["x"] * (e["WQ"] * e["WK"].T) * e["x"].T * _paper_scale(d)), dims=_DIMS, reference=_np_weights,
-        random_dims={"h": 2, "N": 3, "m": 2}, levels=_LEVELS, scope=_SCOPE)
+    whole35 = _identity(_H, _eq35_merged, _np_weights)
     return [
         Entry("duat:eq8", "Eq. 8 (whole chain)",
               _EQ8_1 + r" = \mathbf{H}_{i}\mathbf{V}_{i} = \mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}] = "

@@ -18,87 +18,92 @@ from symuat import (
     Correction,
     Denial,
     Entry,
+    Expr,
     Identity,
     Readings,
     Status,
+    Step,
+    StepTable,
+    bind,
     chain,
     diamond,
     dims_grid,
 )
 
+__all__ = ["entries", "chain_step", "eq4_identity", "left_tn_identity", "rows_of_result_identity", "square_identity",
+           "vector_operand_identity"]
+
 _M = dims_grid(m=(1, 2, 3))
 _MN = dims_grid(m=(1, 2, 3), n=(1, 2, 3))
-_SQUARE = lambda d: {"W1": (d["m"], d["m"]), "W2": (d["m"], d["m"]), "x": (d["m"], 1)}  # noqa: E731
+_SQUARE = {"W1": ("m", "m"), "W2": ("m", "m"), "x": ("m", 1)}
 _CHAIN = "the order of a chained diamond and the meaning of A◇B for two matrices (symuat.CHAIN_READINGS)"
 
-Side = Callable[[object, dict], sympy.MatrixBase]  # (reading, env) -> matrix
+
+def square_identity(lhs: Callable, rhs: Callable, reading) -> Identity:
+    r"""``lhs == rhs`` for square :math:`W_1, W_2` and a vector :math:`x`, with the chain reading ``R`` fixed."""
+    return Identity(shapes=_SQUARE, lhs=bind(lhs, R=reading), rhs=bind(rhs, R=reading), dims=_M, random_dims={"m": 4})
 
 
-def square_identity(lhs: Side, rhs: Side, reading) -> Identity:
-    return Identity(shapes=_SQUARE, lhs=lambda e, d: lhs(reading, e), rhs=lambda e, d: rhs(reading, e),
-                    dims=_M, random_dims={"m": 4})
-
-
-def chain_step(lhs: Side, rhs: Side) -> Readings:
+def chain_step(lhs: Callable, rhs: Callable) -> Readings:
+    """A chain step, one reading per :data:`symuat.CHAIN_READINGS`."""
     return Readings(_CHAIN, {r.name: square_identity(lhs, rhs, r) for r in CHAIN_READINGS})
 
 
-def left_tn_identity(lhs: Side, rhs: Side) -> Identity:
+def left_tn_identity(lhs: Callable, rhs: Callable) -> Identity:
+    """A chain step under the left-TN reading (``A◇B = AᵀB``, left to right)."""
     reading = next(r for r in CHAIN_READINGS if r.name == "left-TN")
     return square_identity(lhs, rhs, reading)
 
 
-# The expressions of the two chains, as printed (seed 004 App. A; R = reading, e = symbols).
+# The expressions of the two chains, as printed (App. A); R is the chain reading.
 _EQ13 = [
-    (r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]", lambda R, e: diamond(e["W1"], diamond(e["x"], e["W2"]))),
-    (r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: diamond(e["W1"], e["W2"].T * e["x"])),
-    (r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: e["W1"].T * (e["W2"].T * e["x"])),
-    (r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}=\mathbf{W}_{12}\mathbf{x}", lambda R, e: e["W1"].T * e["W2"].T * e["x"]),
-    (r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W1"].T * e["W2"].T).T, e["x"])),
-    (r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda R, e: diamond(e["W2"] * e["W1"], e["x"])),
-    (r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"], e["W1"], e["x"])),
-    (r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"].T, e["W1"], e["x"])),
+    Expr(r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]", lambda W1, x, W2: diamond(W1, diamond(x, W2))),
+    Expr(r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda W1, W2, x: diamond(W1, W2.T * x)),
+    Expr(r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda W1, W2, x: W1.T * (W2.T * x)),
+    Expr(r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}=\mathbf{W}_{12}\mathbf{x}",
+         lambda W1, W2, x: W1.T * W2.T * x),
+    Expr(r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}",
+         lambda W1, W2, x: diamond((W1.T * W2.T).T, x)),
+    Expr(r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda W2, W1, x: diamond(W2 * W1, x)),
+    Expr(r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, W2, W1, x: chain(R, W2, W1, x)),
+    Expr(r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, W2, W1, x: chain(R, W2.T, W1, x)),
 ]
 _EQ14 = [
-    (r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(diamond(e["W1"], e["x"]), e["W2"])),
-    (r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(e["W1"].T * e["x"], e["W2"])),
-    (r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda R, e: e["W2"].T * (e["W1"].T * e["x"])),
-    (r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W2"].T * e["W1"].T).T, e["x"])),
-    (r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda R, e: diamond(e["W1"] * e["W2"], e["x"])),
-    (r"\mathbf{W}_{1}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"], e["W2"], e["x"])),
-    (r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"].T, e["W2"], e["x"])),
+    Expr(r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}", lambda W1, x, W2: diamond(diamond(W1, x), W2)),
+    Expr(r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda W1, x, W2: diamond(W1.T * x, W2)),
+    Expr(r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda W2, W1, x: W2.T * (W1.T * x)),
+    Expr(r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}",
+         lambda W2, W1, x: diamond((W2.T * W1.T).T, x)),
+    Expr(r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda W1, W2, x: diamond(W1 * W2, x)),
+    Expr(r"\mathbf{W}_{1}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, W1, W2, x: chain(R, W1, W2, x)),
+    Expr(r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, W1, W2, x: chain(R, W1.T, W2, x)),
 ]
 
-#: Recorded statuses of the printed steps; the audit recomputes and compares them.
+_LEFT_NN = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
+_SKIP = ("No reading makes this step true (it moves a transpose onto the left factor). The chain's end point is "
+         "still right under left-TN, so the correction joins the previous expression to it.")
+#: Recorded status of each printed step (the audit recomputes and compares them); errata skip the wrong row.
 _STEP_STATUS = {
     13: [Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.CONVENTION, Status.ERRATUM],
     14: [Status.PROVED, Status.PROVED, Status.PROVED, Status.PROVED, Status.CONVENTION, Status.ERRATUM],
 }
+_NOTES = {Status.CONVENTION: _LEFT_NN, Status.ERRATUM: _SKIP}
 
 
-def _chain_entries(eq: int, exprs) -> list[Entry]:
-    out = []
-    for k in range(1, len(exprs)):
-        (lt, lf), (rt, rf) = exprs[k - 1], exprs[k]
-        status = _STEP_STATUS[eq][k - 1]
-        correction = note = None
-        if status is Status.ERRATUM:
-            # Skip the mis-stepped expression: the previous expression equals the next under left-TN.
-            pt, pf = exprs[k - 2]
-            correction = Correction(f"{pt} = {rt} \\quad (A\\diamond B = A^TB,\\ \\text{{left to right}})",
-                                    left_tn_identity(pf, rf))
-            note = ("No reading makes this step true (it moves a transpose onto the left factor). The chain's "
-                    "end point is still right under left-TN, so the correction joins the previous expression to it.")
-        elif status is Status.CONVENTION:
-            note = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
-        out.append(Entry(f"uat-arxiv:eq{eq}.step{k}", f"App. A, Eq. {eq}, step {k}",
-                         f"{lt} = {rt}", status, chain_step(lf, rf), correction=correction, note=note or ""))
-    return out
+def _chain_entries(eq: int, exprs: list[Expr]) -> list[Entry]:
+    table = StepTable("uat-arxiv", {str(k): e for k, e in enumerate(exprs)},
+                      claim=lambda lhs, rhs: chain_step(lhs.build, rhs.build),
+                      ref=lambda place: f"App. A, Eq. {eq}, step {place.rsplit('step', 1)[1]}",
+                      correct=lambda lhs, rhs: left_tn_identity(lhs.build, rhs.build),
+                      correction_suffix=r" \quad (A\diamond B = A^TB,\ \text{left to right})")
+    steps = [Step(f"eq{eq}.step{k}", str(k - 1), str(k), status,
+                  (str(k - 2), str(k)) if status is Status.ERRATUM else None, _NOTES.get(status, ""))
+             for k, status in enumerate(_STEP_STATUS[eq], start=1)]
+    return table.entries(steps)
 
 
-def _printed_eq4_rhs(e, d) -> sympy.ImmutableMatrix:
+def _printed_eq4_rhs(W, x, m, n) -> sympy.ImmutableMatrix:
     r"""The column displayed in Eq. 4: row 1 reads ``w_1 x_1 + w_{31} x_2 + ⋯ + w_{m,1} x_m``."""
-    W, x, m, n = e["W"], e["x"], d["m"], d["n"]
     w31 = W[2, 0] if m >= 3 else sympy.Symbol("w_{3,1}")
 
     def row(i):
@@ -112,44 +117,44 @@ def _printed_eq4_rhs(e, d) -> sympy.ImmutableMatrix:
 
 def eq4_identity(rhs) -> Identity:
     return Identity(
-        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
-        lhs=lambda e, d: diamond(e["W"], e["x"]), rhs=rhs, dims=_MN,
-        reference=lambda a, d: a["W"].T @ a["x"], random_dims={"m": 4, "n": 3},
+        shapes={"W": ("m", "n"), "x": ("m", 1)},
+        lhs=lambda W, x: diamond(W, x), rhs=rhs, dims=_MN,
+        reference=lambda W, x: W.T @ x, random_dims={"m": 4, "n": 3},
     )
 
 
 def rows_of_result_identity(expected: str) -> Identity:
     """Number of rows of W ◇ x versus the printed claim y ∈ R^{(m,1)}."""
     return Identity(
-        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
-        lhs=lambda e, d: sympy.Matrix([[diamond(e["W"], e["x"]).shape[0]]]),
-        rhs=lambda e, d: sympy.Matrix([[d[expected]]]), dims=_MN,
-        reference=lambda a, d: np.array([(a["W"].T @ a["x"]).shape[0]]), random_dims={"m": 4, "n": 3},
+        shapes={"W": ("m", "n"), "x": ("m", 1)},
+        lhs=lambda W, x: sympy.Matrix([[diamond(W, x).shape[0]]]),
+        rhs=lambda m, n: sympy.Matrix([[{"m": m, "n": n}[expected]]]), dims=_MN,
+        reference=lambda W, x: np.array([(W.T @ x).shape[0]]), random_dims={"m": 4, "n": 3},
     )
 
 
 def vector_operand_identity(reading: str) -> Identity:
-    swap = (lambda e: diamond(e["x"], e["W"])) if reading == "vector-operand" else (lambda e: e["x"].T * e["W"])
+    swapped = (lambda W, x: diamond(x, W)) if reading == "vector-operand" else (lambda W, x: x.T * W)
     return Identity(
-        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
-        lhs=lambda e, d: diamond(e["W"], e["x"]), rhs=lambda e, d: swap(e), dims=_MN,
+        shapes={"W": ("m", "n"), "x": ("m", 1)},
+        lhs=lambda W, x: diamond(W, x), rhs=swapped, dims=_MN,
         random_dims={"m": 4, "n": 3},
     )
 
 
 def _distributive() -> Identity:
     return Identity(
-        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1), "y": (d["m"], 1)},
-        lhs=lambda e, d: diamond(e["W"], e["x"] + e["y"]),
-        rhs=lambda e, d: diamond(e["W"], e["x"]) + diamond(e["W"], e["y"]), dims=_MN,
-        reference=lambda a, d: a["W"].T @ (a["x"] + a["y"]), random_dims={"m": 4, "n": 3},
+        shapes={"W": ("m", "n"), "x": ("m", 1), "y": ("m", 1)},
+        lhs=lambda W, x, y: diamond(W, x + y),
+        rhs=lambda W, x, y: diamond(W, x) + diamond(W, y), dims=_MN,
+        reference=lambda W, x, y: W.T @ (x + y), random_dims={"m": 4, "n": 3},
     )
 
 
 def _associative() -> Identity:
     tn = next(r for r in CHAIN_READINGS if r.name == "left-TN")
-    return square_identity(lambda R, e: diamond(tn.matrix_product(e["W1"], e["W2"]), e["x"]),
-                   lambda R, e: diamond(e["W1"], diamond(e["W2"], e["x"])), tn)
+    return square_identity(lambda W1, W2, x: diamond(tn.matrix_product(W1, W2), x),
+                   lambda W1, W2, x: diamond(W1, diamond(W2, x)), tn)
 
 
 def entries() -> list[Entry]:
@@ -161,7 +166,7 @@ def entries() -> list[Entry]:
         Entry("uat-arxiv:eq4", "Eq. 4 (§3.2)", eq4, Status.ERRATUM, eq4_identity(_printed_eq4_rhs),
               correction=Correction(r"(\mathbf{W}\diamond\mathbf{x})_i=\sum_{k=1}^{m}w_{k,i}x_k,\ "
                                     r"\text{row 1: } w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m",
-                                    eq4_identity(lambda e, d: e["W"].T * e["x"])),
+                                    eq4_identity(lambda W, x: W.T * x)),
               note="Row 1 is printed with w_1 (read as w_{1,1}) and w_{31} where w_{2,1} is meant; rows 2..n are "
                    "right. The correction is checked against the ordinary product Wᵀx."),
         Entry("uat-arxiv:sec3.2.claim1", "§3.2, definition of the Diamond product",
@@ -173,11 +178,12 @@ def entries() -> list[Entry]:
         Entry("uat-arxiv:sec3.2.claim2", "§3.2",
               r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}", Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
-                       {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
+                       {"vector-operand": vector_operand_identity("vector-operand"),
+                        "positional": vector_operand_identity("positional")}),
               note="True by definition when the column-vector operand always plays x; read positionally "
                    "(x◇W = xᵀW) the two sides differ in shape."),
         Entry("uat-arxiv:sec3.2.claim3", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
-              Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"])),
+              Status.PROVED, eq4_identity(lambda W, x: W.T * x)),
         Entry("uat-arxiv:sec3.2.claim4", "§3.2",
               r"\text{the Diamond Matrix Multiplication does not possess the property of associativity}",
               Status.PROVED, Denial(_associative()),
@@ -190,11 +196,11 @@ def entries() -> list[Entry]:
               note="W◇x = Wᵀx is linear in x, so ◇ distributes over addition; the denial is false."),
         Entry("uat-arxiv:sec3.2.claim6", "§3.2 and App. A (first property)",
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
-              Status.CONVENTION, chain_step(_EQ13[0][1], _EQ13[-1][1]),
+              Status.CONVENTION, chain_step(_EQ13[0].build, _EQ13[-1].build),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
         Entry("uat-arxiv:sec3.2.claim7", "§3.2 and App. A (second property)",
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
-              Status.CONVENTION, chain_step(_EQ14[0][1], _EQ14[-1][1]),
+              Status.CONVENTION, chain_step(_EQ14[0].build, _EQ14[-1].build),
               note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
         *_chain_entries(13, _EQ13),
         *_chain_entries(14, _EQ14),

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import sympy
 
-from derivations._duat_common import table
-from derivations.attention_softmax import density, density_proxy
-from derivations.uat_theory import eq4_proxy
 from symuat import Entry, Evidence, Level, Prose, Status
 from symuat.expansion import INPUT, V_name, beta_name, layer_symbols, nc_symbol
+
+from ._duat_common import table
+from .attention_softmax import density, density_proxy
+from .uat_theory import eq4_proxy
 
 __all__ = ["input_dependence", "conv_density", "entries"]
 
@@ -25,7 +26,8 @@ _DEPTH = 3
 
 
 def input_dependence(dynamic: frozenset, no_skip: bool = False, depth: int = _DEPTH) -> dict[str, bool]:
-    r"""For :math:`\tilde V_j`, :math:`\tilde\beta_j` (j = 1..depth): does the unfolded value depend on :math:`\mathbf x'_0`?
+    r"""For :math:`\tilde V_j`, :math:`\tilde\beta_j` (j = 1..depth): does the unfolded value depend on
+    :math:`\mathbf x'_0`?
 
     A layer parameter in ``dynamic`` (subset of W1, W2, W3, b2, b3) counts as a function of the input;
     ``no_skip`` sets :math:`\mathbf W'_{i,1}=0` (the block without its residual path).

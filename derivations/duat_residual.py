@@ -55,12 +55,15 @@ from ._duat_common import (
     table,
 )
 
+__all__ = ["entries", "EQ22_LET", "HYP", "claim26", "eq21_rhs", "eq23_rhs", "lemma1", "proxy_eq25", "rule_A",
+           "rule_V", "rule_beta", "rule_c"]
+
 x0 = INPUT
 
 
 # ---------------------------------------------------------------- Lemma 1 (Eq. 19)
 
-def _lemma1() -> OpaqueIdentity:
+def lemma1() -> OpaqueIdentity:
     beta = S(r"\boldsymbol{\beta}")
     alpha = [S(rf"\alpha_{{{j}}}") for j in range(4)]
     WT = [S(rf"W_{{{j}}}^{{T}}") for j in range(4)]
@@ -88,13 +91,14 @@ def _eq20() -> OpaqueIdentity:
     printed_ = (W("i", 1) * xp + b("i", 3)) + W("i", 3) * sigma(W("i", 2) * xp + b("i", 2))
 
     def ref(a):
-        return a["W'_{i,1}"] @ a["x'_{i-1}"] + a["b'_{i,3}"] + a["W'_{i,3}"] @ sig(a["W'_{i,2}"] @ a["x'_{i-1}"] + a["b'_{i,2}"])
+        return (a["W'_{i,1}"] @ a["x'_{i-1}"] + a["b'_{i,3}"]
+                + a["W'_{i,3}"] @ sig(a["W'_{i,2}"] @ a["x'_{i-1}"] + a["b'_{i,2}"]))
 
     return step(printed_, residual_term("i", xp), ref,
                 scope="Eq. 20 as printed vs symuat.expansion.residual_term (the definition every other check uses).")
 
 
-def _eq21_rhs() -> sympy.Expr:
+def eq21_rhs() -> sympy.Expr:
     return (W(1, 1) * x0 + b(1, 3)) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2))
 
 
@@ -117,7 +121,8 @@ def _eq22_lines() -> list[sympy.Expr]:
 
 
 def _np_x1(a):
-    return a["W'_{1,1}"] @ a["x'_{0}"] + a["b'_{1,3}"] + a["W'_{1,3}"] @ sig(a["W'_{1,2}"] @ a["x'_{0}"] + a["b'_{1,2}"])
+    return (a["W'_{1,1}"] @ a["x'_{0}"] + a["b'_{1,3}"]
+            + a["W'_{1,3}"] @ sig(a["W'_{1,2}"] @ a["x'_{0}"] + a["b'_{1,2}"]))
 
 
 def _np_layer2(a, x):
@@ -126,20 +131,36 @@ def _np_layer2(a, x):
 
 _EQ22_TEX = [
     r"\mathbf{x}_{2}'",
-    r"\mathbf{W}_{2,1}'\mathbf{x}_{1}' + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{1}' + \mathbf{b}_{2,2}') + \mathbf{b}_{2,3}'",
-    r"(\mathbf{W}_{2,1}'\mathbf{x}_{1}' + \mathbf{b}_{2,3}') + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{1}' + \mathbf{b}_{2,2}')",
-    r"\{\mathbf{W}_{2,1}'[(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')] + \mathbf{b}_{2,3}'\} + \mathbf{W}_{2,3}'\sigma\{\mathbf{W}_{2,2}'[(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')] + \mathbf{b}_{2,2}'\}",
-    r"\{\mathbf{W}_{2,1}'(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{b}_{2,3}' + \mathbf{W}_{2,1}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\} + \mathbf{W}_{2,3}'\sigma\{\mathbf{W}_{2,2}'(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{b}_{2,2}' + \mathbf{W}_{2,2}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\}",
-    r"\{(\mathbf{\underline{W}}_{2,1}'\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{\underline{W}}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}') + \mathbf{\underline{W}}_{2,1}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\} + \mathbf{W}_{2,3}'\sigma\{\mathbf{\underline{W}}_{2,2}'\mathbf{W}_{1,1}'\mathbf{x}_{0}' + (\mathbf{\underline{W}}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + \mathbf{\underline{W}}_{2,2}'\mathbf{W}_{1,3}'\sigma(\mathbf{\underline{W}}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\}",
+    r"\mathbf{W}_{2,1}'\mathbf{x}_{1}' + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{1}' + \mathbf{b}_{2,2}') "
+    r"+ \mathbf{b}_{2,3}'",
+    r"(\mathbf{W}_{2,1}'\mathbf{x}_{1}' + \mathbf{b}_{2,3}') + "
+    r"\mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{1}' + \mathbf{b}_{2,2}')",
+    r"\{\mathbf{W}_{2,1}'[(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + "
+    r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')] + \mathbf{b}_{2,3}'\} + "
+    r"\mathbf{W}_{2,3}'\sigma\{\mathbf{W}_{2,2}'[(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + "
+    r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')] + \mathbf{b}_{2,2}'\}",
+    r"\{\mathbf{W}_{2,1}'(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{b}_{2,3}' + "
+    r"\mathbf{W}_{2,1}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\} + "
+    r"\mathbf{W}_{2,3}'\sigma\{\mathbf{W}_{2,2}'(\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + "
+    r"\mathbf{b}_{2,2}' + \mathbf{W}_{2,2}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + "
+    r"\mathbf{b}_{1,2}')\}",
+    r"\{(\mathbf{\underline{W}}_{2,1}'\mathbf{W}_{1,1}'\mathbf{x}_{0}' + "
+    r"\mathbf{\underline{W}}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}') + "
+    r"\mathbf{\underline{W}}_{2,1}'\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')\} + "
+    r"\mathbf{W}_{2,3}'\sigma\{\mathbf{\underline{W}}_{2,2}'\mathbf{W}_{1,1}'\mathbf{x}_{0}' + "
+    r"(\mathbf{\underline{W}}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + "
+    r"\mathbf{\underline{W}}_{2,2}'\mathbf{W}_{1,3}'\sigma(\mathbf{\underline{W}}_{1,2}'\mathbf{x}_{0}' + "
+    r"\mathbf{b}_{1,2}')\}",
 ]
 
 
 def _eq22_steps() -> list[Entry]:
     lines = _eq22_lines()
-    eq21 = _eq21_rhs()
+    eq21 = eq21_rhs()
     refs = [
         lambda a: _np_layer2(a, a["x'_{1}"]),
-        lambda a: a["W'_{2,1}"] @ a["x'_{1}"] + a["W'_{2,3}"] @ sig(a["W'_{2,2}"] @ a["x'_{1}"] + a["b'_{2,2}"]) + a["b'_{2,3}"],
+        lambda a: (a["W'_{2,1}"] @ a["x'_{1}"] + a["W'_{2,3}"] @ sig(a["W'_{2,2}"] @ a["x'_{1}"] + a["b'_{2,2}"])
+                   + a["b'_{2,3}"]),
         lambda a: _np_layer2(a, _np_x1(a)),
         lambda a: _np_layer2(a, _np_x1(a)),
         lambda a: _np_layer2(a, _np_x1(a)),
@@ -168,10 +189,12 @@ def _eq22_steps() -> list[Entry]:
 
 _EQ22_RULES = [  # (printed, table row, printed rhs)
     (r"\mathbf{W}_{2,1}' = \mathbf{W}_{2,1}'\mathbf{W}_{1,1}'", A_name(2), W(2, 1) * W(1, 1)),
-    (r"\mathbf{b}_{2,1}' = \mathbf{W}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}'", c_name(2), W(2, 1) * b(1, 3) + b(2, 3)),
+    (r"\mathbf{b}_{2,1}' = \mathbf{W}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}'", c_name(2),
+     W(2, 1) * b(1, 3) + b(2, 3)),
     (r"\mathbf{W}_{1,3}' = \mathbf{W}_{2,1}'\mathbf{W}_{1,3}'", U_name(1, 2), W(2, 1) * W(1, 3)),
     (r"\mathbf{W}_{2,2}' = \mathbf{W}_{2,2}'\mathbf{W}_{1,1}'", V_name(2), W(2, 2) * W(1, 1)),
-    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + \mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
+    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + "
+     r"\mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
      r"\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')", beta_name(2),
      (W(2, 2) * b(1, 3) + b(2, 2)) + W(2, 2) * W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2))),
 ]
@@ -185,8 +208,10 @@ def _uat2() -> sympy.Expr:
     return sum((W(j, 3) * sigma(W(j, 2) * x0 + b(j, 2)) for j in (1, 2)), sympy.S.Zero)
 
 
-def _eq23_rhs() -> sympy.Expr:
-    return (W(2, 1) * x0 + S("b'_{2,1}")) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)) + W(2, 3) * sigma(W(2, 2) * x0 + b(2, 2))
+def eq23_rhs() -> sympy.Expr:
+    return (W(2, 1) * x0 + S("b'_{2,1}")) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)) + W(2,
+                                                                                        3) * sigma(W(2, 2) * x0 + b(2,
+                                                                                                                    2))
 
 
 def _eq22_rules() -> list[Entry]:
@@ -203,16 +228,19 @@ def _eq22_rules() -> list[Entry]:
 
 
 def _forms() -> list[Entry]:
-    eq23 = semantic(form=lambda d: _eq23_rhs().xreplace(EQ22_LET), cases=(2,))
+    eq23 = semantic(form=lambda d: eq23_rhs().xreplace(EQ22_LET), cases=(2,))
     eq24 = semantic(form=lambda d: (W(1, 1) * x0 + b(1, 3)) + W(1, 3) * sigma(W(1, 2) * x0 + b(1, 2)), cases=(1,))
     eq25 = semantic(form=lambda d: ((W(2, 1) * x0 + S("b'_{2,1}")) + _uat2()).xreplace(EQ22_LET), cases=(2,))
     return [
         Entry("duat:eq21", "App. B.2, Eq. 21",
-              r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')",
-              Status.PROVED, semantic(form=lambda d: _eq21_rhs(), cases=(1,)),
+              r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + "
+              r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')",
+              Status.PROVED, semantic(form=lambda d: eq21_rhs(), cases=(1,)),
               note="Compared with the one-layer nested network (Eq. 20 at i = 1)."),
         Entry("duat:eq23", "App. B.2, Eq. 23",
-              r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}') + \mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{0}' + \mathbf{b}_{2,2}')",
+              r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + "
+              r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}') + "
+              r"\mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{0}' + \mathbf{b}_{2,2}')",
               Status.PROVED, eq23,
               note="The printed symbols W'_{2,1}, b'_{2,1}, W'_{1,3}, W'_{2,2}, b'_{2,2} are replaced (simultaneously)"
                    " by the right-hand sides of the five printed 'let' rules after Eq. 22, then compared with the"
@@ -233,8 +261,10 @@ def _forms() -> list[Entry]:
 
 def _b2_uatr(depth: int) -> sympy.Expr:
     t = table(depth)
-    A = lambda j: t.ref(A_name(j))  # noqa: E731
-    c = lambda j: t.ref(c_name(j))  # noqa: E731
+    def A(j):
+        return t.ref(A_name(j))
+    def c(j):
+        return t.ref(c_name(j))
     body = A(depth) * x0 + c(depth) + sum((S(V_name(j)) * sigma(A(j) * x0 + c(j)) for j in range(1, depth + 1)),
                                           sympy.S.Zero)
     return t.unfold(body)
@@ -260,7 +290,8 @@ def _defuatr() -> Entry:
              " UAT_{i+1}^R = W'_{i+1,1}UAT_i^R + W'_{i+1,3}σ(W'_{i+1,2}x'_0 + b'_{i+1,2}) after Eq. 27. Read with one"
              " meaning per symbol in the sentence (W'_{j,1} = Ã_j and b'_{j,1} = c~_j as in the main term and the"
              " 'Setting' rules of Eq. 26, W'_{j,2} = Ṽ_j as in Eq. 27), it is false already at depth 1:"
-             " W'_{1,2}σ(W'_{1,1}x'_0 + b'_{1,3}) ≠ W'_{1,3}σ(W'_{1,2}x'_0 + b'_{1,2}). Only a relabelling local to this"
+             " W'_{1,2}σ(W'_{1,1}x'_0 + b'_{1,3}) ≠ W'_{1,3}σ(W'_{1,2}x'_0 + b'_{1,2}). Only a relabelling local to "
+             "this"
              " definition would rescue it, and that relabelling contradicts the recursion after Eq. 27.")
 
 
@@ -278,15 +309,21 @@ def _np_hyp(a):
 
 _EQ26_TEX = [
     r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,3})",
-    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,3}\}",
-    r"\{\mathbf{W}'_{i+1,1}(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + \mathbf{W}'_{i+1,1}UAT_{i}^{R} + \mathbf{b}'_{i+1,3}\}",
-    r"\{[\mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}\mathbf{x}'_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}\}",
+    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + UAT_{i}^{R}] + "
+    r"\mathbf{b}'_{i+1,3}\}",
+    r"\{\mathbf{W}'_{i+1,1}(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + \mathbf{W}'_{i+1,1}UAT_{i}^{R} + "
+    r"\mathbf{b}'_{i+1,3}\}",
+    r"\{[\mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}\mathbf{x}'_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + "
+    r"\mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}\}",
 ]
 _EQ27_TEX = [
     r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2})",
-    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
-    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R} + \mathbf{b}'_{i+1,2}\}",
-    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}\mathbf{x}'_{0} + (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
+    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + "
+    r"UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
+    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i,1}\mathbf{x}'_{0} + \mathbf{b}'_{i,1}) + "
+    r"\mathbf{W}'_{i+1,2}UAT_{i}^{R} + \mathbf{b}'_{i+1,2}\}",
+    r"\mathbf{W}'_{i+1,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}\mathbf{x}'_{0} + "
+    r"(\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
 ]
 
 
@@ -319,8 +356,10 @@ def _chain_steps(eq: int, lines, tex, ref_first, ref_rest) -> list[Entry]:
 
 
 def _steps_26_27() -> list[Entry]:
-    r26 = lambda a: a["W'_{i+1,1}"] @ _np_hyp(a) + a["b'_{i+1,3}"]  # noqa: E731
-    r27 = lambda a: a["W'_{i+1,3}"] @ sig(a["W'_{i+1,2}"] @ _np_hyp(a) + a["b'_{i+1,2}"])  # noqa: E731
+    def r26(a):
+        return a["W'_{i+1,1}"] @ _np_hyp(a) + a["b'_{i+1,3}"]
+    def r27(a):
+        return a["W'_{i+1,3}"] @ sig(a["W'_{i+1,2}"] @ _np_hyp(a) + a["b'_{i+1,2}"])
     return _chain_steps(26, _eq26_lines(), _EQ26_TEX, r26, r26) + _chain_steps(27, _eq27_lines(), _EQ27_TEX, r27, r27)
 
 
@@ -330,19 +369,19 @@ def _boxes(depth: int, start: int = 2):
     return range(start, depth + 1)
 
 
-def _rule_A(reading: str) -> OpaqueIdentity:  # W'_{i+1,1} = W'_{i+1,1} W'_{i,1}
+def rule_A(reading: str) -> OpaqueIdentity:  # W'_{i+1,1} = W'_{i+1,1} W'_{i,1}
     return semantic(lambda d: {A_name(k): W(k, 1) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_c() -> OpaqueIdentity:  # b'_{i+1,1} = W'_{i+1,1} b'_{i,1} + b'_{i+1,3}
+def rule_c() -> OpaqueIdentity:  # b'_{i+1,1} = W'_{i+1,1} b'_{i,1} + b'_{i+1,3}
     return semantic(lambda d: {c_name(k): W(k, 1) * printed("b3", k - 1, k, READ_T) + b(k, 3) for k in _boxes(d)})
 
 
-def _rule_V(reading: str) -> OpaqueIdentity:  # W'_{i+1,2} = W'_{i+1,2} W'_{i,1}
+def rule_V(reading: str) -> OpaqueIdentity:  # W'_{i+1,2} = W'_{i+1,2} W'_{i,1}
     return semantic(lambda d: {V_name(k): W(k, 2) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_beta() -> OpaqueIdentity:  # b'_{i+1,2} = (W'_{i+1,2} b'_{i,1} + b'_{i+1,2}) + W'_{i+1,2} UAT_i^R
+def rule_beta() -> OpaqueIdentity:  # b'_{i+1,2} = (W'_{i+1,2} b'_{i,1} + b'_{i+1,2}) + W'_{i+1,2} UAT_i^R
     return semantic(lambda d: {beta_name(k): (W(k, 2) * printed("b3", k - 1, k, READ_T) + b(k, 2))
                                + W(k, 2) * S(R_name(k - 1)) for k in _boxes(d)})
 
@@ -359,7 +398,7 @@ def _rule_R(reading: str) -> OpaqueIdentity:
     return semantic(ov)
 
 
-def _claim26(reading: str) -> OpaqueIdentity:
+def claim26(reading: str) -> OpaqueIdentity:
     """'(W'_{i+1,1}x'_0 + b'_{i+1,1}) + W'_{i+1,1}UAT_i^R' with the Setting rules substituted."""
     A_new = W(ip, 1) * W(i, 1)
     c_new = W(ip, 1) * b(i, 1) + b(ip, 3)
@@ -376,7 +415,8 @@ def _claim27() -> OpaqueIdentity:
     lines = _eq27_lines()
     return step(lines[3], W(ip, 3) * sigma(V_new * x0 + beta_new),
                 lambda a: a["W'_{i+1,3}"] @ sig(a["W'_{i+1,2}"] @ a["W'_{i,1}"] @ a["x'_{0}"]
-                                                 + a["W'_{i+1,2}"] @ a["b'_{i,1}"] + a["b'_{i+1,2}"] + a["W'_{i+1,2}"] @ a["R_{i}"]))
+                                                 + a["W'_{i+1,2}"] @ a["b'_{i,1}"] + a["b'_{i+1,2}"]
+                                                 + a["W'_{i+1,2}"] @ a["R_{i}"]))
 
 
 _ORIG_NOTE = ("Under 'original' the right-hand side W'_{i,1} is layer i's own matrix: the product then misses"
@@ -388,11 +428,11 @@ def _rules_26_27() -> list[Entry]:
         Entry("duat:eq26.rule1", "App. B.2, 'Setting …' after Eq. 26, rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
-                       " matrix", {READ_T: _rule_A(READ_T), READ_O: _rule_A(READ_O)}),
+                       " matrix", {READ_T: rule_A(READ_T), READ_O: rule_A(READ_O)}),
               note="Defines Ã_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq26.rule2", "App. B.2, 'Setting …' after Eq. 26, rule 2",
               r"\mathbf{b}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
-              _rule_c(),
+              rule_c(),
               note="Defines c~_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c~_1 = b'_{1,3},"
                    " as in Eq. 24); the right-hand side W'_{i+1,1} is the layer's own matrix (the two Setting rules"
                    " are simultaneous — with the new W'_{i+1,1} of rule 1 it would fail)."),
@@ -401,25 +441,27 @@ def _rules_26_27() -> list[Entry]:
               Status.CONVENTION,
               Readings("whether both occurrences of W'_{i+1,1} are the transformed value set just before, or only the"
                        " first (the second being the layer's own matrix)",
-                       {"both-transformed": _claim26(READ_T), "second-original": _claim26(READ_O)}),
+                       {"both-transformed": claim26(READ_T), "second-original": claim26(READ_O)}),
               note="Compared with the last line of Eq. 26 after substituting the two Setting rules. The same printed"
                    " symbol W'_{i+1,1} denotes W'_{i+1,1}W'_{i,1} in the main term but must denote the layer's own"
                    " W'_{i+1,1} in front of UAT_i^R."),
         Entry("duat:eq27.rule1", "App. B.2, 'Setting …' after Eq. 27 intro, rule 1",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
-                       " matrix", {READ_T: _rule_V(READ_T), READ_O: _rule_V(READ_O)}),
+                       " matrix", {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
               note="Defines Ṽ_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq27.rule2", "App. B.2, 'Setting …' after Eq. 27 intro, rule 2",
-              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_i^R",
-              Status.PROVED, _rule_beta(),
+              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + "
+              r"\mathbf{W}'_{i+1,2}UAT_i^R",
+              Status.PROVED, rule_beta(),
               note="Defines β~_{i+1}; b'_{i,1} = c~_i and UAT_i^R = R_i (only transformed meanings exist); the"
                    " right-hand side W'_{i+1,2} is the layer's own matrix (simultaneous with rule 1)."),
         Entry("duat:eq27.claim1", "App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'",
               r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0+\mathbf{b}'_{i+1,2})", Status.PROVED,
               _claim27(), note="Compared with the last line of Eq. 27 after substituting the two Setting rules."),
         Entry("duat:eq27.rule3", "App. B.2, 'Let UAT_{i+1}^R = …' after Eq. 27",
-              r"UAT_{i+1}^R = \mathbf{W}'_{i+1,1}UAT_i^R + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0 + \mathbf{b}'_{i+1,2})",
+              r"UAT_{i+1}^R = \mathbf{W}'_{i+1,1}UAT_i^R + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0 "
+              r"+ \mathbf{b}'_{i+1,2})",
               Status.CONVENTION,
               Readings("whether W'_{i+1,1} here is the value set by 'Setting W'_{i+1,1} = W'_{i+1,1}W'_{i,1}' (like"
                        " W'_{i+1,2}, b'_{i+1,2} in the same formula) or the layer's own matrix",
@@ -438,7 +480,7 @@ def _rules_26_27() -> list[Entry]:
 
 # ---------------------------------------------------------------- prose
 
-def _proxy_eq25(seed: int) -> tuple[Evidence, ...]:
+def proxy_eq25(seed: int) -> tuple[Evidence, ...]:
     names = {"W'_{2,1} (Ã_2)": A_name(2), "b'_{2,1} (c~_2)": c_name(2), "W'_{1,3} (Ũ_1^(2))": U_name(1, 2),
              "W'_{2,2} (Ṽ_2)": V_name(2), "b'_{2,2} (β~_2)": beta_name(2)}
     cnn = dependency_proxy(2, frozenset(), names)
@@ -459,11 +501,12 @@ def _prose() -> list[Entry]:
     return [
         Entry("duat:eq25.claim1", "App. B.2, text after Eq. 25",
               r"\text{for } UAT_2^R \text{, its parameter } \mathbf{b}'_{2,2} \text{ is influenced by the input, while "
-              r"other weight parameters, such as } \mathbf{W}'_{2,1}\text{, can be disregarded \ldots essentially fixed}",
+              r"other weight parameters, such as } \mathbf{W}'_{2,1}\text{, can be disregarded \ldots essentially "
+              r"fixed}",
               Status.PROSE,
               Prose("A qualitative statement about which transformed parameters depend on the input; measured by a"
                     " symbolic dependency proxy on the depth-2 table (static weights vs the paper's Transformer"
-                    " block, symuat.numeric.residual_params.DYNAMIC).", _proxy_eq25),
+                    " block, symuat.numeric.residual_params.DYNAMIC).", proxy_eq25),
               note="True for a residual network with static weights; false for the Transformer block the paper"
                    " applies it to in B.3 (MHA makes W'_{i,1}, W'_{i,2} dynamic)."),
     ]
@@ -472,13 +515,15 @@ def _prose() -> list[Entry]:
 def entries() -> list[Entry]:
     return [
         Entry("duat:eq19", "App. B.1, Lemma 1, Eq. 19",
-              r"G(\mathbf{x}) = \beta \sum_{j=1}^{N} \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})"
+              r"G(\mathbf{x}) = \beta \sum_{j=1}^{N} \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + "
+              r"\mathbf{b}_{j})"
               r" = \sum_{j=1}^{N} \beta \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})",
-              Status.PROVED, _lemma1(),
+              Status.PROVED, lemma1(),
               note="β and α_j opaque matrices (the lemma says 'a matrix (constant)'); cases N = 1, 2, 3 terms."
                    " Left distributivity of a matrix over a sum, so it holds for every N."),
         Entry("duat:eq20", "App. B.2, Eq. 20",
-              r"\mathbf{x}_{i}' = (\mathbf{W}_{i1}' \mathbf{x}_{i-1}' + \mathbf{b}_{i3}') + \mathbf{W}_{i3}' \sigma (\mathbf{W}_{i2}' \mathbf{x}_{i-1}' + \mathbf{b}_{i2}')",
+              r"\mathbf{x}_{i}' = (\mathbf{W}_{i1}' \mathbf{x}_{i-1}' + \mathbf{b}_{i3}') + \mathbf{W}_{i3}' \sigma "
+              r"(\mathbf{W}_{i2}' \mathbf{x}_{i-1}' + \mathbf{b}_{i2}')",
               Status.PROVED, _eq20(),
               note="The definition of the residual term; printed indices W'_{i1} (no comma) read as W'_{i,1}."),
         *_eq22_steps(), *_eq22_rules(), *_forms(), _defuatr(), *_steps_26_27(), *_rules_26_27(), *_prose(),

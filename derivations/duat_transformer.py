@@ -1,4 +1,5 @@
-r"""Seed 001 (DUAT) §3.3 and App. B.3: Transformer → Eq. 20 (Eq. 28–31), the DUAT expansion (Eq. 32–34, Eq. 11–12) and Figure 2.
+r"""Seed 001 (DUAT) §3.3 and App. B.3: Transformer → Eq. 20 (Eq. 28–31), the DUAT expansion (Eq. 32–34, Eq. 11–12)
+and Figure 2.
 
 Transcribed *as printed* from ``001_280f2464439a611b.txt``.  Checking semantics
 as in :mod:`derivations._duat_common` (steps: algebra of consecutive printed
@@ -52,6 +53,10 @@ from ._duat_common import (
     table,
 )
 
+__all__ = ["entries", "EQ31_TEX", "EQ32_TEX", "HYP_I1", "HYP_I3", "MERGE", "UNPRIMED", "claim32_form", "eq30_lines",
+           "eq31", "eq32_lines", "eq32_step1", "np_block", "printed_form", "rule_A", "rule_U_all", "rule_V",
+           "rule_beta32", "rule_c"]
+
 x0 = INPUT
 i, ip = "i", "i+1"
 xi = S("x'_{i}")
@@ -60,12 +65,12 @@ Ri = R_sym("i")
 
 # ---------------------------------------------------------------- Eq. 28–31
 
-def _np_block(a):
+def np_block(a):
     h = a["W'_{i+1,1}"] @ a["x'_{i}"]
     return h + a["W'_{i+1,3}"] @ sig(a["W'_{i+1,2}"] @ h + a["b'_{i+1,2}"]) + a["b'_{i+1,3}"]
 
 
-def _eq30_lines():
+def eq30_lines():
     h = W(ip, 1) * xi
     block = h + (W(ip, 3) * sigma(W(ip, 2) * h + b(ip, 2)) + b(ip, 3))  # h + FFN(h), Eq. 28 and 29
     l1 = W(ip, 1) * xi + W(ip, 3) * sigma(W(ip, 2) * (W(ip, 1) * xi) + b(ip, 2)) + b(ip, 3)
@@ -76,27 +81,31 @@ def _eq30_lines():
 MERGE = {W(ip, 2): W(ip, 2) * W(ip, 1)}
 
 
-def _eq31(W3) -> OpaqueIdentity:
+def eq31(W3) -> OpaqueIdentity:
     printed_ = (W(ip, 1) * xi + b(ip, 3)) + W3 * sigma(W(ip, 2) * xi + b(ip, 2))
-    return step(_eq30_lines()[2], printed_.xreplace(MERGE), _np_block)
+    return step(eq30_lines()[2], printed_.xreplace(MERGE), np_block)
 
 
 def _eq29():
-    from derivations.linear import ffn_identity
+    from .linear import ffn_identity
     return ffn_identity("feature")
 
 
 _EQ30_TEX = [
     r"\mathbf{x}'_{i+1}",
-    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{W}'_{i+1,3}\sigma[\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i}) + \mathbf{b}'_{i+1,2}] + \mathbf{b}'_{i+1,3}",
-    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2}) + \mathbf{b}'_{i+1,3}",
+    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + "
+    r"\mathbf{W}'_{i+1,3}\sigma[\mathbf{W}'_{i+1,2}(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i}) + \mathbf{b}'_{i+1,2}] + "
+    r"\mathbf{b}'_{i+1,3}",
+    r"\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + "
+    r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2}) + "
+    r"\mathbf{b}'_{i+1,3}",
 ]
-_EQ31_TEX = (r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_i + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i,3}"
+EQ31_TEX = (r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_i + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i,3}"
              r"\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_i + \mathbf{b}'_{i+1,2})")
 
 
 def _block_entries() -> list[Entry]:
-    block, l1, l2 = _eq30_lines()
+    block, l1, l2 = eq30_lines()
     eq20_merged = residual_term(ip, xi).xreplace(MERGE)
     return [
         Entry("duat:eq28", "App. B.3, Eq. 28", r"MHA(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,1}\mathbf{x}'_i",
@@ -104,23 +113,25 @@ def _block_entries() -> list[Entry]:
               Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) W'_{i,1}; its content is"
                     " the MHA reduction audited with Eq. 9-10. Here W'_{i,1} is opaque and dynamic."),
               note="The block form used below is h = MHA(x) ↦ W'_{i+1,1}x'_i, x_{i+1} = h + FFN(h) (no skip around"
-                   " MHA, as in the paper's Figure 9); the standard post-attention residual has W'_{i,1} = I + W'_HVO."),
+                   " MHA, as in the paper's Figure 9); the standard post-attention residual has"
+                   " W'_{i,1} = I + W'_HVO."),
         Entry("duat:eq29", "App. B.3, Eq. 29",
-              r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) + \mathbf{b}'_{i,3}",
+              r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) "
+              r"+ \mathbf{b}'_{i,3}",
               Status.PROVED, _eq29(),
               note="Eq. 6 with W'_2 → W'_{i,3}, W'_1 → W'_{i,2}, b'_1 → b'_{i,2}, b'_2 → b'_{i,3}; checked for a"
                    " feature-mixing FFN (nn.Linear on each token): W' = I_N ⊗ Wᵀ, b' = 1_N ⊗ b."),
         Entry("duat:eq30.step1", "App. B.3, Eq. 30, step 1", f"{_EQ30_TEX[0]} = {_EQ30_TEX[1]}",
-              Status.PROVED, step(block, l1, _np_block),
+              Status.PROVED, step(block, l1, np_block),
               note="Left: the block h + FFN(h) with h = MHA(x_i) ↦ W'_{i+1,1}x'_i (Eq. 28) and FFN by Eq. 29."),
         Entry("duat:eq30.step2", "App. B.3, Eq. 30, step 2", f"{_EQ30_TEX[1]} = {_EQ30_TEX[2]}",
-              Status.PROVED, step(l1, l2, _np_block)),
+              Status.PROVED, step(l1, l2, np_block)),
         Entry("duat:eq30.rule1", "App. B.3, text before Eq. 30 ('Letting …')",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2} \mathbf{W}'_{i+1,1}", Status.PROVED,
-              step(l2, eq20_merged, _np_block),
+              step(l2, eq20_merged, np_block),
               note="Semantic: Eq. 20 (B.2 form) with the merged W'_{i+1,2} equals the last line of Eq. 30."),
-        Entry("duat:eq31", "App. B.3, Eq. 31", _EQ31_TEX, Status.ERRATUM, _eq31(W(i, 3)),
-              correction=Correction(_EQ31_TEX.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"), _eq31(W(ip, 3))),
+        Entry("duat:eq31", "App. B.3, Eq. 31", EQ31_TEX, Status.ERRATUM, eq31(W(i, 3)),
+              correction=Correction(EQ31_TEX.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"), eq31(W(ip, 3))),
               note="Compared with Eq. 30 (the block) after the merge rule. The printed W'_{i,3} (layer i's FFN"
                    " output matrix) must be W'_{i+1,3}; the next sentence of the paper states the B.2 form with"
                    " W'_{i+1,3} and calls it 'clearly' the same. The slip is repeated in Eq. 32 and in the text"
@@ -134,7 +145,7 @@ HYP_I1 = (Wu(i, 1) * S("x_{0}") + bu(i, 1)) + Ri  # as substituted in Eq. 32
 HYP_I3 = (Wu(i, 1) * S("x_{0}") + bu(i, 3)) + Ri  # as stated in the text before Eq. 32
 
 
-def _eq32_lines():
+def eq32_lines():
     x0u = S("x_{0}")
     hyp = HYP_I1
     l0 = (W(ip, 1) * xi + b(ip, 3)) + W(i, 3) * sigma(W(ip, 2) * xi + b(ip, 2))
@@ -149,17 +160,23 @@ def _np_eq32(a, bias_name):
     return a["W'_{i+1,1}"] @ x + a["b'_{i+1,3}"] + a["W'_{i,3}"] @ sig(a["W'_{i+1,2}"] @ x + a["b'_{i+1,2}"])
 
 
-def _eq32_step1(reading: str) -> OpaqueIdentity:
-    l0, l1, _ = _eq32_lines()
+def eq32_step1(reading: str) -> OpaqueIdentity:
+    l0, l1, _ = eq32_lines()
     hyp = HYP_I3 if reading == "distinct" else HYP_I1
     name = "b_{i,3}" if reading == "distinct" else "b_{i,1}"
     return step(l0.xreplace({xi: hyp}), l1, lambda a: _np_eq32(a, name))
 
 
-_EQ32_TEX = [
-    r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,3}) + \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2})",
-    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,3}\} + \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
-    r"[\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}] + \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
+EQ32_TEX = [
+    r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,3}) + "
+    r"\mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_{i} + \mathbf{b}'_{i+1,2})",
+    r"\{\mathbf{W}'_{i+1,1}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + UAT_{i}^{R}] + \mathbf{b}'_{i+1,3}\} "
+    r"+ \mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}[(\mathbf{W}_{i,1}\mathbf{x}_{0} + \mathbf{b}_{i,1}) + "
+    r"UAT_{i}^{R}] + \mathbf{b}'_{i+1,2}\}",
+    r"[\mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}\mathbf{x}_{0} + (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + "
+    r"\mathbf{b}'_{i+1,3})] + \mathbf{W}'_{i+1,1}UAT_{i}^{R}] + "
+    r"\mathbf{W}'_{i,3}\sigma\{\mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}\mathbf{x}_{0} + "
+    r"(\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT_{i}^{R}\}",
 ]
 
 
@@ -167,29 +184,29 @@ def _boxes(depth: int, start: int = 2):
     return range(start, depth + 1)
 
 
-def _rule_A(reading):
+def rule_A(reading):
     return semantic(lambda d: {A_name(k): W(k, 1) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_V(reading):
+def rule_V(reading):
     return semantic(lambda d: {V_name(k): W(k, 2) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
-def _rule_c(reading=READ_T, start=2):
+def rule_c(reading=READ_T, start=2):
     return semantic(lambda d: {c_name(k): W(k, 1) * printed("b3", k - 1, k, reading) + b(k, 3)
                                for k in _boxes(d, start)})
 
 
-def _rule_U_all():
+def rule_U_all():
     return semantic(lambda d: {U_name(j, k): W(k, 1) * S(U_name(j, k - 1)) for k in _boxes(d) for j in range(1, k)})
 
 
-def _rule_beta32():
+def rule_beta32():
     return semantic(lambda d: {beta_name(k): (W(k, 2) * printed("b3", k - 1, k, READ_T) + b(k, 2))
                                + W(k, 2) * S(f"R_{{{k - 1}}}") for k in _boxes(d)})
 
 
-def _claim32_form(W3_of: str):
+def claim32_form(W3_of: str):
     def form(d):
         t = table(d)
         body = t.ref(A_name(d)) * x0 + t.ref(c_name(d)) + sum(
@@ -200,59 +217,61 @@ def _claim32_form(W3_of: str):
     return form
 
 
-_UNPRIMED = ("whether the unprimed W_{i,1} (b_{i,1}) of B.3 denotes the transformed (cumulative) value or layer"
+UNPRIMED = ("whether the unprimed W_{i,1} (b_{i,1}) of B.3 denotes the transformed (cumulative) value or layer"
              " i's own W'_{i,1}")
 
 
 def _eq32_entries() -> list[Entry]:
-    l0, l1, l2 = _eq32_lines()
+    l0, l1, l2 = eq32_lines()
     claim_tex = (r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}'_{i+1,3}) + UAT^R_i + "
                  r"\mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}_0 + \mathbf{b}'_{i+1,2})")
     return [
         Entry("duat:defUATR.part4", "App. B.3, text before Eq. 32 (induction hypothesis)",
-              r"\mathbf{x}_i' = (\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,3}) + UAT_i^R,\quad UAT_i^R = \sum_{j=1}^i "
+              r"\mathbf{x}_i' = (\mathbf{W}_{i,1}\mathbf{x}_0 + \mathbf{b}_{i,3}) + UAT_i^R,\quad UAT_i^R = "
+              r"\sum_{j=1}^i "
               r"\mathbf{W}_{j,3}' \sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')", Status.PROVED,
               semantic(form=lambda d: table(d).unfold(table(d).form())),
               note="With the printed symbols standing for the transformed values (W_{i,1} = Ã_i, b_{i,3} = c~_i,"
                    " W'_{j,3} = Ũ_j^(i), W'_{j,2} = Ṽ_j, b'_{j,2} = β~_j) this is the derived DUAT form; x_0 read as"
                    " x'_0. Unlike B.2's definition (duat:defUATR.part3) the indices agree with Eq. 11."),
-        Entry("duat:eq32.step1", "App. B.3, Eq. 32, step 1", f"{_EQ32_TEX[0]} = {_EQ32_TEX[1]}",
+        Entry("duat:eq32.step1", "App. B.3, Eq. 32, step 1", f"{EQ32_TEX[0]} = {EQ32_TEX[1]}",
               Status.CONVENTION,
               Readings("whether the b_{i,3} of the stated hypothesis x_i' = (W_{i,1}x_0 + b_{i,3}) + UAT_i^R and the"
                        " b_{i,1} substituted in Eq. 32 are the same vector",
-                       {"distinct": _eq32_step1("distinct"), "b_{i,3}=b_{i,1}": _eq32_step1("same")}),
+                       {"distinct": eq32_step1("distinct"), "b_{i,3}=b_{i,1}": eq32_step1("same")}),
               note="Step 1 substitutes the hypothesis for x'_i. The text states it with b_{i,3}, Eq. 32 substitutes"
                    " b_{i,1}: only the same-vector reading holds. W'_{i,3} (the Eq. 31 slip) is kept as printed;"
                    " it does not affect the step."),
-        Entry("duat:eq32.step2", "App. B.3, Eq. 32, step 2", f"{_EQ32_TEX[1]} = {_EQ32_TEX[2]}",
+        Entry("duat:eq32.step2", "App. B.3, Eq. 32, step 2", f"{EQ32_TEX[1]} = {EQ32_TEX[2]}",
               Status.PROVED, step(l1, l2, lambda a: _np_eq32(a, "b_{i,1}")),
               note="The printed line has an unbalanced ']' after W'_{i+1,1}UAT_i^R; read without it."),
         Entry("duat:eq32.rule1", "App. B.3, 'Let …' after Eq. 32, rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}", Status.CONVENTION,
-              Readings(_UNPRIMED, {READ_T: _rule_A(READ_T), READ_O: _rule_A(READ_O)}),
+              Readings(UNPRIMED, {READ_T: rule_A(READ_T), READ_O: rule_A(READ_O)}),
               note="Defines Ã_{i+1}; fails at depth 3 if W_{i,1} is layer i's own matrix."),
         Entry("duat:eq32.rule2", "App. B.3, 'Let …' after Eq. 32, rule 2",
               r"\mathbf{b}'_{i+1,3} = (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,3})", Status.PROVED,
-              _rule_c(),
+              rule_c(),
               note="Defines c~_{i+1}; b_{i,1} exists only as the transformed bias c~_i; W'_{i+1,1} on the right is"
                    " the layer's own matrix (the 'Let' rules are simultaneous)."),
         Entry("duat:eq32.rule3", "App. B.3, 'Let …' after Eq. 32, rule 3",
-              r"UAT^R_i = \mathbf{W}'_{i+1,1}UAT^R_i", Status.PROVED, _rule_U_all(),
+              r"UAT^R_i = \mathbf{W}'_{i+1,1}UAT^R_i", Status.PROVED, rule_U_all(),
               note="Read as: every coefficient of UAT_i^R is multiplied by the layer's own W'_{i+1,1}, i.e."
                    " Ũ_j^(i+1) = W'_{i+1,1}Ũ_j^(i) for all j ≤ i (overriding those rows). Read in printed order"
                    " (after rule 1 has replaced W'_{i+1,1} by W'_{i+1,1}W_{i,1}) it would be false."),
         Entry("duat:eq32.rule4", "App. B.3, 'Let …' after Eq. 32, rule 4",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}", Status.CONVENTION,
-              Readings(_UNPRIMED, {READ_T: _rule_V(READ_T), READ_O: _rule_V(READ_O)}),
+              Readings(UNPRIMED, {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
               note="Defines Ṽ_{i+1} (W'_{i+1,2} on the right is already the Eq. 30→31 merged matrix)."),
         Entry("duat:eq32.rule5", "App. B.3, 'Let …' after Eq. 32, rule 5",
-              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + \mathbf{W}'_{i+1,2}UAT^R_i",
-              Status.PROVED, _rule_beta32(),
+              r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + "
+              r"\mathbf{W}'_{i+1,2}UAT^R_i",
+              Status.PROVED, rule_beta32(),
               note="Defines β~_{i+1}; UAT^R_i here is the value before rule 3 (simultaneous 'Let')."),
         Entry("duat:eq32.claim1", "App. B.3, text after Eq. 32: 'Substituting these, we obtain …'", claim_tex,
-              Status.ERRATUM, semantic(form=_claim32_form("printed")),
+              Status.ERRATUM, semantic(form=claim32_form("printed")),
               correction=Correction(claim_tex.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"),
-                                    semantic(form=_claim32_form("fixed"))),
+                                    semantic(form=claim32_form("fixed"))),
               note="Transformed symbols as the 'Let' rules define them (UAT^R_i the updated sum over j ≤ i); the"
                    " last σ-coefficient is printed W'_{i,3} (the Eq. 31 slip): at depth 1 it is the nonexistent"
                    " W'_{0,3}, in general layer i's FFN matrix instead of W'_{i+1,3}."),
@@ -261,7 +280,7 @@ def _eq32_entries() -> list[Entry]:
 
 # ---------------------------------------------------------------- Eq. 11 / 33 and their lists, Eq. 12 / 34
 
-def _printed_form(c_tex_key: str):
+def printed_form(c_tex_key: str):
     def form(d):
         t = table(d)
         body = t.ref(A_name(d)) * x0 + t.ref(c_name(d)) + sum(
@@ -310,16 +329,17 @@ def _part2_rules(eq: int) -> list[Entry]:
     tex4 = r"\mathbf{W}'_{j,3}=\mathbf{W}'_{j+1,1}\mathbf{W}'_{j,3}"
     return [
         Entry(f"duat:eq{eq}.part2.rule1", ref.format(1), r"\mathbf{W}'_{j+1,1}=\mathbf{W}'_{j+1,1}\mathbf{W}_{j,1}",
-              Status.CONVENTION, readings(lambda r: _rule_A(r), _UNPRIMED + " (" + CAPTION + ")"),
+              Status.CONVENTION, readings(lambda r: rule_A(r), UNPRIMED + " (" + CAPTION + ")"),
               note="Defines Ã_{j+1} in box j+1. Holds if W_{j,1} is the transformed value (the caption reading, and"
                    " the paper's own remark after Eq. 34: 'to compute W'_{3,1} we must calculate W'_{2,1}'); with"
                    " layer j's own matrix it fails at depth 3."),
-        Entry(f"duat:eq{eq}.part2.rule2", ref.format(2), r"\mathbf{b}'_{j+1,3}=\mathbf{W}'_{j+1,1}\mathbf{b}_{j,3}+\mathbf{b}'_{j+1,3}",
-              Status.CONVENTION, readings(lambda r: _rule_c(r), CAPTION),
+        Entry(f"duat:eq{eq}.part2.rule2", ref.format(2),
+              r"\mathbf{b}'_{j+1,3}=\mathbf{W}'_{j+1,1}\mathbf{b}_{j,3}+\mathbf{b}'_{j+1,3}",
+              Status.CONVENTION, readings(lambda r: rule_c(r), CAPTION),
               note="Defines c~_{j+1}; needs b_{j,3} = c~_j (transformed), fails at depth 3 with layer j's own b'_{j,3}."
                    " The W'_{j+1,1} on the right is the layer's own (no order within a box)."),
         Entry(f"duat:eq{eq}.part2.rule3", ref.format(3), r"\mathbf{W}'_{j+1,2}=\mathbf{W}'_{j+1,2}\mathbf{W}_{j,1}",
-              Status.CONVENTION, readings(lambda r: _rule_V(r), _UNPRIMED + " (" + CAPTION + ")"),
+              Status.CONVENTION, readings(lambda r: rule_V(r), UNPRIMED + " (" + CAPTION + ")"),
               note="Defines Ṽ_{j+1}; as rule 1."),
         Entry(f"duat:eq{eq}.part2.rule4", ref.format(4), tex4, Status.ERRATUM, _rule4("printed"),
               correction=Correction(
@@ -357,7 +377,7 @@ def _eq11_33_entries() -> list[Entry]:
         Entry("duat:eq11", "§3.3, Eq. 11",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,1}) + \sum_{j=1}^{i+1} "
               r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
-              Status.PROVED, semantic(form=_printed_form("b1")),
+              Status.PROVED, semantic(form=printed_form("b1")),
               note=form_note + " The main bias is printed b_{i+1,1} (unprimed, index 1) while the list below defines"
                                " b'_{j+1,3}; Eq. 33 prints b_{i+1,3}. Both read as c~_{i+1}."),
         *_part1_rules(11), *_part2_rules(11),
@@ -369,7 +389,7 @@ def _eq11_33_entries() -> list[Entry]:
         Entry("duat:eq33", "App. B.3, Eq. 33",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,3}) + \sum_{j=1}^{i+1} "
               r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
-              Status.PROVED, semantic(form=_printed_form("b3")),
+              Status.PROVED, semantic(form=printed_form("b3")),
               note=form_note + " Same as Eq. 11 except the main bias b_{i+1,3} (Eq. 11: b_{i+1,1})."),
         *_part1_rules(33), *_part2_rules(33),
         Entry("duat:eq34", "App. B.3, Eq. 34 ('for j = 1, 2, …, i+1')", _EQ12_TEX, Status.CONVENTION,
@@ -401,7 +421,8 @@ _BOX2 = [
     (r"\mathbf{W}_{1,3}' = \mathbf{W}_{2,1}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,3}'", U_name(1, 2),
      lambda r: W(2, 1) * printed("b3", 1, 2, r) + b(2, 3)),
     (r"\mathbf{W}_{2,2}' = \mathbf{W}_{2,2}'\mathbf{W}_{1,1}'", V_name(2), lambda r: W(2, 2) * printed("W1", 1, 2, r)),
-    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + \mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
+    (r"\mathbf{b}_{2,2}' = (\mathbf{W}_{2,2}'\mathbf{b}_{1,3}' + \mathbf{b}_{2,2}') + "
+     r"\mathbf{W}_{2,2}'\mathbf{W}_{1,3}'"
      r"\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')", beta_name(2),
      lambda r: (W(2, 2) * printed("b3", 1, 2, r) + b(2, 2))
      + W(2, 2) * printed("W3", 1, 2, r) * sigma(printed("W2", 1, 2, r) * x0 + printed("b2", 1, 2, r))),
@@ -527,7 +548,8 @@ def _prose() -> list[Entry]:
               " block (symuat.numeric.residual_params.DYNAMIC['paper'] = W1, W2).")
     return [
         Entry("duat:sec3.3.claim1", "§3.3, text after Eq. 12",
-              r"\text{The term } \mathbf{b}'_{j,2} \text{ is approximated by the j layer UAT with } \mathbf{x}_0 \text{ as input}",
+              r"\text{The term } \mathbf{b}'_{j,2} \text{ is approximated by the j layer UAT with } \mathbf{x}_0 "
+              r"\text{ as input}",
               Status.PROSE, Prose("'Approximated by a UAT' is not an equation; proxy: b'_{j,2} = β~_j is an affine"
                                   " term plus W'_{j,2} times a (j-1)-term UAT of x'_0.", _b_proxy),
               note="By Eq. 12 b'_{j,2} contains the sum over k = 1..j-1: a (j-1)-term UAT (the (j-1)-layer network),"

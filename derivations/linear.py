@@ -16,6 +16,8 @@ from symuat.algebra.matrices import kron, vec_r
 from symuat.evidence.fields import logistic
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
+__all__ = ["entries", "diamond_transpose_identity", "ffn_identity", "method_identity", "printed_eq15_identity"]
+
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
 _SCOPE_NM = "Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, M = 3."
 
@@ -23,11 +25,11 @@ _SCOPE_NM = "Every entry is a polynomial identity in the symbols, so the grid co
 def method_identity() -> Identity:
     r"""T(X) = A X B  ↦  (A ⊗ Bᵀ) vec_r(X): the Matrix–Vector Method for every two-sided linear map."""
     return Identity(
-        shapes=lambda d: {"A": (d["N"], d["N"]), "X": (d["N"], d["M"]), "B": (d["M"], d["M"])},
-        lhs=lambda e, d: vec_r(e["A"] * e["X"] * e["B"]),
-        rhs=lambda e, d: kron(e["A"], e["B"].T) * vec_r(e["X"]),
+        shapes={"A": ("N", "N"), "X": ("N", "M"), "B": ("M", "M")},
+        lhs=lambda A, X, B: vec_r(A * X * B),
+        rhs=lambda A, B, X: kron(A, B.T) * vec_r(X),
         dims=_NM,
-        reference=lambda a, d: (a["A"] @ a["X"] @ a["B"]).reshape(-1),
+        reference=lambda A, X, B: (A @ X @ B).reshape(-1),
         random_dims={"N": 4, "M": 5},
         scope=_SCOPE_NM,
     )
@@ -35,11 +37,11 @@ def method_identity() -> Identity:
 
 def _token_linear() -> Identity:
     return Identity(
-        shapes=lambda d: {"W": (d["N"], d["N"]), "X": (d["N"], d["M"])},
-        lhs=lambda e, d: vec_r(TokenLinear(e["W"]).apply(e["X"])),
-        rhs=lambda e, d: TokenLinear(e["W"]).matrix_vector_form(d["M"]).apply(vec_r(e["X"])),
+        shapes={"W": ("N", "N"), "X": ("N", "M")},
+        lhs=lambda W, X: vec_r(TokenLinear(W).apply(X)),
+        rhs=lambda W, M, X: TokenLinear(W).matrix_vector_form(M).apply(vec_r(X)),
         dims=_NM,
-        reference=lambda a, d: (a["W"] @ a["X"]).reshape(-1),
+        reference=lambda W, X: (W @ X).reshape(-1),
         random_dims={"N": 4, "M": 5},
         scope=_SCOPE_NM,
     )
@@ -55,11 +57,11 @@ def _printed_linear_matrix(W: sympy.MatrixBase, m: int) -> sympy.ImmutableMatrix
 
 def printed_eq15_identity() -> Identity:
     return Identity(
-        shapes=lambda d: {"W": (d["N"], d["N"]), "X": (d["N"], d["M"])},
-        lhs=lambda e, d: vec_r(e["W"] * e["X"]),
-        rhs=lambda e, d: diamond(_printed_linear_matrix(e["W"], d["M"]), vec_r(e["X"])),
+        shapes={"W": ("N", "N"), "X": ("N", "M")},
+        lhs=lambda W, X: vec_r(W * X),
+        rhs=lambda W, M, X: diamond(_printed_linear_matrix(W, M), vec_r(X)),
         dims=_NM,
-        reference=lambda a, d: (a["W"] @ a["X"]).reshape(-1),
+        reference=lambda W, X: (W @ X).reshape(-1),
         random_dims={"N": 4, "M": 3},
         scope=_SCOPE_NM,
     )
@@ -67,27 +69,27 @@ def printed_eq15_identity() -> Identity:
 
 def diamond_transpose_identity() -> Identity:
     return Identity(
-        shapes=lambda d: {"W": (d["N"] * d["M"], d["N"] * d["M"]), "x": (d["N"] * d["M"], 1)},
-        lhs=lambda e, d: diamond(e["W"], e["x"]),
-        rhs=lambda e, d: e["W"].T * e["x"],
+        shapes={"W": ("N*M", "N*M"), "x": ("N*M", 1)},
+        lhs=lambda W, x: diamond(W, x),
+        rhs=lambda W, x: W.T * x,
         dims=dims_grid(N=(1, 2), M=(1, 2)),
-        reference=lambda a, d: a["W"].T @ a["x"],
+        reference=lambda W, x: W.T @ x,
         random_dims={"N": 2, "M": 3},
     )
 
 
 def _density() -> Identity:
-    def nnz_fraction(e, d):
-        Wp = TokenLinear(e["W"]).matrix_vector_form(d["M"]).W_prime
+    def nnz_fraction(W, M):
+        Wp = TokenLinear(W).matrix_vector_form(M).W_prime
         nonzero = sum(1 for v in Wp if v != 0)
         return sympy.Matrix([[sympy.Rational(nonzero, len(Wp))]])
 
     return Identity(
-        shapes=lambda d: {"W": (d["N"], d["N"])},
+        shapes={"W": ("N", "N")},
         lhs=nnz_fraction,
-        rhs=lambda e, d: sympy.Matrix([[sympy.Rational(1, d["M"])]]),
+        rhs=lambda M: sympy.Matrix([[sympy.Rational(1, M)]]),
         dims=_NM,
-        reference=lambda a, d: np.array([np.count_nonzero(np.kron(a["W"], np.eye(d["M"]))) / (d["N"] * d["M"]) ** 2]),
+        reference=lambda W, M, N: np.array([np.count_nonzero(np.kron(W, np.eye(M))) / (N * M) ** 2]),
         random_dims={"N": 5, "M": 4},
         scope="Density counts structurally non-zero entries of W' for a generic (all non-zero) W.",
     )
@@ -96,19 +98,25 @@ def _density() -> Identity:
 def ffn_identity(kind: str) -> Identity:
     """FFN, Eq. 6, with both linear maps mixing ``"token"`` s or ``"feature"`` s (also used for Eq. 29)."""
     if kind == "token":
-        shapes = lambda d: {"X": (d["N"], d["M"]), "W1": (d["F"], d["N"]), "b1": (d["F"], 1),  # noqa: E731
-                            "W2": (d["N"], d["F"]), "b2": (d["N"], 1)}
-        layer = lambda e: FFN(TokenLinear(e["W1"], e["b1"]), TokenLinear(e["W2"], e["b2"]))  # noqa: E731
-        reference = lambda a, d: (a["W2"] @ logistic(a["W1"] @ a["X"] + a["b1"]) + a["b2"]).reshape(-1)  # noqa: E731
+        shapes = {"X": ("N", "M"), "W1": ("F", "N"), "b1": ("F", 1), "W2": ("N", "F"), "b2": ("N", 1)}
+        linear = TokenLinear
+
+        def reference(W2, W1, X, b1, b2):
+            return (W2 @ logistic(W1 @ X + b1) + b2).reshape(-1)
     else:
-        shapes = lambda d: {"X": (d["N"], d["M"]), "W1": (d["F"], d["M"]), "b1": (d["F"], 1),  # noqa: E731
-                            "W2": (d["M"], d["F"]), "b2": (d["M"], 1)}
-        layer = lambda e: FFN(FeatureLinear(e["W1"], e["b1"]), FeatureLinear(e["W2"], e["b2"]))  # noqa: E731
-        reference = lambda a, d: (logistic(a["X"] @ a["W1"].T + a["b1"].T) @ a["W2"].T + a["b2"].T).reshape(-1)  # noqa: E731
+        shapes = {"X": ("N", "M"), "W1": ("F", "M"), "b1": ("F", 1), "W2": ("M", "F"), "b2": ("M", 1)}
+        linear = FeatureLinear
+
+        def reference(X, W1, b1, W2, b2):
+            return (logistic(X @ W1.T + b1.T) @ W2.T + b2.T).reshape(-1)
+
+    def layer(W1, b1, W2, b2):
+        return FFN(linear(W1, b1), linear(W2, b2))
+
     return Identity(
         shapes=shapes,
-        lhs=lambda e, d: vec_r(layer(e).apply(e["X"])),
-        rhs=lambda e, d: layer(e).apply_matrix_vector(vec_r(e["X"]), d["N"], d["M"]),
+        lhs=lambda X, W1, b1, W2, b2: vec_r(layer(W1, b1, W2, b2).apply(X)),
+        rhs=lambda X, W1, b1, W2, b2, N, M: layer(W1, b1, W2, b2).apply_matrix_vector(vec_r(X), N, M),
         dims=dims_grid(N=(1, 2), M=(1, 2), F=(1, 2, 3)),
         reference=reference,
         random_dims={"N": 3, "M": 4, "F": 5},
@@ -138,7 +146,8 @@ def entries() -> list[Entry]:
               r"\mathbf{x}_{i+1}=\mathbf{W}_{i}\mathbf{x}^{i}\rightarrow\mathbf{x}_{i+1}^{\prime}"
               r"=\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}",
               Status.PROVED, printed_eq15_identity(),
-              note="W'_i is the matrix displayed in App. B.1 Eq. 15 (W_iᵀ ⊗ I_M); the superscript in x^i is read as x_i."),
+              note="W'_i is the matrix displayed in App. B.1 Eq. 15 (W_iᵀ ⊗ I_M); the superscript in x^i is read as "
+                   "x_i."),
         Entry("uat-arxiv:eq5.step2", "Eq. 5, second equality",
               r"\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}=(\mathbf{W}_{i}^{\prime})^{T}\mathbf{x}_{i}^{\prime}",
               Status.PROVED, diamond_transpose_identity()),

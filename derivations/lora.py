@@ -6,7 +6,8 @@ Eq. 18 claims that a LoRA update of the FFN's Linear maps changes the DUAT form 
 
 .. math::
     \mathbf x_{i+1} = (\mathbf W'_{i+1,1}\mathbf x_0 + \mathbf b_{i+1,1}) + \sum_{j=1}^{i+1}
-    (\mathbf W'_{j,3} + \Delta\mathbf W_{j+1,3}) + \sigma((\mathbf W'_{j,2} + \Delta\mathbf W_{j+1,2})\mathbf x'_0 + \mathbf b'_{j,2}),
+    (\mathbf W'_{j,3} + \Delta\mathbf W_{j+1,3}) + \sigma((\mathbf W'_{j,2} + \Delta\mathbf W_{j+1,2})\mathbf x'_0
+    + \mathbf b'_{j,2}),
 
 reading the Eq. 11 symbols as the derived table (:math:`\tilde A_L, \tilde c_L, \tilde U_j, \tilde V_j, \tilde\beta_j`).
 What actually changes is *derived* here: the table of :func:`symuat.expansion.substitution_table` is
@@ -14,10 +15,12 @@ recomputed with :math:`\mathbf W'_{k,2}\to\mathbf W'_{k,2}+\Delta` (or :math:`\m
 is unfolded and compared with the original (:func:`changed_rows`).  Result (depth 3, every k):
 
 * update of :math:`\mathbf W'_{k,2}`: :math:`\tilde V_k` (by :math:`\Delta\tilde A_{k-1}`, not :math:`\Delta`),
-  :math:`\tilde\beta_k` for k ≥ 2 (by :math:`\Delta(\tilde c_{k-1} + R_{k-1})`) and every later :math:`\tilde\beta_j`, j > k
+  :math:`\tilde\beta_k` for k ≥ 2 (by :math:`\Delta(\tilde c_{k-1} + R_{k-1})`) and every later
+  :math:`\tilde\beta_j`, j > k
   (through :math:`R_{j-1}`), and :math:`R_j` for :math:`j\ge k`;
 * update of :math:`\mathbf W'_{k,3}`: :math:`\tilde U^{(i)}_k` for :math:`i\ge k` (by
-  :math:`\mathbf W'_{i,1}\cdots\mathbf W'_{k+1,1}\Delta`), every later :math:`\tilde\beta_j`, j > k, and :math:`R_j`, j ≥ k.
+  :math:`\mathbf W'_{i,1}\cdots\mathbf W'_{k+1,1}\Delta`), every later :math:`\tilde\beta_j`, j > k, and
+  :math:`R_j`, j ≥ k.
 
 So Eq. 18 is false as printed (the "+ σ" typo, the index j+1, the missing :math:`\tilde A_{k-1}` and
 the unchanged :math:`\tilde\beta_j`); the corrected statement is proved by :func:`corrected_form`.
@@ -29,7 +32,6 @@ from functools import lru_cache
 
 import sympy
 
-from derivations._duat_common import eq20_reference
 from symuat import Correction, Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Readings, Status, dims_grid
 from symuat.expansion import (
     INPUT,
@@ -48,6 +50,8 @@ from symuat.expansion import (
     sigma,
     substitution_table,
 )
+
+from ._duat_common import eq20_reference
 
 __all__ = ["delta", "updated_nested", "printed_eq18", "corrected_form", "changed_rows", "eq17", "entries"]
 
@@ -155,7 +159,8 @@ def _opaque(rhs, cases=(1, 2, 3), layers=None, which=(2, 3)) -> OpaqueIdentity:
 
 
 def changed_rows(depth: int, k: int, which: int) -> tuple[str, ...]:
-    r"""Names of the table rows whose *unfolded value* changes when :math:`\mathbf W'_{k,which}` gets :math:`+\Delta`."""
+    r"""Names of the table rows whose *unfolded value* changes when :math:`\mathbf W'_{k,which}` gets
+    :math:`+\Delta`."""
     t = _table(depth)
     upd = _update_map(depth, [k], (which,))
     new = SubstitutionTable(depth, tuple(TableRow(r.name, r.definition.xreplace(upd), r.layer, r.kind) for r in t.rows))
@@ -188,12 +193,11 @@ def _changes_proxy(seed: int) -> tuple[Evidence, ...]:
 
 def eq17() -> Identity:
     r"""Eq. 17 with :math:`\Delta W = BA`: :math:`(W_0 + BA)\mathbf x = W_0\mathbf x + BA\mathbf x`."""
-    return Identity(shapes=lambda d: {"W0": (d["m"], d["n"]), "B": (d["m"], d["r"]), "A": (d["r"], d["n"]),
-                                      "x": (d["n"], 1)},
-                    lhs=lambda e, d: (e["W0"] + e["B"] * e["A"]) * e["x"],
-                    rhs=lambda e, d: e["W0"] * e["x"] + e["B"] * e["A"] * e["x"],
+    return Identity(shapes={"W0": ("m", "n"), "B": ("m", "r"), "A": ("r", "n"), "x": ("n", 1)},
+                    lhs=lambda W0, B, A, x: (W0 + B * A) * x,
+                    rhs=lambda W0, x, B, A: W0 * x + B * A * x,
                     dims=dims_grid(m=(1, 2, 3), n=(1, 2, 3), r=(1, 2)),
-                    reference=lambda a, d: (a["W0"] + a["B"] @ a["A"]) @ a["x"], random_dims={"m": 5, "n": 4, "r": 2},
+                    reference=lambda W0, B, A, x: (W0 + B @ A) @ x, random_dims={"m": 5, "n": 4, "r": 2},
                     scope="h = (W_0 + ΔW) x with ΔW = BA of rank <= r (Hu et al. 2021).")
 
 
@@ -208,7 +212,8 @@ _FIX = (r"\mathbf{x}'_{L} = \tilde A_L\mathbf{x}'_0 + \tilde c_L + \sum_{j=1}^{L
         r"\Delta\mathbf{W}'_{j,2}(\tilde c_{j-1} + R^{\Delta}_{j-1})")
 _READ = ("the '+ σ' and the index j+1 of ΔW (Eq. 11 symbols read as the derived table Ã_L, c̃_L, Ũ_j, Ṽ_j, β̃_j; "
          "LoRA applied to W'_{k,2}, W'_{k,3} of every layer k)")
-_NOTE18 = ("Derived (duat:sec4.4.claim1): an update Δ of layer k's W'_{k,2} changes Ṽ_k by ΔÃ_{k-1} (not by Δ), β̃_k (k ≥ 2) by "
+_NOTE18 = ("Derived (duat:sec4.4.claim1): an update Δ of layer k's W'_{k,2} changes Ṽ_k by ΔÃ_{k-1} (not by Δ), β̃_k "
+           "(k ≥ 2) by "
            "Δ(c̃_{k-1} + R_{k-1}) and every later β̃_j (through R_{j-1}); an update of W'_{k,3} changes Ũ_k^{(L)} by "
            "W'_{L,1}⋯W'_{k+1,1}Δ and every later β̃_j. Eq. 18 is right only at depth 1 (with index j). In the paper's "
            "block W'_{k,2} = (I⊗W_1ᵀ)W'_{k,1} (Eq. 30→31), so a LoRA update of the FFN's first Linear enters as "

@@ -42,6 +42,9 @@ from symuat.numeric.attention import AttentionWeights, head_attention_weights, m
 from symuat.numeric.duat_form import duat_form
 from symuat.numeric.stack import BlockWeights, FFNWeights, TransformerStack
 
+__all__ = ["entries", "attention_only_forward", "duat_linear_term", "eq10_single_layer", "induction",
+           "mixed_product_rule", "numeric_check", "path_bindings", "random_attention_layers", "residual_stack"]
+
 # ---------------------------------------------------------------- explicit matrices (small dims)
 
 _SCOPE = "Polynomial identity in the entries; H_h arbitrary N×N (softmax or not), covers N, M in {1,2}."
@@ -57,7 +60,8 @@ def _explicit(expr: sympy.Expr, matrices, n: int) -> sympy.ImmutableMatrix:
 
 
 def _paths_side(depth: int, H, Wov, X, d, *, skip_empty: bool = False) -> sympy.ImmutableMatrix:
-    r""":math:`\sum_p (A_p\otimes B_p)\operatorname{vec}_r(X)` with the symbols of :func:`path_expansion` made explicit."""
+    r""":math:`\sum_p (A_p\otimes B_p)\operatorname{vec}_r(X)` with the symbols of :func:`path_expansion` made
+    explicit."""
     mats = {}
     for l in range(1, depth + 1):
         for h in range(1, d["h"] + 1):
@@ -73,7 +77,8 @@ def _paths_side(depth: int, H, Wov, X, d, *, skip_empty: bool = False) -> sympy.
 
 
 def eq10_single_layer() -> Identity:
-    r"""Eq. 10: :math:`\operatorname{vec}_r(\sum_h H_h X W_{V,h}W_{O,h}) = \sum_{\text{paths of length 1}}(H_h\otimes W_{OV,h})\mathbf x'`."""
+    r"""Eq. 10: :math:`\operatorname{vec}_r(\sum_h H_h X W_{V,h}W_{O,h}) = \sum_{\text{paths of length
+    1}}(H_h\otimes W_{OV,h})\mathbf x'`."""
     def shapes(d):
         N, M = d["N"], d["M"]
         out = {"X": (N, M)}
@@ -127,11 +132,11 @@ def residual_stack(depths=(1, 2)) -> Identity:
 def mixed_product_rule() -> Identity:
     r""":math:`(A\otimes B)(C\otimes D) = AC\otimes BD` for rectangular :math:`A,B,C,D` (all six dims in {1,2})."""
     return Identity(
-        shapes=lambda d: {"A": (d["p"], d["q"]), "C": (d["q"], d["r"]), "B": (d["s"], d["t"]), "D": (d["t"], d["u"])},
-        lhs=lambda e, d: kron(e["A"], e["B"]) * kron(e["C"], e["D"]),
-        rhs=lambda e, d: kron(e["A"] * e["C"], e["B"] * e["D"]),
+        shapes={"A": ("p", "q"), "C": ("q", "r"), "B": ("s", "t"), "D": ("t", "u")},
+        lhs=lambda A, B, C, D: kron(A, B) * kron(C, D),
+        rhs=lambda A, C, B, D: kron(A * C, B * D),
         dims=dims_grid(p=(1, 2), q=(1, 2), r=(1, 2), s=(1, 2), t=(1, 2), u=(1, 2)),
-        reference=lambda a, d: np.kron(a["A"], a["B"]) @ np.kron(a["C"], a["D"]),
+        reference=lambda A, B, C, D: np.kron(A, B) @ np.kron(C, D),
         random_dims={"p": 2, "q": 3, "r": 2, "s": 3, "t": 2, "u": 3},
         scope="Entry ((i,k),(j,l)) of both sides is Σ_{m,n} A_im C_mj B_kn D_nl; the grid covers every index pattern.",
     )
@@ -198,7 +203,8 @@ def _duat_linear_ref(a, depth: int, heads: int = 2):
 
 
 def duat_linear_term() -> OpaqueIdentity:
-    r""":math:`\tilde A_L` (derived table, :math:`W'_{l,1}\mapsto F_l`) :math:`= \sum_{\text{paths}}A_p\otimes B_p`, :math:`L\le 3`, 2 heads."""
+    r""":math:`\tilde A_L` (derived table, :math:`W'_{l,1}\mapsto F_l`) :math:`= \sum_{\text{paths}}A_p\otimes
+    B_p`, :math:`L\le 3`, 2 heads."""
     return OpaqueIdentity(_duat_linear_lhs, lambda L: encode_kron([t.pair for t in path_expansion(L, 2)]),
                           (1, 2, 3), reference=_duat_linear_ref,
                           scope="A~_L read off substitution_table(L); Kronecker pairs encoded A⊗B ↦ A·T·B.")
@@ -208,7 +214,8 @@ def duat_linear_term() -> OpaqueIdentity:
 
 def random_attention_layers(rng, depth: int, width: int, heads: int, causal: bool) -> tuple[AttentionWeights, ...]:
     """Random attention layers with query/key biases but **no value/output biases**."""
-    mat = lambda: rng.standard_normal((width, width)) / np.sqrt(width)  # noqa: E731
+    def mat():
+        return rng.standard_normal((width, width)) / np.sqrt(width)
     return tuple(AttentionWeights(mat(), mat(), mat(), mat(), b_Q=0.1 * rng.standard_normal(width),
                                   b_K=0.1 * rng.standard_normal(width), n_heads=heads, causal=causal)
                  for _ in range(depth))
@@ -223,7 +230,8 @@ def attention_only_forward(layers, X0) -> list[np.ndarray]:
 
 
 def path_bindings(layers, inputs) -> dict[str, np.ndarray]:
-    r""":math:`H^{(l)}_h` at the layer's actual input ``inputs[l-1]`` and :math:`W^{(l)}_{OV,h} = (W_{V,h}W_{O,h})^{\mathsf T}`."""
+    r""":math:`H^{(l)}_h` at the layer's actual input ``inputs[l-1]`` and :math:`W^{(l)}_{OV,h} =
+    (W_{V,h}W_{O,h})^{\mathsf T}`."""
     out = {}
     for l, (attn, X) in enumerate(zip(layers, inputs), start=1):
         for h, H in enumerate(head_attention_weights(X, attn), start=1):
@@ -235,7 +243,8 @@ def path_bindings(layers, inputs) -> dict[str, np.ndarray]:
 
 def _duat_stack(layers, rng) -> TransformerStack:
     M = layers[0].width
-    zero_ffn = lambda: FFNWeights(rng.standard_normal((M, 2)), np.zeros(2), np.zeros((2, M)), np.zeros(M))  # noqa: E731
+    def zero_ffn():
+        return FFNWeights(rng.standard_normal((M, 2)), np.zeros(2), np.zeros((2, M)), np.zeros(M))
     return TransformerStack(tuple(BlockWeights(a, zero_ffn()) for a in layers), kind="standard")
 
 
@@ -308,7 +317,8 @@ def entries() -> list[Entry]:
               note=_BEYOND + "x'_L = (I + W'_L)⋯(I + W'_1) x'_0 = Σ over the (1+h)^L virtual heads "
                    "(H^(l_k)⋯H^(l_1)) ⊗ (W_OV^(l_k)⋯W_OV^(l_1)), explicit matrices, L, h, N, M in {1,2}." + _NOBIAS),
         Entry("duat:eq10.lemma1", "Eq. 10, mixed-product rule",
-              r"(\mathbf{A}\otimes\mathbf{B})(\mathbf{C}\otimes\mathbf{D}) = \mathbf{A}\mathbf{C}\otimes\mathbf{B}\mathbf{D}",
+              r"(\mathbf{A}\otimes\mathbf{B})(\mathbf{C}\otimes\mathbf{D}) = "
+              r"\mathbf{A}\mathbf{C}\otimes\mathbf{B}\mathbf{D}",
               Status.PROVED, mixed_product_rule(),
               note=_BEYOND + "not printed; the lemma behind duat:eq10.part3 (symuat.expansion.paths.mixed_product)."),
         Entry("duat:eq10.part3", "Eq. 10, residual stack, induction", _EQ10,

@@ -81,14 +81,13 @@ def _np_margin(kind: str, case, u: np.ndarray) -> float:
     return float(MARGINS[kind](a, c, abs))
 
 
-def _sum(e, idx, bias: str) -> sympy.Expr:
-    x = e["x"]
-    return sympy.Add(*[e["alpha"][j, 0] * SIGMA((e["W"][j, :] * x)[0, 0] + e[bias][j, 0]) for j in idx],
-                     sympy.S.Zero)
+def _sum(alpha, W, b, x, idx) -> sympy.Expr:
+    r""":math:`\sum_{j\in\text{idx}} \alpha_j\sigma(W_j x + b_j)` (0-based ``idx``)."""
+    return sympy.Add(*[alpha[j, 0] * SIGMA((W[j, :] * x)[0, 0] + b[j, 0]) for j in idx], sympy.S.Zero)
 
 
-def _np_sum(a, idx, bias: str) -> float:
-    return float(sum(a["alpha"][j, 0] / (1.0 + np.exp(-(a["W"][j, :] @ a["x"][:, 0] + a[bias][j, 0]))) for j in idx))
+def _np_sum(alpha, W, b, x, idx) -> float:
+    return float(sum(alpha[j, 0] / (1.0 + np.exp(-(W[j, :] @ x[:, 0] + b[j, 0]))) for j in idx))
 
 
 def _halves(N: int) -> tuple[range, range]:
@@ -114,25 +113,23 @@ def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Ide
     """
     bias, rule = later
 
-    def shapes(d):
-        N, n = d["N"], d["n"]
-        return {"alpha": (N, 1), "W": (N, n), "b": (N, 1), "theta": (N, 1), "x": (n, 1), "u": (2, 1)}
+    shapes = {"alpha": ("N", 1), "W": ("N", "n"), "b": ("N", 1), "theta": ("N", 1), "x": ("n", 1), "u": (2, 1)}
 
-    def lhs(e, d):
-        l1 = _halves(d["N"])[0]
-        rows = [_sum(e, l1, bias), _sum(e, _idx2(d["N"], rule), bias)]
-        return sympy.ImmutableMatrix(rows + [_resolved_margin(kind, c, e["u"]) for c in CASES])
+    def lhs(alpha, W, b, theta, x, u, N):
+        later_bias = {"b": b, "theta": theta}[bias]
+        rows = [_sum(alpha, W, later_bias, x, _halves(N)[0]), _sum(alpha, W, later_bias, x, _idx2(N, rule))]
+        return sympy.ImmutableMatrix(rows + [_resolved_margin(kind, c, u) for c in CASES])
 
-    def rhs(e, d):
-        l1, l2 = _halves(d["N"])
-        p, r = e["u"][0, 0], e["u"][1, 0]
-        rows = [_sum(e, l1, earlier), _sum(e, l2, earlier)]
-        return sympy.ImmutableMatrix(rows + [sympy.sympify(cert(p, r)) for cert in CERTIFICATES[kind]])
+    def rhs(alpha, W, b, theta, x, u, N):
+        l1, l2 = _halves(N)
+        earlier_bias = {"b": b, "theta": theta}[earlier]
+        rows = [_sum(alpha, W, earlier_bias, x, l1), _sum(alpha, W, earlier_bias, x, l2)]
+        return sympy.ImmutableMatrix(rows + [sympy.sympify(cert(u[0, 0], u[1, 0])) for cert in CERTIFICATES[kind]])
 
-    def reference(a, d):
-        l1 = _halves(d["N"])[0]
-        rows = [_np_sum(a, l1, bias), _np_sum(a, _idx2(d["N"], rule), bias)]
-        return np.array(rows + [_np_margin(kind, c, a["u"]) for c in CASES])
+    def reference(alpha, W, b, theta, x, u, N):
+        later_bias = {"b": b, "theta": theta}[bias]
+        rows = [_np_sum(alpha, W, later_bias, x, _halves(N)[0]), _np_sum(alpha, W, later_bias, x, _idx2(N, rule))]
+        return np.array(rows + [_np_margin(kind, c, u) for c in CASES])
 
     return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2)), reference=reference,
                     random_dims={"N": 5, "n": 3},
@@ -146,20 +143,20 @@ def split_identity() -> Identity:
     r"""Eq. 13 ⇒ Eq. 14: :math:`\sum_{j=1}^N t_j = \sum_{\Lambda_1}t_j + \sum_{\Lambda_2}t_j` for every partition.
 
     The dimension ``P`` encodes the partition: :math:`j\in\Lambda_1` iff bit :math:`j` of ``P`` is set
-    (``P`` mod :math:`2^N`), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
+    (``P - 1`` mod :math:`2^N`; dimensions are positive), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
     """
-    def parts(d):
-        mask = d["P"] % (2 ** d["N"])
-        l1 = [j for j in range(d["N"]) if mask >> j & 1]
-        return l1, [j for j in range(d["N"]) if not mask >> j & 1]
+    def parts(N, P):
+        mask = (P - 1) % (2 ** N)
+        return [j for j in range(N) if mask >> j & 1], [j for j in range(N) if not mask >> j & 1]
 
     return Identity(
-        shapes=lambda d: {"alpha": (d["N"], 1), "W": (d["N"], d["n"]), "b": (d["N"], 1), "x": (d["n"], 1)},
-        lhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, range(d["N"]), "b")]]),
-        rhs=lambda e, d: sympy.ImmutableMatrix([[_sum(e, parts(d)[0], "b") + _sum(e, parts(d)[1], "b")]]),
-        dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(8))),
-        reference=lambda a, d: np.array([_np_sum(a, range(d["N"]), "b")]),
-        random_dims={"N": 6, "n": 3, "P": 37},
+        shapes={"alpha": ("N", 1), "W": ("N", "n"), "b": ("N", 1), "x": ("n", 1)},
+        lhs=lambda alpha, W, b, x, N: sympy.ImmutableMatrix([[_sum(alpha, W, b, x, range(N))]]),
+        rhs=lambda alpha, W, b, x, N, P: sympy.ImmutableMatrix([[sum((_sum(alpha, W, b, x, part)
+                                                                       for part in parts(N, P)), sympy.S.Zero)]]),
+        dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(1, 9))),
+        reference=lambda alpha, W, b, x, N: np.array([_np_sum(alpha, W, b, x, range(N))]),
+        random_dims={"N": 6, "n": 3, "P": 38},
         scope="All 2^N partitions (Λ_1, Λ_2) for N <= 3, n <= 2; the float/exact levels use N = 6 and mask 37.")
 
 
@@ -249,7 +246,8 @@ _T15_004 = (rf"\big| \left| {_S(1, _TH)} - f(\mathbf{{x}}) \right| - \left| {_S(
             r"\big| < \varepsilon")
 _T15_000 = rf"\left| \left| {_S(1, _TH)} - f(\mathbf{{x}}) \right| - \left| {_S(2, _TH)} \right| \right| < \varepsilon"
 _T16 = (r"\left|\sum_{j=1}^{N_{1}}\alpha_{j}\sigma\left(\mathbf{W}j^{\mathrm{T}}\mathbf{x}+\theta_{j}\right)"
-         r"-f(\mathbf{x})\right| < \varepsilon+\left|\sum_{j=1}^{N_{2}}\alpha_{j}\sigma\left(\mathbf{W}_{j}^{\mathrm{T}}"
+         r"-f(\mathbf{x})\right| < "
+         r"\varepsilon+\left|\sum_{j=1}^{N_{2}}\alpha_{j}\sigma\left(\mathbf{W}_{j}^{\mathrm{T}}"
          r"\mathbf{x}+\theta_{j}\right)\right|")
 
 _HYP = (r"\Lambda = \{1, 2...N\}, \Lambda_1 \cup \Lambda_2 = \Lambda, \Lambda_1 \cap \Lambda_2 = \emptyset, "
@@ -272,7 +270,7 @@ def _n12_readings() -> Readings:
 
 
 def _premise_proxy(seed: int) -> tuple[Evidence, ...]:
-    from derivations.uat_theory import eq2_proxy
+    from .uat_theory import eq2_proxy
     return eq2_proxy(seed)
 
 
@@ -292,7 +290,8 @@ def entries() -> list[Entry]:
         Entry("duat:eq13", "§4.3, Eq. 13", _D13 + r"\quad\text{for all } \mathbf{x}\in\mathbf{I}_n", Status.PROSE,
               premise),
         Entry("duat:eq14", "§4.3, Eq. 13 ⇒ Eq. 14", _D14, Status.PROVED, split,
-              note="Eq. 14 is Eq. 13 with the sum split over Λ_1 ∪ Λ_2 (an identity of the left-hand sides)." + _WJ_NOTE),
+              note="Eq. 14 is Eq. 13 with the sum split over Λ_1 ∪ Λ_2 (an identity of the left-hand sides)."
+                   + _WJ_NOTE),
         Entry("duat:eq15", "§4.3, Eq. 14 ⇒ Eq. 15 (reverse triangle inequality)", _D15, Status.CONVENTION,
               _theta_readings("reverse"),
               note="||a| − |c|| ≤ |a + c| with a = S_1 − f, c = S_2. Eq. 14 uses b_j, Eq. 15 θ_j: as printed the two "

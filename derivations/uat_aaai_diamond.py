@@ -38,7 +38,20 @@ import re
 
 import sympy
 
-from symuat import CHAIN_READINGS, Correction, Entry, Identity, Readings, Status, chain, diamond, dims_grid
+from symuat import (
+    CHAIN_READINGS,
+    Correction,
+    Entry,
+    Expr,
+    Identity,
+    Readings,
+    Status,
+    Step,
+    StepTable,
+    chain,
+    diamond,
+    dims_grid,
+)
 
 from .diamond import (
     chain_step,
@@ -55,36 +68,42 @@ _OCR = "Seed 000 is OCR; reconstructed with seed 004 (same section). "
 _E = sympy.ImmutableMatrix
 
 
-def _W12(e) -> _E:
+def w12(W1: _E, W2: _E) -> _E:
     r"""The printed definition :math:`W_{12} = W_1^T W_2^T`."""
-    return e["W1"].T * e["W2"].T
+    return W1.T * W2.T
 
 
 # --- App. A Eq. (1): expressions (LaTeX as reconstructed, value under a chain reading R) ------------------------
 _X1 = {
-    "E1": (r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]", lambda R, e: diamond(e["W1"], diamond(e["x"], e["W2"]))),
-    "E2": (r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: diamond(e["W1"], e["W2"].T * e["x"])),
-    "E3": (r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda R, e: e["W1"].T * (e["W2"].T * e["x"])),
-    "E4": (r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}", lambda R, e: e["W1"].T * e["W2"].T * e["x"]),
-    "E5◇": (r"\mathbf{W}_{12}\diamond\mathbf{x}", lambda R, e: diamond(_W12(e), e["x"])),
-    "E5": (r"\mathbf{W}_{12}\mathbf{x}", lambda R, e: _W12(e) * e["x"]),
-    "E6": (r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W1"].T * e["W2"].T).T, e["x"])),
-    "E7": (r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda R, e: diamond(e["W2"] * e["W1"], e["x"])),
-    "E8": (r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"], e["W1"], e["x"])),
-    "E8ᵀ": (r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, e: chain(R, e["W2"].T, e["W1"], e["x"])),
+    "E1": Expr(r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]",
+               lambda W1, x, W2: diamond(W1, diamond(x, W2))),
+    "E2": Expr(r"\mathbf{W}_{1}\diamond[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda W1, W2, x: diamond(W1, W2.T * x)),
+    "E3": Expr(r"\mathbf{W}_{1}^{T}[\mathbf{W}_{2}^{T}\mathbf{x}]", lambda W1, W2, x: W1.T * (W2.T * x)),
+    "E4": Expr(r"\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T}\mathbf{x}", lambda W1, W2, x: W1.T * W2.T * x),
+    "E5◇": Expr(r"\mathbf{W}_{12}\diamond\mathbf{x}", lambda W1, W2, x: diamond(w12(W1, W2), x)),
+    "E5": Expr(r"\mathbf{W}_{12}\mathbf{x}", lambda W1, W2, x: w12(W1, W2) * x),
+    "E6": Expr(r"(\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})^{T}\diamond\mathbf{x}",
+               lambda W1, W2, x: diamond((W1.T * W2.T).T, x)),
+    "E7": Expr(r"(\mathbf{W}_{2}\mathbf{W}_{1})\diamond\mathbf{x}", lambda W2, W1, x: diamond(W2 * W1, x)),
+    "E8": Expr(r"\mathbf{W}_{2}\diamond\mathbf{W}_{1}\diamond\mathbf{x}", lambda R, W2, W1, x: chain(R, W2, W1, x)),
+    "E8ᵀ": Expr(r"\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
+                lambda R, W2, W1, x: chain(R, W2.T, W1, x)),
 }
 # --- App. A Eq. (2) ------------------------------------------------------------------------------------------------
 _X2 = {
-    "E1": (r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(diamond(e["W1"], e["x"]), e["W2"])),
-    "E2": (r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda R, e: diamond(e["W1"].T * e["x"], e["W2"])),
-    "E3": (r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda R, e: e["W2"].T * (e["W1"].T * e["x"])),
-    "E4": (r"\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}\diamond\mathbf{x}", lambda R, e: diamond(e["W2"].T * e["W1"].T, e["x"])),
-    "E4[]": (r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}", lambda R, e: diamond((e["W2"].T * e["W1"].T).T, e["x"])),
-    "E5": (r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda R, e: diamond(e["W1"] * e["W2"], e["x"])),
-    "E6": (r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, e: chain(R, e["W1"].T, e["W2"], e["x"])),
+    "E1": Expr(r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}",
+               lambda W1, x, W2: diamond(diamond(W1, x), W2)),
+    "E2": Expr(r"[\mathbf{W}_{1}^{T}\mathbf{x}]\diamond\mathbf{W}_{2}", lambda W1, x, W2: diamond(W1.T * x, W2)),
+    "E3": Expr(r"\mathbf{W}_{2}^{T}[\mathbf{W}_{1}^{T}\mathbf{x}]", lambda W2, W1, x: W2.T * (W1.T * x)),
+    "E4": Expr(r"\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}\diamond\mathbf{x}", lambda W2, W1, x: diamond(W2.T * W1.T, x)),
+    "E4[]": Expr(r"[\mathbf{W}_{2}^{T}\mathbf{W}_{1}^{T}]^{T}\diamond\mathbf{x}",
+                 lambda W2, W1, x: diamond((W2.T * W1.T).T, x)),
+    "E5": Expr(r"[\mathbf{W}_{1}\mathbf{W}_{2}]\diamond\mathbf{x}", lambda W1, W2, x: diamond(W1 * W2, x)),
+    "E6": Expr(r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
+               lambda R, W1, W2, x: chain(R, W1.T, W2, x)),
 }
 #: ``W2ᵀW1ᵀ◇x`` read with ◇ binding first: ``W2ᵀ(W1ᵀ◇x)``.
-_E4_DIAMOND_FIRST = lambda R, e: e["W2"].T * diamond(e["W1"].T, e["x"])  # noqa: E731
+_E4_DIAMOND_FIRST = Expr(_X2["E4"].tex, lambda W2, W1, x: W2.T * diamond(W1.T, x))
 
 _W12_DEF = r"\quad(\mathbf{W}_{12}=\mathbf{W}_{1}^{T}\mathbf{W}_{2}^{T})"
 _LEFT_NN = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
@@ -94,75 +113,76 @@ _LEFT_TN = "Holds only if a chain is read left to right with A◇B = AᵀB (left
 def _precedence(lk: str, rk: str) -> Readings:
     """A step of Eq. (2) with ``W2ᵀW1ᵀ◇x`` on one side: product first, or ◇ first (no chain is involved)."""
     tn = next(r for r in CHAIN_READINGS if r.name == "left-TN")
-    product_first = {k: f for k, (_, f) in _X2.items()}
-    diamond_first = dict(product_first, E4=_E4_DIAMOND_FIRST)
+    diamond_first = dict(_X2, E4=_E4_DIAMOND_FIRST)
     return Readings("whether juxtaposition or ◇ binds first in W2ᵀW1ᵀ◇x",
-                    {"product-first": square_identity(product_first[lk], product_first[rk], tn),
-                     "diamond-first": square_identity(diamond_first[lk], diamond_first[rk], tn)})
+                    {"product-first": square_identity(_X2[lk].build, _X2[rk].build, tn),
+                     "diamond-first": square_identity(diamond_first[lk].build, diamond_first[rk].build, tn)})
 
 
-# (place, expressions, left key, right key, recorded status, correction (left key, right key) | None, note)
-_STEPS = [
-    ("appA.eq1.step1", _X1, "E1", "E2", Status.PROVED, None, ""),
-    ("appA.eq1.step2", _X1, "E2", "E3", Status.PROVED, None, ""),
-    ("appA.eq1.step3", _X1, "E3", "E4", Status.PROVED, None, ""),
-    ("appA.eq1.step4.reading1", _X1, "E4", "E5◇", Status.ERRATUM, ("E4", "E5"),
-     "Reading 1 of 'WIWlx = Wiox': the 'o' is ◇ (as everywhere in this OCR). With the printed W12 = W1ᵀW2ᵀ, "
-     "W12◇x = W2W1x ≠ W1ᵀW2ᵀx. Seed 004 prints W12 x here (uat-arxiv:eq13.step3), which is the correction."),
-    ("appA.eq1.step4.reading2", _X1, "E4", "E5", Status.PROVED, None,
-     "Reading 2 of 'WIWlx = Wiox' (seed 004: W1ᵀW2ᵀx = W12 x): the printed definition of W12."),
-    ("appA.eq1.step5.reading1", _X1, "E5◇", "E6", Status.ERRATUM, ("E5", "E6"),
-     "Reading 1 (W12◇x): with W12 = W1ᵀW2ᵀ, W12◇x = W2W1x while (W1ᵀW2ᵀ)ᵀ◇x = W1ᵀW2ᵀx. Steps 4 and 5 of this "
-     "reading cancel (E4 = E6 holds), so the slip, if printed, does not affect the chain's end point."),
-    ("appA.eq1.step5.reading2", _X1, "E5", "E6", Status.PROVED, None, "Reading 2 (W12 x, seed 004 uat-arxiv:eq13.step4)."),
-    ("appA.eq1.step6", _X1, "E6", "E7", Status.PROVED, None, "= uat-arxiv:eq13.step5."),
-    ("appA.eq1.step7.reading1", _X1, "E7", "E8", Status.CONVENTION, None,
-     _LEFT_NN + " Reading 1 of the last row 'W2 oW, ox' (no ᵀ): the chain then ends at W2◇W1◇x (= uat-arxiv:"
-     "eq13.step6), not at the stated property W2ᵀ◇W1◇x (uat-aaai:sec3.2.claim4, which holds only under left-TN), "
-     "so no single reading makes the chain prove the property."),
-    ("appA.eq1.step7.reading2", _X1, "E7", "E8ᵀ", Status.CONVENTION, None,
-     _LEFT_TN + " Reading 2 of the last row: ᵀ dropped by the OCR, the row is seed 004's last row W2ᵀ◇W1◇x. "
-     "Seed 004 reaches it through W2◇W1◇x (uat-arxiv:eq13.step7, an erratum); this shorter chain skips that "
-     "row, as Eq. (2) does, and is then consistent under left-TN."),
-    ("appA.eq2.step1", _X2, "E1", "E2", Status.PROVED, None, "= uat-arxiv:eq14.step1."),
-    ("appA.eq2.step2", _X2, "E2", "E3", Status.PROVED, None, "= uat-arxiv:eq14.step2."),
-    ("appA.eq2.step3.reading1", _X2, "E3", "E4", Status.ERRATUM, ("E3", "E4[]"),
-     "Reading 1 of 'Wz Wi ox' (no brackets: the OCR keeps every other bracket of this chain): W2ᵀW1ᵀ◇x is "
-     "W1W2x (product first) or W2ᵀW1x (◇ first), never W2ᵀW1ᵀx. Correction: seed 004's [W2ᵀW1ᵀ]ᵀ◇x."),
-    ("appA.eq2.step3.reading2", _X2, "E3", "E4[]", Status.PROVED, None,
-     "Reading 2 (seed 004: [W2ᵀW1ᵀ]ᵀ◇x, brackets and outer ᵀ lost by the OCR) = uat-arxiv:eq14.step3."),
-    ("appA.eq2.step4.reading1", _X2, "E4", "E5", Status.ERRATUM, ("E4[]", "E5"),
-     "Reading 1 (W2ᵀW1ᵀ◇x): neither precedence gives [W1W2]◇x = W2ᵀW1ᵀx. Steps 3 and 4 of this reading cancel "
-     "(E3 = E5 holds)."),
-    ("appA.eq2.step4.reading2", _X2, "E4[]", "E5", Status.PROVED, None, "Reading 2 = uat-arxiv:eq14.step4."),
-    ("appA.eq2.step5", _X2, "E5", "E6", Status.CONVENTION, None,
-     _LEFT_TN + " Seed 004 inserts W1◇W2◇x between these rows (uat-arxiv:eq14.step5-6: left-NN, then an "
-     "erratum); seed 000 goes directly to W1ᵀ◇W2◇x, which is right under left-TN."),
-]
-
-
-def _step_entry(place, exprs, lk, rk, status, fix, note) -> Entry:
-    (lt, lf), (rt, rf) = exprs[lk], exprs[rk]
+def _ref(place: str) -> str:
     eq = place.split(".")[1][2:]
-    defn = _W12_DEF if exprs is _X1 and any(k.startswith("E5") for k in (lk, rk)) else ""
-    claim = _precedence(lk, rk) if exprs is _X2 and "E4" in (lk, rk) else chain_step(lf, rf)
-    correction = None
-    if fix is not None:
-        (ft, ff), (gt, gf) = exprs[fix[0]], exprs[fix[1]]
-        correction = Correction(f"{ft} = {gt}{defn}", left_tn_identity(ff, gf))
-    ref = f"App. A, Eq. ({eq}), " + ", ".join(re.sub(r"(\d+)$", r" \1", p) for p in place.split(".")[2:])
-    return Entry(f"uat-aaai:{place}", ref, f"{lt} = {rt}{defn}", status, claim,
-                 correction=correction, note=_OCR + note)
+    return f"App. A, Eq. ({eq}), " + ", ".join(re.sub(r"(\d+)$", r" \1", p) for p in place.split(".")[2:])
+
+
+def _table(exprs: dict[str, Expr], suffix=None) -> StepTable:
+    return StepTable("uat-aaai", exprs, claim=lambda lhs, rhs: chain_step(lhs.build, rhs.build), ref=_ref,
+                     correct=lambda lhs, rhs: left_tn_identity(lhs.build, rhs.build), note=_OCR, suffix=suffix)
+
+
+def _appendix_a() -> list[Entry]:
+    """The App. A chains Eq. (1) and (2), one :class:`symuat.Step` per printed ``=`` (and reading)."""
+    eq1 = [
+        Step("appA.eq1.step1", "E1", "E2", Status.PROVED, None, ""),
+        Step("appA.eq1.step2", "E2", "E3", Status.PROVED, None, ""),
+        Step("appA.eq1.step3", "E3", "E4", Status.PROVED, None, ""),
+        Step("appA.eq1.step4.reading1", "E4", "E5◇", Status.ERRATUM, ("E4", "E5"),
+         "Reading 1 of 'WIWlx = Wiox': the 'o' is ◇ (as everywhere in this OCR). With the printed W12 = W1ᵀW2ᵀ, "
+         "W12◇x = W2W1x ≠ W1ᵀW2ᵀx. Seed 004 prints W12 x here (uat-arxiv:eq13.step3), which is the correction."),
+        Step("appA.eq1.step4.reading2", "E4", "E5", Status.PROVED, None,
+         "Reading 2 of 'WIWlx = Wiox' (seed 004: W1ᵀW2ᵀx = W12 x): the printed definition of W12."),
+        Step("appA.eq1.step5.reading1", "E5◇", "E6", Status.ERRATUM, ("E5", "E6"),
+         "Reading 1 (W12◇x): with W12 = W1ᵀW2ᵀ, W12◇x = W2W1x while (W1ᵀW2ᵀ)ᵀ◇x = W1ᵀW2ᵀx. Steps 4 and 5 of this "
+         "reading cancel (E4 = E6 holds), so the slip, if printed, does not affect the chain's end point."),
+        Step("appA.eq1.step5.reading2", "E5", "E6", Status.PROVED, None,
+             "Reading 2 (W12 x, seed 004 uat-arxiv:eq13.step4)."),
+        Step("appA.eq1.step6", "E6", "E7", Status.PROVED, None, "= uat-arxiv:eq13.step5."),
+        Step("appA.eq1.step7.reading1", "E7", "E8", Status.CONVENTION, None,
+         _LEFT_NN + " Reading 1 of the last row 'W2 oW, ox' (no ᵀ): the chain then ends at W2◇W1◇x (= uat-arxiv:"
+         "eq13.step6), not at the stated property W2ᵀ◇W1◇x (uat-aaai:sec3.2.claim4, which holds only under left-TN), "
+         "so no single reading makes the chain prove the property."),
+        Step("appA.eq1.step7.reading2", "E7", "E8ᵀ", Status.CONVENTION, None,
+         _LEFT_TN + " Reading 2 of the last row: ᵀ dropped by the OCR, the row is seed 004's last row W2ᵀ◇W1◇x. "
+         "Seed 004 reaches it through W2◇W1◇x (uat-arxiv:eq13.step7, an erratum); this shorter chain skips that "
+         "row, as Eq. (2) does, and is then consistent under left-TN."),
+    ]
+    eq2 = [
+        Step("appA.eq2.step1", "E1", "E2", Status.PROVED, None, "= uat-arxiv:eq14.step1."),
+        Step("appA.eq2.step2", "E2", "E3", Status.PROVED, None, "= uat-arxiv:eq14.step2."),
+        Step("appA.eq2.step3.reading1", "E3", "E4", Status.ERRATUM, ("E3", "E4[]"), claim=_precedence("E3", "E4"), note=
+         "Reading 1 of 'Wz Wi ox' (no brackets: the OCR keeps every other bracket of this chain): W2ᵀW1ᵀ◇x is "
+         "W1W2x (product first) or W2ᵀW1x (◇ first), never W2ᵀW1ᵀx. Correction: seed 004's [W2ᵀW1ᵀ]ᵀ◇x."),
+        Step("appA.eq2.step3.reading2", "E3", "E4[]", Status.PROVED, None,
+         "Reading 2 (seed 004: [W2ᵀW1ᵀ]ᵀ◇x, brackets and outer ᵀ lost by the OCR) = uat-arxiv:eq14.step3."),
+        Step("appA.eq2.step4.reading1", "E4", "E5", Status.ERRATUM, ("E4[]", "E5"), claim=_precedence("E4", "E5"), note=
+         "Reading 1 (W2ᵀW1ᵀ◇x): neither precedence gives [W1W2]◇x = W2ᵀW1ᵀx. Steps 3 and 4 of this reading cancel "
+         "(E3 = E5 holds)."),
+        Step("appA.eq2.step4.reading2", "E4[]", "E5", Status.PROVED, None, "Reading 2 = uat-arxiv:eq14.step4."),
+        Step("appA.eq2.step5", "E5", "E6", Status.CONVENTION, None,
+         _LEFT_TN + " Seed 004 inserts W1◇W2◇x between these rows (uat-arxiv:eq14.step5-6: left-NN, then an "
+         "erratum); seed 000 goes directly to W1ᵀ◇W2◇x, which is right under left-TN."),
+    ]
+    w12_printed = _table(_X1, suffix=lambda step: _W12_DEF if "E5" in (step.lhs[:2], step.rhs[:2]) else "")
+    return [*w12_printed.entries(eq1), *_table(_X2).entries(eq2)]
 
 
 def _last_row() -> Identity:
     r"""The only legible row of Eq. 4 (its last): :math:`(W\diamond x)_n = w_{1,n}x_1 + \dots + w_{m,n}x_m`."""
     return Identity(
-        shapes=lambda d: {"W": (d["m"], d["n"]), "x": (d["m"], 1)},
-        lhs=lambda e, d: sympy.Matrix([[diamond(e["W"], e["x"])[d["n"] - 1, 0]]]),
-        rhs=lambda e, d: sympy.Matrix([[sum((e["W"][k, d["n"] - 1] * e["x"][k, 0] for k in range(d["m"])), sympy.S.Zero)]]),
+        shapes={"W": ("m", "n"), "x": ("m", 1)},
+        lhs=lambda W, x, n: sympy.Matrix([[diamond(W, x)[n - 1, 0]]]),
+        rhs=lambda W, n, x, m: sympy.Matrix([[sum((W[k, n - 1] * x[k, 0] for k in range(m)), sympy.S.Zero)]]),
         dims=dims_grid(m=(1, 2, 3), n=(1, 2, 3)),
-        reference=lambda a, d: (a["W"].T @ a["x"])[-1:, 0], random_dims={"m": 4, "n": 3},
+        reference=lambda W, x: (W.T @ x)[-1:, 0], random_dims={"m": 4, "n": 3},
     )
 
 
@@ -185,22 +205,23 @@ def _sec32() -> list[Entry]:
         Entry("uat-aaai:sec3.2.claim2", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}",
               Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
-                       {"vector-operand": vector_operand_identity("vector-operand"), "positional": vector_operand_identity("positional")}),
+                       {"vector-operand": vector_operand_identity("vector-operand"),
+                        "positional": vector_operand_identity("positional")}),
               note=arx.format("uat-arxiv:sec3.2.claim2", "Wox=x0oW") + " True when the column vector always plays "
                    "x; read positionally (x◇W = xᵀW) the sides differ in shape."),
         Entry("uat-aaai:sec3.2.claim3", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
-              Status.PROVED, eq4_identity(lambda e, d: e["W"].T * e["x"]),
+              Status.PROVED, eq4_identity(lambda W, x: W.T * x),
               note=arx.format("uat-arxiv:sec3.2.claim3", "W ox = WTx")),
         Entry("uat-aaai:sec3.2.claim4", "§3.2 and App. A (first sentence), first property",
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
-              Status.CONVENTION, chain_step(_X1["E1"][1], _X1["E8ᵀ"][1]),
+              Status.CONVENTION, chain_step(_X1["E1"].build, _X1["E8ᵀ"].build),
               note=arx.format("uat-arxiv:sec3.2.claim6", "W1 o [xo W3] = WIT oW ox") + " " + _LEFT_TN),
         Entry("uat-aaai:sec3.2.claim5", "§3.2 and App. A (first sentence), second property",
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
-              Status.CONVENTION, chain_step(_X2["E1"][1], _X2["E6"][1]),
+              Status.CONVENTION, chain_step(_X2["E1"].build, _X2["E6"].build),
               note=arx.format("uat-arxiv:sec3.2.claim7", "[W;ox]oWy = WTo W, ox") + " " + _LEFT_TN),
     ]
 
 
 def entries() -> list[Entry]:
-    return [*_sec32(), *(_step_entry(*s) for s in _STEPS)]
+    return [*_sec32(), *_appendix_a()]

@@ -64,7 +64,8 @@ def _rule_bias(reading: str):
         out = {}
         for j in range(1, d + 1):
             W2 = printed("W2", j, j, reading)  # the layer's own W'_{j,2} under either reading
-            out[beta_name(j)] = (W2 * printed("b3", j - 1, j, reading) + printed("b2", j, j, reading)) + W2 * S(R_name(j - 1))
+            out[beta_name(j)] = (W2 * printed("b3", j - 1, j, reading) + printed("b2", j, j,
+                                                                                 reading)) + W2 * S(R_name(j - 1))
         return out
     return semantic(ov)
 
@@ -91,7 +92,8 @@ def _dynamic_proxy(seed: int) -> tuple[Evidence, ...]:
 
 _EQ11 = (r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,1}) + \sum_{j=1}^{i+1} "
          r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})")
-_RULE1 = r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \mathbf{b}'_{j,2}) + \mathbf{W}'_{j,2}UAT^R_{j-1}"
+_RULE1 = (r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \mathbf{b}'_{j,2})"
+          r" + \mathbf{W}'_{j,2}UAT^R_{j-1}")
 _RULE2 = (r"UAT^R_{j-1} = \sum_{k=1}^{j-1}\mathbf{W}'_{k,3}\sigma(\mathbf{W}'_{k,2}\mathbf{x}_0 + "
           r"\mathbf{b}'_{k,2})")
 

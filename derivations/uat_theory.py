@@ -29,30 +29,31 @@ from symuat.algebra.matrices import elementwise, kron, ones, vec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
 
-__all__ = ["ffn_is_eq1", "multi_output", "static_attention_bias", "least_squares_errors", "measured_dynamic",
+__all__ = ["ffn", "np_ffn", "ffn_is_eq1", "multi_output", "static_attention_bias", "least_squares_errors",
+           "measured_dynamic",
            "entries"]
 
 
-def _ffn(e) -> sympy.ImmutableMatrix:
+def ffn(W1, b1, W2, x) -> sympy.ImmutableMatrix:
     r""":math:`W_2\sigma(W_1\mathbf x + \mathbf b_1)` as a matrix expression (σ entrywise)."""
-    return sympy.ImmutableMatrix(e["W2"] * elementwise(SIGMA, e["W1"] * e["x"] + e["b1"]))
+    return sympy.ImmutableMatrix(W2 * elementwise(SIGMA, W1 * x + b1))
 
 
-def _np_ffn(a, d) -> np.ndarray:
-    return a["W2"] @ logistic(a["W1"] @ a["x"] + a["b1"])
+def np_ffn(W1, b1, W2, x) -> np.ndarray:
+    """:func:`ffn` in NumPy with the logistic σ."""
+    return W2 @ logistic(W1 @ x + b1)
 
 
 def ffn_is_eq1() -> Identity:
     r"""Eq. 1 with scalar output: :math:`W_2\sigma(W_1x+b_1) = \sum_j \alpha_j\sigma(\mathbf W_j^{\mathsf T}x+b_j)`."""
-    def eq1(e, d):
-        W = [e["W1"][j, :].T for j in range(d["N"])]  # W_j in R^n
-        terms = [e["W2"][0, j] * SIGMA((W[j].T * e["x"])[0, 0] + e["b1"][j, 0]) for j in range(d["N"])]
+    def eq1(W1, b1, W2, x, N):
+        W = [W1[j, :].T for j in range(N)]  # W_j in R^n
+        terms = [W2[0, j] * SIGMA((W[j].T * x)[0, 0] + b1[j, 0]) for j in range(N)]
         return sympy.ImmutableMatrix([[sympy.Add(*terms)]])
 
-    return Identity(shapes=lambda d: {"W1": (d["N"], d["n"]), "b1": (d["N"], 1), "W2": (1, d["N"]),
-                                      "x": (d["n"], 1)},
-                    lhs=lambda e, d: _ffn(e), rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
-                    reference=_np_ffn, random_dims={"N": 6, "n": 4},
+    return Identity(shapes={"W1": ("N", "n"), "b1": ("N", 1), "W2": (1, "N"), "x": ("n", 1)},
+                    lhs=ffn, rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
+                    reference=np_ffn, random_dims={"N": 6, "n": 4},
                     scope="Every entry is polynomial in the weights and the sigma values, so the grid covers "
                           "all index patterns up to N = 4 units, n = 3 inputs.")
 
@@ -68,26 +69,23 @@ def multi_output(reading: str) -> Identity:
     :math:`\alpha_j = (W_2)_{:,j}`, every column of :math:`\mathbf W_j` equal to :math:`(W_1)_{j,:}^{\mathsf T}`,
     :math:`\theta_j = (b_1)_j\mathbf 1_m`.
     """
-    m_hidden = (lambda d: d["N"] * d["m"]) if reading == "matrix" else (lambda d: d["N"])
+    k = "N*m" if reading == "matrix" else "N"  # hidden units
+    shapes = {"W1": (k, "n"), "b1": (k, 1), "W2": ("m", k), "x": ("n", 1)}
 
-    def shapes(d):
-        k = m_hidden(d)
-        return {"W1": (k, d["n"]), "b1": (k, 1), "W2": (d["m"], k), "x": (d["n"], 1)}
-
-    def form(e, d):
-        m, total = d["m"], sympy.zeros(d["m"], 1)
-        for j in range(d["N"]):
+    def form(W1, b1, W2, x, N, m):
+        total = sympy.zeros(m, 1)
+        for j in range(N):
             if reading == "matrix":
                 blk = slice(j * m, (j + 1) * m)
-                Wj, bj, aj = e["W1"][blk, :].T, e["b1"][blk, :], e["W2"][:, blk]
+                Wj, bj, aj = W1[blk, :].T, b1[blk, :], W2[:, blk]
             else:
-                Wj = e["W1"][j, :].T * ones(m).T
-                bj, aj = e["b1"][j, 0] * ones(m), sympy.diag(*e["W2"][:, j])
-            total += aj * elementwise(SIGMA, Wj.T * e["x"] + bj)
+                Wj = W1[j, :].T * ones(m).T
+                bj, aj = b1[j, 0] * ones(m), sympy.diag(*W2[:, j])
+            total += aj * elementwise(SIGMA, Wj.T * x + bj)
         return sympy.ImmutableMatrix(total)
 
-    return Identity(shapes=shapes, lhs=lambda e, d: _ffn(e), rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
-                    reference=_np_ffn, random_dims={"N": 3, "m": 3, "n": 4},
+    return Identity(shapes=shapes, lhs=ffn, rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
+                    reference=np_ffn, random_dims={"N": 3, "m": 3, "n": 4},
                     scope="Polynomial in the weights and sigma values; N <= 3 terms, m <= 2 outputs, n <= 2 inputs.")
 
 
@@ -102,23 +100,26 @@ def static_attention_bias() -> Identity:
     block's :math:`\mathbf b'_{i,3}`, which is therefore static; :math:`\mathbf W'_{i,3}=I_N\otimes W_2^{\mathsf T}`
     contains no X at all.
     """
-    def H(e, d):
-        N, free = d["N"], e["H"]
-        return sympy.ImmutableMatrix(N, N, lambda i, j: free[i, j] if j < N - 1 else
-                                     1 - sum((free[i, k] for k in range(N - 1)), sympy.S.Zero))
+    def stochastic(H, N):
+        return sympy.ImmutableMatrix(N, N, lambda i, j: H[i, j] if j < N - 1 else
+                                     1 - sum((H[i, k] for k in range(N - 1)), sympy.S.Zero))
 
-    def np_H(a, d):
-        out = a["H"].copy()
+    def np_stochastic(H):
+        out = H.copy()
         out[:, -1] = 1.0 - out[:, :-1].sum(axis=1)
         return out
 
-    shapes = lambda d: {"H": (d["N"], d["N"]), "X": (d["N"], d["M"]), "WV": (d["M"], d["M"]),  # noqa: E731
-                        "WO": (d["M"], d["M"]), "bV": (d["M"], 1), "bO": (d["M"], 1)}
-    lhs = lambda e, d: vec_r(H(e, d) * (e["X"] * e["WV"] + ones(d["N"]) * e["bV"].T) * e["WO"]  # noqa: E731
-                             + ones(d["N"]) * e["bO"].T)
-    rhs = lambda e, d: (kron(H(e, d), (e["WV"] * e["WO"]).T) * vec_r(e["X"])  # noqa: E731
-                        + kron(ones(d["N"]), e["WO"].T * e["bV"] + e["bO"]))
-    ref = lambda a, d: (np_H(a, d) @ (a["X"] @ a["WV"] + a["bV"].T) @ a["WO"] + a["bO"].T).reshape(-1)  # noqa: E731
+    shapes = {"H": ("N", "N"), "X": ("N", "M"), "WV": ("M", "M"), "WO": ("M", "M"), "bV": ("M", 1), "bO": ("M", 1)}
+
+    def lhs(H, X, WV, WO, bV, bO, N):
+        return vec_r(stochastic(H, N) * (X * WV + ones(N) * bV.T) * WO + ones(N) * bO.T)
+
+    def rhs(H, X, WV, WO, bV, bO, N):
+        return kron(stochastic(H, N), (WV * WO).T) * vec_r(X) + kron(ones(N), WO.T * bV + bO)
+
+    def ref(H, X, WV, WO, bV, bO):
+        return (np_stochastic(H) @ (X @ WV + bV.T) @ WO + bO.T).reshape(-1)
+
     return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(N=(1, 2, 3), M=(1, 2)), reference=ref,
                     random_dims={"N": 4, "M": 3},
                     scope="H is any row-stochastic matrix (last column 1 - sum of the others), which covers every "
@@ -132,13 +133,15 @@ def least_squares_errors(seed: int, sizes=(4, 16, 64, 256)) -> list[tuple[int, f
     first N of one random pool, so the training error cannot increase with N.
     """
     rng = np.random.default_rng([seed, 2])
-    f = lambda x: np.sin(2 * np.pi * x) + 0.5 * x  # noqa: E731
+    def f(x):
+        return np.sin(2 * np.pi * x) + 0.5 * x
     slopes = rng.uniform(5.0, 40.0, max(sizes)) * rng.choice([-1.0, 1.0], max(sizes))
     centres = rng.uniform(-0.1, 1.1, max(sizes))
     train, test = np.linspace(0, 1, 513), np.linspace(0, 1, 2049)
     out = []
     for N in sizes:
-        feats = lambda x: logistic(slopes[:N] * (x[:, None] - centres[:N]))  # noqa: E731
+        def feats(x):
+            return logistic(slopes[:N] * (x[:, None] - centres[:N]))
         alpha, *_ = np.linalg.lstsq(feats(train), f(train), rcond=None)
         rms = float(np.sqrt(np.mean((feats(train) @ alpha - f(train)) ** 2)))
         out.append((N, rms, float(np.max(np.abs(feats(test) @ alpha - f(test))))))

@@ -9,6 +9,7 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (
+    ArgumentTypeError,
     DerivationError,
     InvalidValueError,
     LedgerError,
@@ -43,6 +44,7 @@ from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
 from .ledger.entry import Correction, Denial, Entry, Prose, Readings, Source, Status
 from .ledger.registry import load_entries
 from .ledger.sources import Origin, Paper, origin, origins, paper, papers, register_source
+from .ledger.steps import Expr, Step, StepTable, bind
 
 __all__ = [
     # algebra
@@ -58,10 +60,11 @@ __all__ = [
     "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
     # ledger
     "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
+    "Expr", "Step", "StepTable", "bind",
     "Paper", "Origin", "register_source", "origin", "origins", "paper", "papers",
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",
     # errors
-    "SymuatError", "ShapeError", "InvalidValueError", "UnsupportedError", "DerivationError",
+    "SymuatError", "ShapeError", "InvalidValueError", "ArgumentTypeError", "UnsupportedError", "DerivationError",
     "LedgerError", "OutputError",
 ]
 

@@ -64,7 +64,7 @@ def main() -> None:
               help="Output format: a table, or the SPEC §7 JSON object.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
 @click.option("--derivations", type=click.Path(file_okay=False), default=None,
-              help="Directory of derivation modules (default: the shipped `derivations` package).")
+              help="A derivations package or directory of modules (default: the paper's, symuat_paper).")
 @_one_line_errors
 def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
     """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""

@@ -13,6 +13,7 @@ __all__ = [
     "SymuatError",
     "ShapeError",
     "InvalidValueError",
+    "ArgumentTypeError",
     "UnsupportedError",
     "DerivationError",
     "LedgerError",
@@ -30,6 +31,10 @@ class ShapeError(SymuatError, ValueError):
 
 class InvalidValueError(SymuatError, ValueError):
     """A value that is not allowed: NaN/inf weights, an unknown name, depth < 1."""
+
+
+class ArgumentTypeError(SymuatError, TypeError):
+    """An argument of the wrong type: a tuple of ints where dicts are expected, a non-callable builder."""
 
 
 class UnsupportedError(SymuatError, NotImplementedError):

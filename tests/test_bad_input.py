@@ -100,10 +100,8 @@ def test_audit_missing_directory(tmp_path):
     _one_error_line(_run(["audit", "--derivations", str(tmp_path / "missing")]), "does not exist")
 
 
-def test_audit_empty_directory_is_an_empty_ledger(tmp_path):
-    result = _run(["audit", "--derivations", str(tmp_path), "--format", "json"])
-    assert result.exit_code == 0
-    assert '"entries": []' in result.output
+def test_audit_empty_directory_is_an_error(tmp_path):
+    _one_error_line(_run(["audit", "--derivations", str(tmp_path), "--format", "json"]), "no entries found in")
 
 
 @pytest.mark.parametrize("args", [["audit", "--seed", "x"], ["audit", "--format", "xml"],
@@ -154,7 +152,8 @@ def test_cli_error_is_one_line_in_a_real_process(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("symuat: error: derivation module 'bad.py'")
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("symuat: error: derivation module '")
+    assert f"{tmp_path / 'bad.py'}' failed to import" in proc.stderr
 
 
 # --- public functions ----------------------------------------------------------------------

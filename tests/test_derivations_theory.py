@@ -2,7 +2,7 @@
 
 import sympy
 
-from derivations import discussion, lora, pruning
+from symuat_paper import discussion, lora, pruning
 from symuat.expansion import R_name, U_name, V_name, beta_name
 
 

@@ -10,7 +10,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import derivations.path_expansion as dp
+import symuat_paper.path_expansion as dp
 from symuat import check_identity
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError
 from symuat.evidence.verdict import Level

@@ -89,3 +89,69 @@ def test_shipped_ledger_audits_clean():
     result = CliRunner().invoke(main, ["audit"])
     assert result.exit_code == 0, result.output
     assert "uat-arxiv:eq13.step7" in result.output
+
+
+def test_package_directory_allows_relative_imports(tmp_path):
+    pkg = tmp_path / "my_paper"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from symuat import Origin, register_source\n"
+                                     "register_source(Origin('my-pkg', 'My package'))\n")
+    (pkg / "_shared.py").write_text("REF = 'note 1'\n")
+    (pkg / "first.py").write_text(textwrap.dedent('''
+        from symuat import Entry, Prose, Status
+        from ._shared import REF
+        def entries():
+            return [Entry("my-pkg:first", REF, "x", Status.PROSE, Prose("r"))]
+        '''))
+    (pkg / "second.py").write_text(textwrap.dedent('''
+        from symuat import Entry, Prose, Status
+        from . import first
+        def entries():
+            return [Entry("my-pkg:second", first.entries()[0].ref, "y", Status.PROSE, Prose("r"))]
+        '''))
+    entries = load_entries(directory=pkg)
+    assert [e.id for e in entries] == ["my-pkg:first", "my-pkg:second"]
+    assert entries[1].ref == "note 1" and entries[1].source.name == "My package"
+    assert load_entries(directory=pkg) == entries  # loading again starts from a fresh package
+
+
+def test_package_init_may_define_entries(tmp_path):
+    _write(tmp_path, "__init__.py", GOOD)
+    assert [e.id for e in load_entries(directory=tmp_path)] == ["duat:eq1"]
+
+
+def test_plain_directory_modules_may_import_each_other(tmp_path):
+    _write(tmp_path, "a.py", GOOD)
+    _write(tmp_path, "b.py", "from .a import entries as _a\n\ndef entries():\n    return []\n")
+    assert [e.id for e in load_entries(directory=tmp_path)] == ["duat:eq1"]
+
+
+@pytest.mark.parametrize("files", [{}, {"helpers.py": "def entries():\n    return []\n"}, {"__init__.py": ""}])
+def test_no_entries_is_a_derivation_error(tmp_path, files):
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    with pytest.raises(DerivationError, match=f"no entries found in {tmp_path}"):
+        load_entries(directory=tmp_path)
+    result = CliRunner().invoke(main, ["audit", "--derivations", str(tmp_path)])
+    assert result.exit_code == 2 and "no entries found" in result.output
+
+
+def test_errors_name_the_file(tmp_path):
+    _write(tmp_path, "__init__.py", "")
+    _write(tmp_path, "broken.py", "def entries():\n    return [42]\n")
+    with pytest.raises(DerivationError, match=f"{tmp_path / 'broken.py'}.*returned int"):
+        load_entries(directory=tmp_path)
+    _write(tmp_path, "broken.py", "def entries(:\n")
+    with pytest.raises(DerivationError, match=f"{tmp_path / 'broken.py'}.*failed to import: SyntaxError"):
+        load_entries(directory=tmp_path)
+    _write(tmp_path, "broken.py", "")
+    _write(tmp_path, "__init__.py", "raise ValueError('bad init')\n")
+    with pytest.raises(DerivationError, match=r"__init__\.py.*failed to import: ValueError: bad init"):
+        load_entries(directory=tmp_path)
+
+
+def test_paper_package_is_installed_as_symuat_paper():
+    import importlib.util
+
+    assert importlib.util.find_spec("symuat_paper") is not None
+    assert any(e.id == "duat:eq1" for e in load_entries())

@@ -19,16 +19,17 @@ checked (SPEC §6)
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy
 
 from ..algebra.matrices import symbolic_matrix
-from ..errors import ShapeError, SymuatError
+from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
+from ..validation import check_callable
+from .declare import DeclaredShapes, as_builder, check_dims
 from .fields import MERSENNE_61, SIGMA, PrimeField, RealField, evaluate, magnitude, structural_degree
 from .verdict import Evidence, Level, Verdict
 
@@ -51,14 +52,19 @@ class Identity:
     Parameters
     ----------
     shapes
-        ``dims -> {variable: (rows, cols)}``.
+        Declared ``{variable: (rows, cols)}`` whose entries are ints or arithmetic over
+        dimension names (``{"X": ("N", "M"), "WO": ("h*d", "h*m")}``), or a callable
+        ``dims -> {variable: (rows, cols)}`` for shapes that need code.
     lhs, rhs
-        ``(env, dims) -> Matrix``; ``env`` maps variables to symbol matrices.
+        Builders of a SymPy matrix, either in keyword form (``lambda X, W: X * W``: each
+        parameter names a variable, bound to its symbol matrix, or a dimension) or in the
+        positional form ``(env, dims)``; the rule is in :mod:`symuat.evidence.declare`.
     dims
-        Dimension tuples for the symbolic level, smallest first.
+        Tuple of dimension dicts (same keys, positive ints) for the symbolic level, smallest first.
     reference
-        Independent NumPy computation of ``lhs`` for the float level
-        (``None``: the float level evaluates ``lhs`` with the field evaluator).
+        Independent NumPy computation of ``lhs`` for the float level, a builder over NumPy
+        arrays (keyword form, or ``(arrays, dims)``); ``None``: the float level evaluates
+        ``lhs`` with the field evaluator.
     random_dims
         Dimensions for the exact and float levels (default: ``dims[-1]``).
     levels
@@ -66,7 +72,7 @@ class Identity:
         :math:`\mathbb{F}_p` (e.g. it contains :math:`\sqrt{M}`).
     """
 
-    shapes: Shapes
+    shapes: Shapes | Mapping[str, tuple[int | str, int | str]]
     lhs: Builder
     rhs: Builder
     dims: tuple[Dims, ...]
@@ -76,14 +82,59 @@ class Identity:
     scope: str = ""
 
     def __post_init__(self) -> None:
+        if isinstance(self.dims, Mapping) or not isinstance(self.dims, (tuple, list)):
+            raise ArgumentTypeError(f"Identity.dims must be a tuple of dimension dicts such as ({{'N': 2}},), "
+                                    f"got {type(self.dims).__name__} {self.dims!r}")
         if not self.dims:
-            raise SymuatError("Identity.dims must list at least one dimension tuple")
+            raise InvalidValueError("Identity.dims must list at least one dimension tuple")
+        first = check_dims("Identity.dims[0]", self.dims[0])
+        dims = tuple(check_dims(f"Identity.dims[{i}]", d, tuple(first)) for i, d in enumerate(self.dims))
+        random_dims = None if self.random_dims is None else check_dims("Identity.random_dims", self.random_dims,
+                                                                        tuple(first))
+        if not isinstance(self.levels, (tuple, list)) or not all(isinstance(lv, Level) for lv in self.levels):
+            raise ArgumentTypeError(f"Identity.levels must be a tuple of Level, got {self.levels!r}")
         if not self.levels:
-            raise SymuatError("Identity.levels must name at least one level")
+            raise InvalidValueError("Identity.levels must name at least one level")
+        dimensions = tuple(first)
+        if isinstance(self.shapes, Mapping):
+            shapes = DeclaredShapes(dict(self.shapes), dimensions)
+        else:
+            shapes = check_callable("Identity.shapes", self.shapes)
+        variables = _variables(shapes, dims + ((random_dims,) if random_dims else ()))
+        clash = sorted(set(variables) & set(dimensions))
+        if clash:
+            raise InvalidValueError(f"Identity: {', '.join(clash)} names both a variable and a dimension")
+        for name, value in (("dims", dims), ("random_dims", random_dims), ("levels", tuple(self.levels)),
+                            ("shapes", shapes),
+                            ("lhs", as_builder("Identity.lhs", self.lhs, variables, dimensions)),
+                            ("rhs", as_builder("Identity.rhs", self.rhs, variables, dimensions))):
+            object.__setattr__(self, name, value)
+        if self.reference is not None:
+            object.__setattr__(self, "reference",
+                               as_builder("Identity.reference", self.reference, variables, dimensions))
 
     @property
     def check_dims(self) -> Dims:
         return self.random_dims if self.random_dims is not None else self.dims[-1]
+
+
+def _variables(shapes, dims: Sequence[Dims]) -> tuple[str, ...]:
+    """The declared variables (for callable shapes: every name they produce on the grid)."""
+    if isinstance(shapes, DeclaredShapes):
+        return shapes.variables
+    names: dict[str, None] = {}
+    for d in dims:
+        try:
+            produced = shapes(d)
+        except SymuatError:
+            raise
+        except Exception as exc:
+            raise InvalidValueError(f"Identity.shapes raised {type(exc).__name__}: {exc} at dims {d}") from exc
+        if not isinstance(produced, Mapping):
+            raise ArgumentTypeError(f"Identity.shapes must return a dict {{variable: (rows, cols)}}, "
+                                    f"got {type(produced).__name__} at dims {d}")
+        names.update(dict.fromkeys(produced))
+    return tuple(names)
 
 
 def dims_grid(**ranges: tuple[int, ...]) -> tuple[dict[str, int], ...]:

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import sympy
 
-from ..errors import SymuatError
+from ..errors import ArgumentTypeError, InvalidValueError
+from ..validation import check_callable, check_positive_int
 from .fields import MERSENNE_61, PrimeField, RealField, evaluate, magnitude, structural_degree
 from .verdict import Evidence, Level, Verdict
 
@@ -77,8 +78,20 @@ class OpaqueIdentity:
     scope: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.cases, (tuple, list)):
+            raise ArgumentTypeError(f"OpaqueIdentity.cases must be a tuple of cases such as (1, 2, 3), "
+                                    f"got {type(self.cases).__name__} {self.cases!r}")
         if not self.cases:
-            raise SymuatError("OpaqueIdentity.cases must list at least one case")
+            raise InvalidValueError("OpaqueIdentity.cases must list at least one case")
+        if not isinstance(self.levels, (tuple, list)) or not all(isinstance(lv, Level) for lv in self.levels):
+            raise ArgumentTypeError(f"OpaqueIdentity.levels must be a tuple of Level, got {self.levels!r}")
+        if not self.levels:
+            raise InvalidValueError("OpaqueIdentity.levels must name at least one level")
+        check_positive_int("OpaqueIdentity.width", self.width)
+        for name in ("lhs", "rhs") + (("reference",) if self.reference is not None else ()):
+            check_callable(f"OpaqueIdentity.{name}", getattr(self, name))
+        object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "levels", tuple(self.levels))
 
     @property
     def numeric_case(self) -> Case:

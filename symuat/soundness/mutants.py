@@ -37,7 +37,6 @@ from sympy.matrices.matrixbase import MatrixBase
 from ..algebra import matrices as _matrices
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity, is_vector_symbol
-from ..expansion.symbols import is_sigma
 from ..expansion.table import SubstitutionTable, TableRow
 
 __all__ = ["Mutant", "OPERATORS", "identity_mutants", "opaque_mutants", "table_mutants", "mutate_expr",
@@ -166,7 +165,7 @@ def _intercept(rec: _Recorder) -> Iterator[None]:
                "transpose": guarded("transpose", _ORIGINAL["transpose"])}
     kron = guarded("kron", _KRON)
     holders = [m for name, m in list(sys.modules.items())
-               if name.split(".")[0] in ("symuat", "derivations", "symuat_user_derivations")
+               if name.split(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
                and getattr(m, "kron", None) is _KRON]
     try:
         for name, f in patches.items():
