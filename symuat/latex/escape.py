@@ -70,7 +70,8 @@ _MATH_LETTERS: Mapping[str, str] = {ch: tex.strip("$") for ch, tex in _UNICODE.i
 _ACCENTED = r"(?:[A-Za-z]|\\[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])[\u0303\u0302]"
 _BASE = r"(?:\\(?:tilde|hat|bar|mathbf|boldsymbol)\{[^{}$]*\}|[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])"
 _SUPER = r"(?:\^(?:\{[^{}$]*\}|\([^()$]*\)|[A-Za-z0-9]+)|ᵀ)"
-_SCRIPTS = rf"(?:_\{{[^{{}}$]*\}}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)(?:{_SUPER})?|{_SUPER}"
+_SUB = r"(?:_\{[^{}$]*\}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)"
+_SCRIPTS = rf"{_SUB}(?:{_SUPER})?|{_SUPER}(?:{_SUB})?"
 #: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``c̃_j``,
 #: ``sqrt(M)``; an accented letter (``Ũ``, ``c̃``) is math even without a script.
 _ASCII_MATH = re.compile(
@@ -96,6 +97,8 @@ def text_with_math(text: str) -> str:
     '$\\tilde{c}_{i+1}$ and $\\tilde{U} _{j}^{(i+1)}$, $\\tilde{U} $ alone'
     >>> text_with_math("(W'_HVO)^T = I_N⊗W_O^T")
     "$(W'_{HVO})^{T}$ = $I_{N} \\otimes W_{O}^{T}$"
+    >>> text_with_math("'UAT^R_{i+1} = …'")
+    "'$UAT^{R}_{i+1}$ = \\ldots{}'"
     >>> text_with_math("depth i -> i+1, rank <= d")
     'depth i $\\to$ i+1, rank $\\le$ d'
     >>> text_with_math("W'_iᵀ costs $5")
