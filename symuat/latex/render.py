@@ -23,7 +23,7 @@ import jinja2
 from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
-from ..ledger.entry import Status
+from ..ledger.entry import Prose, Status
 from .display import LINE_BUDGET_PT, breakable_id, display, math_width, split_lines
 from .escape import escape_text, text_with_math
 from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
@@ -66,6 +66,7 @@ def environment() -> jinja2.Environment:
     env.tests["wide"] = lambda tex: math_width(tex) > LINE_BUDGET_PT + 60.0
     env.filters["counterexample"] = format_counterexample
     env.filters["marks"] = level_marks
+    env.filters["reason"] = lambda r: r.entry.claim.reason if isinstance(r.entry.claim, Prose) else ""
     env.filters["version"] = version_name
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env
