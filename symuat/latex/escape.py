@@ -75,6 +75,7 @@ _SCRIPTS = rf"{_SUB}(?:{_SUPER})?|{_SUPER}(?:{_SUB})?"
 #: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``c̃_j``,
 #: ``sqrt(M)``; an accented letter (``Ũ``, ``c̃``) is math even without a script.
 _ASCII_MATH = re.compile(
+    r"(?P<path>(?<![\w.])[a-z][a-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+){2,}(?:\[[^\]\s]*\])?)|"
     rf"(?<![A-Za-z0-9\\])(?P<sym>(?:{_ACCENTED}|[ÃŨṼĤ])'*(?:{_SCRIPTS})?|{_BASE}'*(?:{_SCRIPTS}))"
     r"|(?P<arrow>->|<=|>=|!=)"
     rf"|\((?P<group>[A-Za-z0-9'_{{}}, ]+)\)(?P<gsup>{_SUPER})"
@@ -82,6 +83,8 @@ _ASCII_MATH = re.compile(
 )
 _ACCENT = re.compile(r"(\\[A-Za-z]+ ?|.)([\u0303\u0302])")
 _ARROWS: Mapping[str, str] = {"->": r"$\to$", "<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$"}
+#: ``residual_params``, ``check_depth``: a Python name, not a subscripted symbol.
+_CODE_NAME = re.compile(r"[a-z]+(_[a-z]{3,})+")
 _ADJACENT_MATH = re.compile(r"(?<!\\)\$\$")
 _SCRIPT_ARG = re.compile(r"([_^])([A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)")
 
@@ -99,6 +102,8 @@ def text_with_math(text: str) -> str:
     "$(W'_{HVO})^{T}$ = $I_{N} \\otimes W_{O}^{T}$"
     >>> text_with_math("'UAT^R_{i+1} = …'")
     "'$UAT^{R}_{i+1}$ = \\ldots{}'"
+    >>> text_with_math("symuat.expansion.check_depth, x_i, e.g. check_depth")
+    '\\texttt{symuat.\\allowbreak{}expansion.\\allowbreak{}check\\_depth}, $x_{i}$, e.g. \\texttt{check\\_depth}'
     >>> text_with_math("depth i -> i+1, rank <= d")
     'depth i $\\to$ i+1, rank $\\le$ d'
     >>> text_with_math("W'_iᵀ costs $5")
@@ -107,13 +112,17 @@ def text_with_math(text: str) -> str:
     out, pos = [], 0
     for m in _ASCII_MATH.finditer(text):
         out.append(escape_text(text[pos:m.start()]))
-        if m.group("arrow") is not None:
+        if m.group("path") is not None:
+            out.append(r"\texttt{" + escape_text(m.group("path")).replace(".", r".\allowbreak{}") + "}")
+        elif m.group("arrow") is not None:
             out.append(_ARROWS[m.group("arrow")])
         elif m.group("root") is not None:
             out.append(rf"$\sqrt{{{m.group('root')}}}$")
         elif m.group("group") is not None:
             inner = text_with_math(m.group("group")).replace("$", "")
             out.append(f"$({inner})" + text_with_math("x" + m.group("gsup")).replace("$", "")[1:] + "$")
+        elif _CODE_NAME.fullmatch(m.group("sym")):
+            out.append(r"\texttt{" + escape_text(m.group("sym")) + "}")
         else:
             sym = "".join(_MATH_LETTERS[ch] + " " if ch in _MATH_LETTERS else ch for ch in m.group("sym"))
             sym = _ACCENT.sub(lambda a: ("\\tilde{" if a.group(2) == "\u0303" else "\\hat{") + a.group(1).strip() + "}",
