@@ -61,7 +61,10 @@ def main() -> None:
             nterms = sum(1 for _ in sympy.preorder_traversal(expanded) if isinstance(_, sympy.Mul))
             if naive_s > args.naive_cap:
                 naive_on = False
-        naive_col = f"{naive_s:14.3f} {_ratio(naive_s, prev_naive):>6} {nterms:7d}" if naive_s is not None else f"{'-':>14} {'-':>6} {'-':>7}"
+        if naive_s is not None:
+            naive_col = f"{naive_s:14.3f} {_ratio(naive_s, prev_naive):>6} {nterms:7d}"
+        else:
+            naive_col = f"{'-':>14} {'-':>6} {'-':>7}"
         print(f"{L:3d} | {t_der:9.3f} {t_ver:9.3f} {total:8.3f} {_ratio(total, prev_total):>6} "
               f"{'yes' if ver.holds else 'NO':>3} | {naive_col}")
         prev_total = total

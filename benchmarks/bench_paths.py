@@ -13,9 +13,10 @@ import argparse
 import time
 
 import numpy as np
-
 from symuat_paper.path_expansion import attention_only_forward, path_bindings, random_attention_layers
-from symuat.expansion import apply_paths, path_expansion
+
+from symuat.expansion import path_expansion
+from symuat.numeric.paths import apply_paths
 
 
 def main() -> None:

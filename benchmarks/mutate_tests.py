@@ -21,8 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("symuat/evidence/identity.py", "symuat/evidence/fields.py", "symuat/evidence/opaque.py",
+           "symuat/evidence/levels.py", "symuat/evidence/float_level.py", "symuat/evidence/declare.py",
            "symuat/ledger/audit.py")
-TESTS = ("tests/test_evidence.py", "tests/test_audit.py",  # engine tests first: they kill most mutants fastest
+TESTS = ("tests/test_evidence.py", "tests/test_evidence_pipeline.py", "tests/test_evidence_declare.py",
+         "tests/test_audit.py",  # engine tests first: they kill most mutants fastest
           "tests/test_registry.py", "tests/test_coverage.py",
          "tests/test_ledger.py::test_ids_unique_and_required_present",
          "tests/test_ledger.py::test_entry[uat-arxiv:eq4]", "tests/test_ledger.py::test_entry[uat-arxiv:eq13.step6]",

@@ -68,6 +68,7 @@ from symuat.expansion import (
 )
 
 __all__ = [
+    "verbatim",
     "S", "L", "sig", "INPUT", "sigma", "table", "printed", "overridden", "semantic", "step",
     "eq20_reference", "block_reference", "READ_T", "READ_O", "CAPTION",
 ]
@@ -240,3 +241,16 @@ def dependency_proxy(depth: int, dynamic: frozenset, names: Mapping[str, str]) -
         free = t.unfold(S(name)).free_symbols
         out[label] = bool(free & (dyn_syms | {INPUT}))
     return out
+
+
+_VERBATIM = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}", "%": r"\%", "$": r"\$",
+             "#": r"\#", "&": r"\&", "~": r"\~{}"}
+
+
+def verbatim(text: str) -> str:
+    r"""``text`` (e.g. garbled OCR) as LaTeX text-mode typewriter, every special character escaped.
+
+    >>> verbatim("b}_ %3")
+    '\\texttt{b\\}\\_ \\%3}'
+    """
+    return r"\texttt{" + "".join(_VERBATIM.get(ch, ch) for ch in text) + "}"

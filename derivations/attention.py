@@ -29,8 +29,8 @@ __all__ = ["entries", "composition", "figure5", "head_block", "kron_transpose", 
 _GRID = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2), d=(1, 2))
 _SQUARE = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))  # head value width d = m (the paper's M/h -> M/h)
 _RANDOM = {"h": 2, "N": 3, "m": 2, "d": 3}
-_SCOPE = ("H_i are free symbol matrices (parameters); every entry is a polynomial identity, so the grid covers "
-          "every index pattern with up to 2 heads, N, m, d <= 2.")
+_SCOPE = ("$H_i$ are free symbol matrices (parameters); every entry is a polynomial identity, so the grid covers "
+          r"every index pattern with up to 2 heads, N, m, $d \le 2$.")
 
 
 def _shapes(d):
@@ -183,9 +183,10 @@ _FIG5 = r"(\mathbf{W}'_{HV})^T\mathbf{x}' = \hat{\mathbf{H}}'"
 _FIG6 = (r"(\mathbf{W}'_{HVO})^T\mathbf{x}' = \mathring{\mathbf{H}}',\quad "
          r"\mathbf{W}'_{HVO} = \mathbf{W}'_O\mathbf{W}'_{HV}")
 _CONV = "which matrix W' names: the paper's (W')^T x' form (Fig. 5-6) or the map itself after the Eq. 10 renaming"
-_RENAMED_NOTE = ("Literally, (W'_HV)^T x' = Ĥ' and (W'_O)^T Ĥ' = H̊' give H̊' = (W'_HV W'_O)^T x', so the product "
-                 "in the transposed notation is W'_HV W'_O; W'_O W'_HV is right only for the maps themselves "
-                 "(y' = W'x', the Eq. 10 renaming). Closed form: Σ_h H_h ⊗ (W_Vh W_Oh)^T.")
+_RENAMED_NOTE = (r"Literally, $(W'_{HV})^T x' = \hat{H}'$ and $(W'_O)^T \hat{H}' = \mathring{H}'$ give $\mathring{H}' "
+                 "= (W'_{HV} W'_O)^T x'$, so the product in the transposed notation is $W'_{HV} W'_O$; $W'_O "
+                 "W'_{HV}$ is right only for the maps themselves ($y' = W'x'$, the Eq. 10 renaming). Closed form: "
+                 r"$\sum_h H_h \otimes(W_{Vh} W_{Oh})^T$.")
 
 
 def _readings(**named) -> Readings:
@@ -193,44 +194,52 @@ def _readings(**named) -> Readings:
 
 
 def entries() -> list[Entry]:
-    eq7_note = ("MultiHead is read as the standard layer Σ_h H_h X W_V,h W_O,h with H_h parameters; the paper's "
-                "heads see only x_i (X split by columns), which is the standard layer with block-diagonal "
-                "W_V = diag(W_V1, ..., W_Vh): proved. Ĥ is the concatenation (its definition).")
+    eq7_note = (r"MultiHead is read as the standard layer $\sum_h H_h X W_{V,h} W_{O,h}$ with $H_h$ parameters; the "
+                r"paper's heads see only $x_i$ ($X$ split by columns), which is the standard layer with block-diagonal "
+                r"$W_V = \operatorname{diag}(W_{V,1}, \dots, W_{V,h})$: proved. $\hat{H}$ is the concatenation (its "
+                "definition).")
     fig6_lit = composition("paper-literal")
     return [
         Entry("duat:eq7", "Eq. 7", _EQ7, Status.PROVED, reduction(), note=eq7_note),
         Entry("duat:eq8.step3", "Eq. 8, third equality",
               r"\mathbf{H}_{i}\mathbf{V}_{i} = \mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}]",
-              Status.PROVED, values_definition(), note="V_i := x_i W_Vi is printed inside Attention(...) of Eq. 8."),
+              Status.PROVED, values_definition(), note="$V_i$ := $x_i W_{Vi}$ is printed inside Attention(...) of "
+                                                       "Eq. 8."),
         Entry("duat:eq8.step4", "Eq. 8, last equality",
               r"\mathbf{H}_{i}[\mathbf{x}_{i}\mathbf{W}_{Vi}] = \hat{\mathbf{H}}_{i}", Status.PROVED, head_block(),
-              note="Ĥ_i is taken as the i-th column block of unvec_r(W'_HV x') (Figure 5), checked for i = 1."),
+              note=r"$\hat{H}_i$ is taken as the i-th column block of $unvec_r(W'_{HV} x')$ (Figure 5), checked for "
+                   "$i = 1$."),
         Entry("duat:eq9", "Eq. 9", _EQ9, Status.PROVED, whole_layer(),
-              note="(W'_HVO)^T is the paper's name for the map, = I_N⊗W_O^T · Σ_h H_h⊗(P_h W_V^T). The text "
-                   "writes x ∈ R^{(NM,1)} for x'; W'_HVO ∈ R^{(NM,NM)} needs W_O to map back to width M (as here)."),
+              note=r"$(W'_{HVO})^T$ is the paper's name for the map, = $I_N\otimes W_O^T \cdot\sum_h H_h\otimes(P_h "
+                   r"W_V^T)$. The text writes $x \in R^{(NM,1)}$ for $x'$; $W'_{HVO} \in R^{(NM,NM)}$ needs $W_O$ to "
+                   "map back to width M (as here)."),
         Entry("duat:eq10", "Eq. 10", _EQ10, Status.PROVED, whole_layer(closed_form=True),
-              note="W' := (W'_HVO)^T = Σ_h H_h ⊗ (W_Vh W_Oh)^T, the closed form the paper leaves uncomputed."),
+              note=r"$W'$ := $(W'_{HVO})^T = \sum_h H_h \otimes(W_{Vh} W_{Oh})^T$, the closed form the paper leaves "
+                   "uncomputed."),
         Entry("duat:fig5", "Figure 5 caption", _FIG5, Status.PROVED, figure5(),
-              note="(W'_HV)^T = Σ_h H_h ⊗ (P_h W_V^T) for the block-diagonal W_V of the paper's heads. "
-                   "Figure 5 is an image; the worked example is symuat.layers.attention_figures.figure5_example."),
+              note=r"($W'_{HV})^T = \sum_h H_h \otimes(P_h W_V^T$) for the block-diagonal $W_V$ of the paper's heads. "
+                   "Figure 5 is an image; the worked example is "
+                   r"symuat.layers.\texttt{attention\_figures}.\texttt{figure5\_example}."),
         Entry("duat:sec3.2.claim1", "§3.2, text before Figure 5",
               r"(\mathbf{W}'_{HV})^T\mathbf{x}' = (\hat{\mathbf{H}}')^T", Status.ERRATUM, figure5(True),
               correction=Correction(_FIG5, figure5()),
-              note="Ĥ' is a column vector, so (Ĥ')^T is a row: the two sides agree only for N·M = 1."),
+              note=r"$\hat{H}'$ is a column vector, so $(\hat{H}')^T$ is a row: the two sides agree only for $N\cdot "
+                   "M = 1$."),
         Entry("duat:fig6.part1", "§3.2, text on Figure 6.b",
               r"(\mathbf{W}'_O)^T\hat{\mathbf{H}}' = \hat{\mathbf{H}}'", Status.ERRATUM,
               output_projection(printed_rhs_is_input=True),
               correction=Correction(r"(\mathbf{W}'_O)^T\hat{\mathbf{H}}' = \mathring{\mathbf{H}}',\ "
                                     r"(\mathbf{W}'_O)^T = \mathbf{I}_N\otimes\mathbf{W}_O^T", output_projection()),
-              note="As printed the output projection maps Ĥ' to itself; Figure 6's caption and seed 004 "
-                   "print H̊' on the right (a hat/ring slip). The same sentence prints (W'_HVO)^T x' = Ĥ'."),
+              note=r"As printed the output projection maps $\hat{H}'$ to itself; Figure 6's caption and the UAT arXiv "
+                   r"version print $\mathring{H}'$ on the right (a hat/ring slip). The same sentence prints "
+                   r"$(W'_{HVO})^T x' = \hat{H}'$."),
         Entry("duat:fig6", "§3.2 and Figure 6 caption", _FIG6, Status.CONVENTION,
               _readings(**{"paper-literal": fig6_lit, "renamed": composition("renamed")}), note=_RENAMED_NOTE),
         Entry("duat:appA.fig1", "App. A, Figure 1 caption",
               r"\mathbf{W}'_{HV}\mathbf{x}'=\hat{\mathbf{H}}'", Status.CONVENTION,
               _readings(**{"as-figure5": value_form(True), "renamed": value_form(False)}),
-              note="Figure 5 prints (W'_HV)^T x' = Ĥ' for the same matrix; the caption drops the transpose, "
-                   "which is right only after the Eq. 10 renaming."),
+              note=r"Figure 5 prints $(W'_{HV})^T x' = \hat{H}'$ for the same matrix; the caption drops the "
+                   "transpose, which is right only after the Eq. 10 renaming."),
         Entry("duat:appA.fig1.part1", "App. A, Figure 1.d.3 → 1.d.4",
               r"[\mathbf{H}'_i\mathbf{W}'_{Vi}]^T\mathbf{x}'_i = (\mathbf{H}'_i)^T[\mathbf{W}'_{Vi}]^T\mathbf{x}'_i",
               Status.CONVENTION,
@@ -238,9 +247,10 @@ def entries() -> list[Entry]:
                        {"d=m": _kron_transpose(_SQUARE, {"h": 2, "N": 3, "m": 2}),
                         "d!=m": _kron_transpose(dims_grid(h=(1,), N=(1, 2), m=(1, 2), d=(3,)),
                                                 {"h": 1, "N": 2, "m": 2, "d": 3})}),
-              note="Figure 1.d is an image: H'_i = H_i^T ⊗ I_m and W'_Vi = I_N ⊗ W_Vi are the lifts that make "
-                   "Fig. 1.d.3 true. [AB]^T = A^T B^T holds here only because H^T⊗I and I⊗W_V commute, "
-                   "which needs W_Vi square (d = m, the paper's setting); for d != m the right side is undefined."),
+              note=r"Figure 1.d is an image: $H'_i = H_i^T \otimes I_m$ and $W'_{Vi} = I_N \otimes W_{Vi}$ are the "
+                   r"lifts that make Fig. 1.d.3 true. $[AB]^T = A^T B^T$ holds here only because $H^T\otimes I$ and "
+                   r"$I\otimes W_V$ commute, which needs $W_{Vi}$ square ($d = m$, the paper's setting); for $d \ne "
+                   "m$ the right side is undefined."),
         # seed 004 (arXiv HTML)
         Entry("uat-arxiv:eq6", "§3.4, Eq. 6",
               r"\mathring{\mathbf{H}}=\operatorname{MultiHead}(\mathbf{Q},\mathbf{K},\mathbf{V})"
@@ -248,25 +258,28 @@ def entries() -> list[Entry]:
               Status.PROVED, reduction(), note=eq7_note),
         Entry("uat-arxiv:eq8", "§3.4, Eq. 8",
               r"\mathring{\mathbf{H}}=(\mathbf{W}_{HVO}^{\prime})^{T}(\mathbf{x}_{i})^{\prime}", Status.PROVED,
-              whole_layer(), note="H̊ stands for its vectorisation (the text says H̊ ∈ R^{(NM,1)}); x_i is the "
-                                  "layer input here, not a head slice."),
+              whole_layer(), note=r"$\mathring{H}$ stands for its vectorisation (the text says $\mathring{H} \in "
+                                  "R^{(NM,1)}$); $x_i$ is the layer input here, not a head slice."),
         Entry("uat-arxiv:sec3.4.claim1", "§3.4, text before Eq. 8",
               r"\mathbf{W}_{HVO}^{\prime}\diamond\mathbf{x}^{\prime}=\mathring{\mathbf{H}}^{\prime},\quad "
               r"\mathbf{W}_{HVO}^{\prime}=\mathbf{W}_{WH}^{T}\diamond\mathbf{W}_{O}^{\prime}", Status.CONVENTION,
               Readings("the meaning of A◇B for two matrices (symuat.CHAIN_READINGS)",
                        {"A◇B=A^T B": composition("diamond-TN"), "A◇B=AB": composition("diamond-NN")}),
-              note="W_WH is read as W'_WH (Figure 4: W'_WH ◇ x' = Ĥ'; Figure 5.b: Ĥ' ◇ W'_O = H̊')."),
+              note=r"$W_{WH}$ is read as $W'_{WH}$ (Figure 4: $W'_{WH} \diamond x' = \hat{H}'$; Figure 5.b: $\hat{H}' "
+                   r"\diamond W'_O = \mathring{H}'$)."),
         Entry("uat-arxiv:appB.fig1", "App. B.2, Figure 1 caption",
               r"\mathbf{W}_{WH}^{\prime}\mathbf{x}^{\prime}=\hat{\mathbf{H}}^{\prime}", Status.CONVENTION,
               _readings(**{"as-figure4 (W'_WH ◇ x')": value_form(True), "renamed": value_form(False)}),
-              note="§3.4 prints W'_WH ◇ x' = Ĥ' (= (W'_WH)^T x'); the caption drops the ◇."),
+              note=r"§3.4 prints $W'_{WH} \diamond x' = \hat{H}'$ (= $(W'_{WH})^T x'$); the caption drops the "
+                   r"$\diamond$."),
         # seed 000 (OCR)
         Entry("uat-aaai:eq9", "§3.4, Eq. 9", _EQ9, Status.PROVED, whole_layer(),
-              note="OCR prints 'H' = (Wiyo)'x'; transcribed from seed 001 Eq. 9, which is the same display."),
+              note="OCR prints 'H' = (Wiyo)'x'; transcribed from the DUAT version Eq. 9, which is the same display."),
         Entry("uat-aaai:eq10", "§3.4, Eq. 10", _EQ10, Status.PROVED, whole_layer(closed_form=True),
-              note="OCR prints 'H = W'¥/'; transcribed from seed 001 Eq. 10."),
+              note="OCR prints 'H = W'¥/'; transcribed from the DUAT version Eq. 10."),
         Entry("uat-aaai:appB.fig1", "App. B, Figure 1 caption",
               r"\mathbf{W}'_{HV}\mathbf{x}'=\hat{\mathbf{H}}'", Status.CONVENTION,
               _readings(**{"as-figure4 (W'_HV ◇ x')": value_form(True), "renamed": value_form(False)}),
-              note="OCR prints 'W, x' = H''; the subscript is lost, read as W'_HV as in seed 001 App. A."),
+              note="OCR prints 'W, $x' = H''$; the subscript is lost, read as $W'_{HV}$ as in the DUAT version App. "
+                   "A."),
     ]

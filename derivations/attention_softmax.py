@@ -22,7 +22,7 @@ __all__ = ["entries", "density", "density_proxy", "eq35_step", "eq8_step2", "eq8
 
 _LEVELS = (Level.SYMBOLIC, Level.FLOAT)
 _DIMS = dims_grid(h=(1, 2), N=(1, 2), m=(1, 2))
-_SCOPE = "exp and sqrt kept exact; d = m (head width M/h); F_p does not apply (exp, sqrt)."
+_SCOPE = ("exp and sqrt kept exact; $d = m$ (head width M/h); $F_p$ does not apply (exp, sqrt).")
 
 
 _SHAPES = {"x": ("N", "m"), "WQ": ("m", "m"), "WK": ("m", "m"), "WV": ("m", "m")}
@@ -133,8 +133,8 @@ def density_proxy(seed: int) -> tuple[Evidence, ...]:
 _EQ8_1 = (r"\text{Attention}(\mathbf{x}_{i}\mathbf{W}_{Qi} = \mathbf{Q}_{i}, \mathbf{x}_{i}\mathbf{W}_{Ki} = "
           r"\mathbf{K}_{i}, \mathbf{x}_{i}\mathbf{W}_{Vi} = \mathbf{V}_{i}) = \operatorname{softmax}\left("
           r"\frac{\mathbf{Q}_{i}\mathbf{K}_{i}^{T}}{\sqrt{M}}\right)\mathbf{V}_{i}")
-_SCALE_NOTE = ("x_i has M/h columns; Vaswani et al. scale by the head width d = M/h, the paper by sqrt(M): "
-               "equal only for one head (smallest counterexample h = 2, N = 2).")
+_SCALE_NOTE = (r"$x_i$ has M/h columns; Vaswani et al. scale by the head width $d = M/h$, the paper by $\sqrt{M}$: "
+               "equal only for one head (smallest counterexample $h = 2$, $N = 2$).")
 _EQ35 = [r"\operatorname{softmax}\left(\frac{\mathbf{x}_{i} \mathbf{W}_{Qi}(\mathbf{x}_{i} \mathbf{W}_{Ki})^{T}}"
          r"{\sqrt{M}}\right)",
          r"\operatorname{softmax}\left(\frac{\mathbf{x}_{i} \mathbf{W}_{Qi} \mathbf{W}_{Ki}^{T} \mathbf{x}_{i}^{T}}"
@@ -146,8 +146,10 @@ def entries() -> list[Entry]:
     eq35 = [Entry(f"duat:eq35.step{k}", f"App. C, Eq. 35, step {k}",
                   (r"\mathbf{H}_{i} = " if k == 1 else "") + f"{_EQ35[k - 1]} = {_EQ35[k]}", Status.PROVED,
                   eq35_step(k),
-                  note="H_i on the left is symuat's attention_matrix with scale 1/sqrt(M)." if k == 1 else
-                  "W_QKi := W_Qi W_Ki^T (App. A Fig. 1.a); as a free m×m matrix it would be more general (rank <= d).")
+                  note=r"$H_i$ on the left is symuat's \texttt{attention\_matrix} with scale $1/\sqrt{M}$."
+                  if k == 1 else
+                  r"$W_{QKi}$ := $W_{Qi} W_{Ki}^T$ (App. A Fig. 1.a); as a free $m\times m$ matrix it would be more "
+                  r"general (rank $\le$ d).")
             for k in (1, 2)]
     whole35 = _identity(_H, _eq35_merged, _np_weights)
     return [
@@ -157,19 +159,19 @@ def entries() -> list[Entry]:
               note="End to end: " + _SCALE_NOTE + " Each equality is also its own .step entry."),
         Entry("duat:eq35", "App. C, Eq. 35 (whole chain)",
               r"\mathbf{H}_{i} = " + " = ".join(_EQ35), Status.PROVED, whole35,
-              note="End to end; each equality is also its own .step entry. W_QKi := W_Qi W_Ki^T."),
+              note="End to end; each equality is also its own .step entry. $W_{QKi}$ := $W_{Qi} W_{Ki}^T$."),
         Entry("duat:eq8.step1", "Eq. 8, first equality", _EQ8_1, Status.CONVENTION,
               scale_readings(), note=_SCALE_NOTE),
         Entry("duat:eq8.step2", "Eq. 8, second equality",
               r"\operatorname{softmax}\left(\frac{\mathbf{Q}_{i}\mathbf{K}_{i}^{T}}{\sqrt{M}}\right)\mathbf{V}_{i}"
               r" = \mathbf{H}_{i}\mathbf{V}_{i}", Status.PROVED, eq8_step2(),
-              note="H_i as defined by Eq. 35 (symuat.layers.attention.attention_matrix)."),
+              note=r"$H_i$ as defined by Eq. 35 (symuat.layers.attention.\texttt{attention\_matrix})."),
         *eq35,
         Entry("duat:sec4.2.claim1", "§4.2 and App. C (Figure 4.d)",
               r"\mathbf{W}'_{HVO} \text{ is a dense matrix (almost devoid of zero elements)}", Status.PROSE,
-              Prose("Density is not an equation; the proxy measures the non-zero fraction of "
-                    "Σ_h H_h ⊗ (W_Vh W_Oh)^T with real softmax attention: ~1 for generic inputs, but only "
-                    "(N+1)/(2N) with a causal mask (decoder LLMs), where W'_HVO is block lower-triangular.",
+              Prose(r"Density is not an equation; the proxy measures the non-zero fraction of $\sum_h H_h "
+                    r"\otimes(W_{Vh} W_{Oh})^T$ with real softmax attention: ~1 for generic inputs, but only "
+                    "(N+1)/(2N) with a causal mask (decoder LLMs), where $W'_{HVO}$ is block lower-triangular.",
                     proxy=density_proxy)),
         Entry("uat-arxiv:eq7.step1", "§3.4, Eq. 7",
               r"\operatorname{Attention}(\mathbf{x}_{i}\mathbf{W}_{Qi}=\mathbf{Q}_{i},\mathbf{x}_{i}\mathbf{W}_{Ki}"
@@ -177,5 +179,5 @@ def entries() -> list[Entry]:
               r"\mathbf{Q}_{i}\mathbf{K}_{i}^{T}}{\sqrt{M}}\right)\mathbf{V}_{i}", Status.CONVENTION,
               scale_readings(), note=_SCALE_NOTE),
         Entry("uat-aaai:eq8.step1", "§3.4, Eq. 8", _EQ8_1, Status.CONVENTION, scale_readings(),
-              note="OCR is garbled ('softmax (Qz ¢ ) VL'); transcribed from seed 001 Eq. 8. " + _SCALE_NOTE),
+              note="OCR is garbled ('softmax (Qz ¢ ) $VL'$); transcribed from the DUAT version Eq. 8. " + _SCALE_NOTE),
     ]

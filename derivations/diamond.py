@@ -79,7 +79,7 @@ _EQ14 = [
     Expr(r"\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}", lambda R, W1, W2, x: chain(R, W1.T, W2, x)),
 ]
 
-_LEFT_NN = "Holds only if A◇B means the ordinary product AB and the chain is read left to right (left-NN)."
+_LEFT_NN = (r"Holds only if $A\diamond B$ means the ordinary product AB and the chain is read left to right (left-NN).")
 _SKIP = ("No reading makes this step true (it moves a transpose onto the left factor). The chain's end point is "
          "still right under left-TN, so the correction joins the previous expression to it.")
 #: Recorded status of each printed step (the audit recomputes and compares them); errata skip the wrong row.
@@ -167,41 +167,43 @@ def entries() -> list[Entry]:
               correction=Correction(r"(\mathbf{W}\diamond\mathbf{x})_i=\sum_{k=1}^{m}w_{k,i}x_k,\ "
                                     r"\text{row 1: } w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m",
                                     eq4_identity(lambda W, x: W.T * x)),
-              note="Row 1 is printed with w_1 (read as w_{1,1}) and w_{31} where w_{2,1} is meant; rows 2..n are "
-                   "right. The correction is checked against the ordinary product Wᵀx."),
+              note="Row 1 is printed with $w_1$ (read as $w_{1,1}$) and $w_{31}$ where $w_{2,1}$ is meant; rows 2..n "
+                   "are right. The correction is checked against the ordinary product $W^{T}x$."),
         Entry("uat-arxiv:sec3.2.claim1", "§3.2, definition of the Diamond product",
               r"\mathbf{W}\in\mathbb{R}^{(m,n)},\ \mathbf{x}\in\mathbb{R}^{(m,1)},\ "
               r"\mathbf{y}=\mathbf{W}\diamond\mathbf{x},\ \mathbf{y}\in\mathbb{R}^{(m,1)}",
               Status.ERRATUM, rows_of_result_identity("m"),
               correction=Correction(r"\mathbf{y}\in\mathbb{R}^{(n,1)}", rows_of_result_identity("n")),
-              note="Checked as the number of rows of W◇x; y has one entry per column of W."),
+              note=r"Checked as the number of rows of $W\diamond x$; y has one entry per column of W."),
         Entry("uat-arxiv:sec3.2.claim2", "§3.2",
               r"\mathbf{W}\diamond\mathbf{x}=\mathbf{x}\diamond\mathbf{W}", Status.CONVENTION,
               Readings("which operand of ◇ plays the vector",
                        {"vector-operand": vector_operand_identity("vector-operand"),
                         "positional": vector_operand_identity("positional")}),
-              note="True by definition when the column-vector operand always plays x; read positionally "
-                   "(x◇W = xᵀW) the two sides differ in shape."),
+              note=r"True by definition when the column-vector operand always plays x; read positionally ($x\diamond "
+                   "W = x^{T}W$) the two sides differ in shape."),
         Entry("uat-arxiv:sec3.2.claim3", "§3.2", r"\mathbf{W}\diamond\mathbf{x}=\mathbf{W}^{T}\mathbf{x}",
               Status.PROVED, eq4_identity(lambda W, x: W.T * x)),
         Entry("uat-arxiv:sec3.2.claim4", "§3.2",
               r"\text{the Diamond Matrix Multiplication does not possess the property of associativity}",
               Status.PROVED, Denial(_associative()),
-              note="Denied identity: (W1◇W2)◇x = W1◇(W2◇x) with W1◇W2 = W1ᵀW2; the counterexample proves the denial."),
+              note=r"Denied identity: ($W_{1}\diamond W_{2})\diamond x = W_{1}\diamond(W_{2}\diamond x$) with "
+                   r"$W_{1}\diamond W_{2} = W_{1}^{T}W_{2}$; the counterexample proves the denial."),
         Entry("uat-arxiv:sec3.2.claim5", "§3.2",
               r"\text{the Diamond Matrix Multiplication does not possess the property of distributivity}",
               Status.ERRATUM, Denial(_distributive()),
               correction=Correction(r"\mathbf{W}\diamond(\mathbf{x}+\mathbf{y})=\mathbf{W}\diamond\mathbf{x}"
                                     r"+\mathbf{W}\diamond\mathbf{y}", _distributive()),
-              note="W◇x = Wᵀx is linear in x, so ◇ distributes over addition; the denial is false."),
+              note=r"$W\diamond x = W^{T}x$ is linear in x, so $\diamond$ distributes over addition; the denial is "
+                   "false."),
         Entry("uat-arxiv:sec3.2.claim6", "§3.2 and App. A (first property)",
               r"\mathbf{W}_{1}\diamond[\mathbf{x}\diamond\mathbf{W}_{2}]=\mathbf{W}_{2}^{T}\diamond\mathbf{W}_{1}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_EQ13[0].build, _EQ13[-1].build),
-              note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
+              note=r"True only when a chain is read left to right with $A\diamond B = A^{T}B$ (left-TN)."),
         Entry("uat-arxiv:sec3.2.claim7", "§3.2 and App. A (second property)",
               r"[\mathbf{W}_{1}\diamond\mathbf{x}]\diamond\mathbf{W}_{2}=\mathbf{W}_{1}^{T}\diamond\mathbf{W}_{2}\diamond\mathbf{x}",
               Status.CONVENTION, chain_step(_EQ14[0].build, _EQ14[-1].build),
-              note="True only when a chain is read left to right with A◇B = AᵀB (left-TN)."),
+              note=r"True only when a chain is read left to right with $A\diamond B = A^{T}B$ (left-TN)."),
         *_chain_entries(13, _EQ13),
         *_chain_entries(14, _EQ14),
     ]

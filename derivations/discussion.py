@@ -83,11 +83,11 @@ def _global_proxy(seed: int) -> tuple[Evidence, ...]:
 
 
 _MECH = ("Whether the 'weights' and 'biases' of the DUAT form depend on the input is measured symbolically on the "
-         "derived table (a quantity is dynamic iff its unfolded value contains x'_0 or a dynamic layer parameter). "
+         "derived table (a quantity is dynamic iff its unfolded value contains $x'_0$ or a dynamic layer parameter). "
          "'Powerful' and 'handles a wide range of tasks' are not measurable here.")
 _GLOBAL = ("'Captures global information' is read as: each entry of the output depends on every entry of the input, "
-           "i.e. W' is dense. Measured: density of W'_HVO vs a 1D convolution's banded W'. 'Fragmented learning' "
-           "is not measurable.")
+           "i.e. $W'$ is dense. Measured: density of $W'_{HVO}$ vs a 1D convolution's banded $W'$. 'Fragmented "
+           "learning' is not measurable.")
 _RETHINK = ("A comparison between human cognition and LLMs (the brain as a cluster of DUATs/UATs, memory retrieval as "
             "function fitting, hallucinations): not a mathematical statement, no measurable proxy within this audit.")
 _CONCL = ("The conclusion restates §4; its 'rigorous theoretical grounding' for LoRA and pruning is audited by the "
@@ -100,12 +100,14 @@ def entries() -> list[Entry]:
                 r"mechanism supports the dynamic approximation of bias terms}")
     glob_tex = (r"\text{each element in the output } \mathring{\mathbf{H}}' \text{ contains global information}")
     dense_tex = r"\mathbf{W}' \text{ is a dense matrix (almost devoid of zero elements)}"
-    density_reason = ("Density is not an equation; proxy: non-zero fraction of Σ_h H_h ⊗ (W_Vh W_Oh)^T with real "
-                      "softmax (~1 generic, (N+1)/(2N) with a causal mask). Same claim as duat:sec4.2.claim1.")
+    density_reason = (r"Density is not an equation; proxy: non-zero fraction of $\sum_h H_h \otimes(W_{Vh} W_{Oh})^T$ "
+                      "with real softmax (~1 generic, (N+1)/(2N) with a causal mask). Same claim as "
+                      "duat:sec4.2.claim1.")
     return [
         Entry("duat:sec4.1.claim1", "§4.1", mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
-              note="MHA half confirmed (Ṽ_j dynamic only through attention). Residual half imprecise: β̃_j depends on "
-                   "the input through the earlier layers' σ-terms even without the skip path."),
+              note=r"MHA half confirmed ($\tilde{V}_j$ dynamic only through attention). Residual half imprecise: "
+                   r"$\tilde{\beta}_j$ depends on the input through the earlier layers' $\sigma-terms$ even without "
+                   "the skip path."),
         Entry("duat:sec4.1.claim2", "§4.1, third paragraph", glob_tex, Status.PROSE, Prose(_GLOBAL, _global_proxy),
               note="With a causal mask (decoder LLMs) an output token sees only preceding tokens, not 'global' ones."),
         Entry("duat:sec5.claim1", "§5", r"\text{a rigorous theoretical grounding for key techniques (LoRA, pruning)}",
@@ -113,12 +115,12 @@ def entries() -> list[Entry]:
         Entry("duat:sec6.claim1", "§6", r"\text{the human brain can be considered as a combination of DUAT models}",
               Status.PROSE, Prose(_RETHINK)),
         Entry("uat-aaai:sec4.1.claim1", "§4.1 and Figure 6", mech_tex, Status.PROSE, Prose(_MECH, _mechanism_proxy),
-              note="Seed 000 also says Transformers 'approximate any Borel measurable function' (Hornik et al.): an "
-                   "existence statement about MLPs, not proved for Transformers here."),
+              note="The UAT conference version also says Transformers 'approximate any Borel measurable function' "
+                   "(Hornik et al.): an existence statement about MLPs, not proved for Transformers here."),
         Entry("uat-aaai:sec4.1.claim2", "§4.1, third paragraph", glob_tex.replace(r"\mathring{\mathbf{H}}'", "H'"),
               Status.PROSE, Prose(_GLOBAL, _global_proxy)),
         Entry("uat-aaai:sec4.2.claim1", "§4.2", dense_tex, Status.PROSE, Prose(density_reason, density_proxy),
-              note="Seed 000 writes H = W'x' with W' for (W'_HVO)^T."),
+              note="The UAT conference version writes $H = W'x'$ with $W'$ for $(W'_{HVO})^T$."),
         Entry("uat-aaai:sec4.5.claim1", "§4.5", r"\text{the human brain can be considered as a cluster of UATs}",
               Status.PROSE, Prose(_RETHINK)),
         Entry("uat-arxiv:sec3.5.claim1", "§3.5 and Figure 6",
@@ -128,11 +130,12 @@ def entries() -> list[Entry]:
         Entry("uat-arxiv:sec4.1.claim1", "§4.1",
               r"\text{MHA mechanism allows for the dynamic adjustment of UAT's parameters according to the input}",
               Status.PROSE, Prose(_MECH, _mechanism_proxy),
-              note="Seed 004 credits MHA alone (no residual/bias statement, unlike seeds 000/001)."),
+              note="The UAT arXiv version credits MHA alone (no residual/bias statement, unlike the DUAT and UAT "
+                   "conference versions)."),
         Entry("uat-arxiv:sec4.2.claim1", "§4.2", dense_tex.replace(r"\mathbf{W}'", r"(\mathbf{W}_{HVO}')^T"),
               Status.PROSE, Prose(density_reason, density_proxy)),
         Entry("uat-arxiv:sec4.5.claim1", "§4.5",
               r"\text{LLMs use patterns of parameter activation to approximate corresponding functions}",
-              Status.PROSE, Prose(_RETHINK + " Seed 004 ends with open questions (head splitting, computing the "
-                                  "weights directly from data) rather than claims.")),
+              Status.PROSE, Prose(_RETHINK + " the UAT arXiv version ends with open questions (head splitting, "
+                                             "computing the weights directly from data) rather than claims.")),
     ]

@@ -21,7 +21,7 @@ Checking semantics (see :mod:`derivations._duat_common`):
 * printed **forms** (Eq. 21, 23–25 and the :math:`UAT^R` definitions) are
   read with the printed symbols standing for the transformed values defined
   by the adjacent rules, and compared with the nested network;
-* :math:`UAT^R_i` is an opaque vector symbol named :math:`R_i` (SPEC §5).
+* :math:`UAT^R_i` is an opaque vector symbol named :math:`R_i` (docs/conventions.md).
 
 Ids: ``duat:eq<N>.step<K>`` is the K-th "=" of the chain of Eq. N;
 ``duat:eq<N>.rule<K>`` the K-th rule of the sentence following Eq. N
@@ -81,7 +81,8 @@ def lemma1() -> OpaqueIdentity:
     return OpaqueIdentity(lhs=lambda n: beta * sympy.Add(*(alpha[j] * term(j) for j in range(1, n + 1))),
                           rhs=lambda n: sympy.Add(*(beta * alpha[j] * term(j) for j in range(1, n + 1))),
                           cases=(1, 2, 3), reference=ref,
-                          scope="beta, alpha_j, W_j^T opaque matrices (any size); cases are the number N of terms.")
+                          scope="beta, $alpha_j$, $W_j^T$ opaque matrices (any size); cases are the number N of "
+                                "terms.")
 
 
 # ---------------------------------------------------------------- Eq. 20, 21
@@ -95,7 +96,8 @@ def _eq20() -> OpaqueIdentity:
                 + a["W'_{i,3}"] @ sig(a["W'_{i,2}"] @ a["x'_{i-1}"] + a["b'_{i,2}"]))
 
     return step(printed_, residual_term("i", xp), ref,
-                scope="Eq. 20 as printed vs symuat.expansion.residual_term (the definition every other check uses).")
+                scope=r"Eq. 20 as printed vs symuat.expansion.\texttt{residual\_term} (the definition every other "
+                      "check uses).")
 
 
 def eq21_rhs() -> sympy.Expr:
@@ -168,17 +170,18 @@ def _eq22_steps() -> list[Entry]:
     out = []
     for k in range(1, 6):
         lhs, rhs = lines[k - 1], lines[k]
-        note = "Seed 001, App. B.2, Eq. 22 (the legible first lines of the chain)."
+        note = ("The DUAT version, App. B.2, Eq. 22 (the legible first lines of the chain).")
         if k == 1:
-            note += " Step 1 is Eq. 20 at i = 2 (lhs: symuat's residual_term(2, x'_1))."
+            note += (r" Step 1 is Eq. 20 at $i = 2$ (lhs: symuat's \texttt{residual\_term}(2, $x'_1$)).")
         if k == 3:
             lhs = lhs.xreplace({x1: eq21})
-            note += " Step 3 substitutes Eq. 21 for x'_1 (done on the left-hand side before comparing)."
+            note += (" Step 3 substitutes Eq. 21 for $x'_1$ (done on the left-hand side before comparing).")
         if k == 5:
-            note += (" The underlines of the printed line (marking the factors merged in Eq. 23) are ignored. After"
-                     " this line the seed-001 extraction degenerates (the second half of the line is repeated with"
-                     " more underlines, then a run of W'_{2,2}W'_{1,3}…); the regrouping that leads to Eq. 23 is"
-                     " not legible, and seed 000 App. C Eq. (5) is missing from the OCR: not transcribed.")
+            note += (" The underlines of the printed line (marking the factors merged in Eq. 23) are ignored. After "
+                     "this line the DUAT-version extraction degenerates (the second half of the line is repeated "
+                     r"with more underlines, then a run of $W'_{2,2}W'_{1,3}\dots$); the regrouping that leads to Eq. "
+                     "23 is not legible, and the UAT conference version App. C Eq. (5) is missing from the OCR: not "
+                     "transcribed.")
         out.append(Entry(f"duat:eq22.step{k}", f"App. B.2, Eq. 22, step {k}",
                          f"{_EQ22_TEX[k - 1]} = {_EQ22_TEX[k]}", Status.PROVED,
                          step(lhs, rhs, refs[k - 1]), note=note))
@@ -220,10 +223,10 @@ def _eq22_rules() -> list[Entry]:
         out.append(Entry(
             f"duat:eq22.rule{k}", f"App. B.2, text after Eq. 22 ('In Eq. 22, let …'), rule {k}", tex,
             Status.PROVED, semantic(lambda d, name=name, rhs=rhs: {name: rhs}, cases=(2, 3)),
-            note=f"Defines the transformed value {name} of box 2; checked semantically at depths 2, 3. The right-hand"
+            note=f"Defines the transformed value ${name}$ of box 2; checked semantically at depths 2, 3. The right-hand"
                  " side symbols are layer-1/2 parameters that no earlier box has changed, so the 'original' and"
                  " 'transformed' readings coincide; the five rules are simultaneous (in printed order, rule 2 would"
-                 " use the new W'_{2,1} and fail)."))
+                 " use the new $W'_{2,1}$ and fail)."))
     return out
 
 
@@ -236,24 +239,24 @@ def _forms() -> list[Entry]:
               r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + "
               r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}')",
               Status.PROVED, semantic(form=lambda d: eq21_rhs(), cases=(1,)),
-              note="Compared with the one-layer nested network (Eq. 20 at i = 1)."),
+              note="Compared with the one-layer nested network (Eq. 20 at $i = 1$)."),
         Entry("duat:eq23", "App. B.2, Eq. 23",
               r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + "
               r"\mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_{0}' + \mathbf{b}_{1,2}') + "
               r"\mathbf{W}_{2,3}'\sigma(\mathbf{W}_{2,2}'\mathbf{x}_{0}' + \mathbf{b}_{2,2}')",
               Status.PROVED, eq23,
-              note="The printed symbols W'_{2,1}, b'_{2,1}, W'_{1,3}, W'_{2,2}, b'_{2,2} are replaced (simultaneously)"
-                   " by the right-hand sides of the five printed 'let' rules after Eq. 22, then compared with the"
-                   " two-layer nested network. The printed rules themselves are duat:eq22.rule1-5."),
+              note="The printed symbols $W'_{2,1}$, $b'_{2,1}$, $W'_{1,3}$, $W'_{2,2}$, $b'_{2,2}$ are replaced "
+                   "(simultaneously) by the right-hand sides of the five printed 'let' rules after Eq. 22, then "
+                   "compared with the two-layer nested network. The printed rules themselves are duat:eq22.rule1-5."),
         Entry("duat:eq24", "App. B.2, Eq. 24 with the UAT_1^R printed before it",
               r"\mathbf{x}_{1}' = (\mathbf{W}_{1,1}'\mathbf{x}_{0}' + \mathbf{b}_{1,3}') + UAT_{1}^{R},\quad "
               r"UAT_1^R = \mathbf{W}_{1,3}'\sigma(\mathbf{W}_{1,2}'\mathbf{x}_0' + \mathbf{b}_{1,2}')",
-              Status.PROVED, eq24, note="UAT_1^R (printed in the sentence before Eq. 24) is substituted."),
+              Status.PROVED, eq24, note="$UAT_1^R$ (printed in the sentence before Eq. 24) is substituted."),
         Entry("duat:eq25", "App. B.2, Eq. 25 with the UAT_2^R printed before Eq. 24",
               r"\mathbf{x}_{2}' = (\mathbf{W}_{2,1}'\mathbf{x}_{0}' + \mathbf{b}_{2,1}') + UAT_{2}^{R},\quad "
               r"UAT_2^R = \Sigma_{j=1}^2\mathbf{W}_{j,3}'\sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')",
               Status.PROVED, eq25,
-              note="UAT_2^R substituted; the transformed symbols take the values of the Eq. 22 'let' rules."),
+              note="$UAT_2^R$ substituted; the transformed symbols take the values of the Eq. 22 'let' rules."),
     ]
 
 
@@ -286,13 +289,14 @@ def _defuatr() -> Entry:
         correction=Correction(
             r"UAT_i^R = \sum_{j=1}^i \mathbf{W}_{j,3}'\sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')"
             r"\ \text{(as in B.3 and Eq. 11)}", semantic(form=_b3_uatr)),
-        note="The indices inside UAT_i^R are shifted by one against Eq. 11/33 and against the paper's own recursion"
-             " UAT_{i+1}^R = W'_{i+1,1}UAT_i^R + W'_{i+1,3}σ(W'_{i+1,2}x'_0 + b'_{i+1,2}) after Eq. 27. Read with one"
-             " meaning per symbol in the sentence (W'_{j,1} = Ã_j and b'_{j,1} = c~_j as in the main term and the"
-             " 'Setting' rules of Eq. 26, W'_{j,2} = Ṽ_j as in Eq. 27), it is false already at depth 1:"
-             " W'_{1,2}σ(W'_{1,1}x'_0 + b'_{1,3}) ≠ W'_{1,3}σ(W'_{1,2}x'_0 + b'_{1,2}). Only a relabelling local to "
-             "this"
-             " definition would rescue it, and that relabelling contradicts the recursion after Eq. 27.")
+        note="The indices inside $UAT_i^R$ are shifted by one against Eq. 11/33 and against the paper's own "
+             r"recursion $UAT_{i+1}^R = W'_{i+1,1}UAT_i^R + W'_{i+1,3}\sigma(W'_{i+1,2}x'_0 + b'_{i+1,2})$ after Eq. "
+             r"27. Read with one meaning per symbol in the sentence ($W'_{j,1} = \tilde{A}_j$ and $b'_{j,1} = "
+             r"\tilde{c}_j$ "
+             r"as in the main term and the 'Setting' rules of Eq. 26, $W'_{j,2} = \tilde{V}_j$ as in Eq. 27), it is "
+             r"false already at depth 1: $W'_{1,2}\sigma(W'_{1,1}x'_0 + b'_{1,3}) \ne W'_{1,3}\sigma(W'_{1,2}x'_0 + "
+             "b'_{1,2})$. Only a relabelling local to this definition would rescue it, and that relabelling "
+             "contradicts the recursion after Eq. 27.")
 
 
 # ---------------------------------------------------------------- Eq. 26, 27 steps
@@ -345,11 +349,11 @@ def _chain_steps(eq: int, lines, tex, ref_first, ref_rest) -> list[Entry]:
     out = []
     for k in range(1, len(lines)):
         lhs = lines[k - 1]
-        note = f"Seed 001, App. B.2, Eq. {eq}."
+        note = f"DUAT version, App. B.2, Eq. {eq}."
         if k == 1:
             lhs = lhs.xreplace({xi: HYP})
-            note += (" Step 1 substitutes the induction hypothesis x'_i = (W'_{i,1}x'_0 + b'_{i,1}) + UAT_i^R"
-                     " (UAT_i^R an opaque vector) on the left-hand side.")
+            note += (" Step 1 substitutes the induction hypothesis $x'_i = (W'_{i,1}x'_0 + b'_{i,1}) + UAT_i^R "
+                     "(UAT_i^R$ an opaque vector) on the left-hand side.")
         out.append(Entry(f"duat:eq{eq}.step{k}", f"App. B.2, Eq. {eq}, step {k}", f"{tex[k - 1]} = {tex[k]}",
                          Status.PROVED, step(lhs, lines[k], ref_first if k == 1 else ref_rest), note=note))
     return out
@@ -419,8 +423,8 @@ def _claim27() -> OpaqueIdentity:
                                                  + a["W'_{i+1,2}"] @ a["R_{i}"]))
 
 
-_ORIG_NOTE = ("Under 'original' the right-hand side W'_{i,1} is layer i's own matrix: the product then misses"
-              " W'_{i-1,1}⋯W'_{1,1}, which first matters at depth 3 (at depth 2 Ã_1 = W'_{1,1}).")
+_ORIG_NOTE = ("Under 'original' the right-hand side $W'_{i,1}$ is layer i's own matrix: the product then misses "
+              r"$W'_{i-1,1}\cdots W'_{1,1}$, which first matters at depth 3 (at depth 2 $\tilde{A}_1 = W'_{1,1}$).")
 
 
 def _rules_26_27() -> list[Entry]:
@@ -429,33 +433,35 @@ def _rules_26_27() -> list[Entry]:
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: rule_A(READ_T), READ_O: rule_A(READ_O)}),
-              note="Defines Ã_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
+              note=r"Defines $\tilde{A}_{i+1}$; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq26.rule2", "App. B.2, 'Setting …' after Eq. 26, rule 2",
               r"\mathbf{b}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{b}'_{i,1} + \mathbf{b}'_{i+1,3}", Status.PROVED,
               rule_c(),
-              note="Defines c~_{i+1}. b'_{i,1} exists only as a transformed value (b'_{1,1} read as c~_1 = b'_{1,3},"
-                   " as in Eq. 24); the right-hand side W'_{i+1,1} is the layer's own matrix (the two Setting rules"
-                   " are simultaneous — with the new W'_{i+1,1} of rule 1 it would fail)."),
+              note="Defines $\\tilde{c}_{i+1}$. $b'_{i,1}$ exists only as a transformed value ($b'_{1,1}$ read as "
+                   "$\\tilde{c}_1 = "
+                   "b'_{1,3}$, as in Eq. 24); the right-hand side $W'_{i+1,1}$ is the layer's own matrix (the two "
+                   "Setting rules are simultaneous — with the new $W'_{i+1,1}$ of rule 1 it would fail)."),
         Entry("duat:eq26.claim1", "App. B.2, text after Eq. 26: 'we can simplify the first part to …'",
               r"(\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,1}) + \mathbf{W}'_{i+1,1}UAT_i^R",
               Status.CONVENTION,
               Readings("whether both occurrences of W'_{i+1,1} are the transformed value set just before, or only the"
                        " first (the second being the layer's own matrix)",
                        {"both-transformed": claim26(READ_T), "second-original": claim26(READ_O)}),
-              note="Compared with the last line of Eq. 26 after substituting the two Setting rules. The same printed"
-                   " symbol W'_{i+1,1} denotes W'_{i+1,1}W'_{i,1} in the main term but must denote the layer's own"
-                   " W'_{i+1,1} in front of UAT_i^R."),
+              note="Compared with the last line of Eq. 26 after substituting the two Setting rules. The same printed "
+                   "symbol $W'_{i+1,1}$ denotes $W'_{i+1,1}W'_{i,1}$ in the main term but must denote the layer's "
+                   "own $W'_{i+1,1}$ in front of $UAT_i^R$."),
         Entry("duat:eq27.rule1", "App. B.2, 'Setting …' after Eq. 27 intro, rule 1",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}'_{i,1}", Status.CONVENTION,
               Readings("whether the right-hand side W'_{i,1} is the transformed (cumulative) value or layer i's own"
                        " matrix", {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
-              note="Defines Ṽ_{i+1}; semantic check at depths 1-3. " + _ORIG_NOTE),
+              note=r"Defines $\tilde{V}_{i+1}$; semantic check at depths 1-3. " + _ORIG_NOTE),
         Entry("duat:eq27.rule2", "App. B.2, 'Setting …' after Eq. 27 intro, rule 2",
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}'_{i,1}+\mathbf{b}'_{i+1,2}) + "
               r"\mathbf{W}'_{i+1,2}UAT_i^R",
               Status.PROVED, rule_beta(),
-              note="Defines β~_{i+1}; b'_{i,1} = c~_i and UAT_i^R = R_i (only transformed meanings exist); the"
-                   " right-hand side W'_{i+1,2} is the layer's own matrix (simultaneous with rule 1)."),
+              note=r"Defines $\tilde{\beta}_{i+1}$; $b'_{i,1} = \tilde{c}_i$ and $UAT_i^R = R_i$ (only transformed "
+                   r"meanings exist); "
+                   "the right-hand side $W'_{i+1,2}$ is the layer's own matrix (simultaneous with rule 1)."),
         Entry("duat:eq27.claim1", "App. B.2, text after Eq. 27 intro: 'we can rewrite the second part as …'",
               r"\mathbf{W}'_{i+1,3}\sigma(\mathbf{W}'_{i+1,2}\mathbf{x}'_0+\mathbf{b}'_{i+1,2})", Status.PROVED,
               _claim27(), note="Compared with the last line of Eq. 27 after substituting the two Setting rules."),
@@ -466,15 +472,17 @@ def _rules_26_27() -> list[Entry]:
               Readings("whether W'_{i+1,1} here is the value set by 'Setting W'_{i+1,1} = W'_{i+1,1}W'_{i,1}' (like"
                        " W'_{i+1,2}, b'_{i+1,2} in the same formula) or the layer's own matrix",
                        {"all-transformed": _rule_R(READ_T), "W1-original": _rule_R(READ_O)}),
-              note="Defines R_{i+1} (overriding the table's R rows at every depth); σ's W'_{i+1,2}, b'_{i+1,2} must be"
-                   " the transformed Ṽ_{i+1}, β~_{i+1} (read so in both readings), but W'_{i+1,1} must be the original:"
-                   " with the transformed Ã_{i+1} it fails at depth 2. One formula, two meanings of the primes."),
+              note=r"Defines $R_{i+1}$ (overriding the table's R rows at every depth); $\sigma's W'_{i+1,2}$, "
+                   r"$b'_{i+1,2}$ must be the transformed $\tilde{V}_{i+1}$, $\tilde{\beta}_{i+1}$ (read so in both "
+                   r"readings), but $W'_{i+1,1}$ must be the original: with the transformed $\tilde{A}_{i+1}$ it "
+                   "fails at depth 2. One formula, two meanings of the primes."),
         Entry("duat:eq27.claim2", "App. B.2, text after Eq. 27: 'we can express x'_{i+1} as …'",
               r"\mathbf{x}'_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}'_0 + \mathbf{b}'_{i+1,1}) + UAT_{i+1}^R",
               Status.PROVED, semantic(),
-              note="With the transformed values (W'_{i+1,1} = Ã, b'_{i+1,1} = c~, UAT^R = R) this is the derived DUAT"
-                   " form; checked against the nested network at depths 1-3 (with the rules of duat:eq27.rule3 under"
-                   " its working reading, this is the table itself)."),
+              note=r"With the transformed values ($W'_{i+1,1} = \tilde{A}$, $b'_{i+1,1} = \tilde{c}$, $UAT^R = R$) "
+                   r"this is "
+                   "the derived DUAT form; checked against the nested network at depths 1-3 (with the rules of "
+                   "duat:eq27.rule3 under its working reading, this is the table itself)."),
     ]
 
 
@@ -504,11 +512,11 @@ def _prose() -> list[Entry]:
               r"other weight parameters, such as } \mathbf{W}'_{2,1}\text{, can be disregarded \ldots essentially "
               r"fixed}",
               Status.PROSE,
-              Prose("A qualitative statement about which transformed parameters depend on the input; measured by a"
-                    " symbolic dependency proxy on the depth-2 table (static weights vs the paper's Transformer"
-                    " block, symuat.numeric.residual_params.DYNAMIC).", proxy_eq25),
-              note="True for a residual network with static weights; false for the Transformer block the paper"
-                   " applies it to in B.3 (MHA makes W'_{i,1}, W'_{i,2} dynamic)."),
+              Prose("A qualitative statement about which transformed parameters depend on the input; measured by a "
+                    "symbolic dependency proxy on the depth-2 table (static weights vs the paper's Transformer "
+                    r"block, symuat.numeric.\texttt{residual\_params}.DYNAMIC).", proxy_eq25),
+              note="True for a residual network with static weights; false for the Transformer block the paper "
+                   "applies it to in B.3 (MHA makes $W'_{i,1}$, $W'_{i,2}$ dynamic)."),
     ]
 
 
@@ -519,12 +527,12 @@ def entries() -> list[Entry]:
               r"\mathbf{b}_{j})"
               r" = \sum_{j=1}^{N} \beta \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + \mathbf{b}_{j})",
               Status.PROVED, lemma1(),
-              note="β and α_j opaque matrices (the lemma says 'a matrix (constant)'); cases N = 1, 2, 3 terms."
-                   " Left distributivity of a matrix over a sum, so it holds for every N."),
+              note=r"$\beta$ and $\alpha_j$ opaque matrices (the lemma says 'a matrix (constant)'); cases $N = 1$, 2, "
+                   "3 terms. Left distributivity of a matrix over a sum, so it holds for every N."),
         Entry("duat:eq20", "App. B.2, Eq. 20",
               r"\mathbf{x}_{i}' = (\mathbf{W}_{i1}' \mathbf{x}_{i-1}' + \mathbf{b}_{i3}') + \mathbf{W}_{i3}' \sigma "
               r"(\mathbf{W}_{i2}' \mathbf{x}_{i-1}' + \mathbf{b}_{i2}')",
               Status.PROVED, _eq20(),
-              note="The definition of the residual term; printed indices W'_{i1} (no comma) read as W'_{i,1}."),
+              note="The definition of the residual term; printed indices $W'_{i1}$ (no comma) read as $W'_{i,1}$."),
         *_eq22_steps(), *_eq22_rules(), *_forms(), _defuatr(), *_steps_26_27(), *_rules_26_27(), *_prose(),
     ]

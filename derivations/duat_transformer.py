@@ -110,32 +110,34 @@ def _block_entries() -> list[Entry]:
     return [
         Entry("duat:eq28", "App. B.3, Eq. 28", r"MHA(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,1}\mathbf{x}'_i",
               Status.PROSE,
-              Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) W'_{i,1}; its content is"
-                    " the MHA reduction audited with Eq. 9-10. Here W'_{i,1} is opaque and dynamic."),
-              note="The block form used below is h = MHA(x) ↦ W'_{i+1,1}x'_i, x_{i+1} = h + FFN(h) (no skip around"
-                   " MHA, as in the paper's Figure 9); the standard post-attention residual has"
-                   " W'_{i,1} = I + W'_HVO."),
+              Prose("A notation: it names the matrix-vector form of MHA (Eq. 9-10, App. A) $W'_{i,1}$; its content "
+                    "is the MHA reduction audited with Eq. 9-10. Here $W'_{i,1}$ is opaque and dynamic."),
+              note=r"The block form used below is h = MHA(x) $\mapsto$ $W'_{i+1,1}x'_i$, $x_{i+1} = h$ + FFN(h) (no "
+                   "skip around MHA, as in the paper's Figure 9); the standard post-attention residual has $W'_{i,1} "
+                   "= I + W'_{HVO}$."),
         Entry("duat:eq29", "App. B.3, Eq. 29",
               r"FFN(\mathbf{x}_i) \mapsto \mathbf{W}'_{i,3}\sigma(\mathbf{W}'_{i,2}\mathbf{x}'_i + \mathbf{b}'_{i,2}) "
               r"+ \mathbf{b}'_{i,3}",
               Status.PROVED, _eq29(),
-              note="Eq. 6 with W'_2 → W'_{i,3}, W'_1 → W'_{i,2}, b'_1 → b'_{i,2}, b'_2 → b'_{i,3}; checked for a"
-                   " feature-mixing FFN (nn.Linear on each token): W' = I_N ⊗ Wᵀ, b' = 1_N ⊗ b."),
+              note=r"Eq. 6 with $W'_2 \to W'_{i,3}$, $W'_1 \to W'_{i,2}$, $b'_1 \to b'_{i,2}$, $b'_2 \to b'_{i,3}$; "
+                   r"checked for a feature-mixing FFN (nn.Linear on each token): $W' = I_N \otimes W^{T}$, $b' = 1_N "
+                   r"\otimes b$."),
         Entry("duat:eq30.step1", "App. B.3, Eq. 30, step 1", f"{_EQ30_TEX[0]} = {_EQ30_TEX[1]}",
               Status.PROVED, step(block, l1, np_block),
-              note="Left: the block h + FFN(h) with h = MHA(x_i) ↦ W'_{i+1,1}x'_i (Eq. 28) and FFN by Eq. 29."),
+              note=r"Left: the block h + FFN(h) with $h = MHA(x_i) \mapsto W'_{i+1,1}x'_i$ (Eq. 28) and FFN by "
+                   "Eq. 29."),
         Entry("duat:eq30.step2", "App. B.3, Eq. 30, step 2", f"{_EQ30_TEX[1]} = {_EQ30_TEX[2]}",
               Status.PROVED, step(l1, l2, np_block)),
         Entry("duat:eq30.rule1", "App. B.3, text before Eq. 30 ('Letting …')",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2} \mathbf{W}'_{i+1,1}", Status.PROVED,
               step(l2, eq20_merged, np_block),
-              note="Semantic: Eq. 20 (B.2 form) with the merged W'_{i+1,2} equals the last line of Eq. 30."),
+              note="Semantic: Eq. 20 (B.2 form) with the merged $W'_{i+1,2}$ equals the last line of Eq. 30."),
         Entry("duat:eq31", "App. B.3, Eq. 31", EQ31_TEX, Status.ERRATUM, eq31(W(i, 3)),
               correction=Correction(EQ31_TEX.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"), eq31(W(ip, 3))),
-              note="Compared with Eq. 30 (the block) after the merge rule. The printed W'_{i,3} (layer i's FFN"
-                   " output matrix) must be W'_{i+1,3}; the next sentence of the paper states the B.2 form with"
-                   " W'_{i+1,3} and calls it 'clearly' the same. The slip is repeated in Eq. 32 and in the text"
-                   " after it."),
+              note="Compared with Eq. 30 (the block) after the merge rule. The printed $W'_{i,3}$ (layer i's FFN "
+                   "output matrix) must be $W'_{i+1,3}$; the next sentence of the paper states the B.2 form with "
+                   "$W'_{i+1,3}$ and calls it 'clearly' the same. The slip is repeated in Eq. 32 and in the text "
+                   "after it."),
     ]
 
 
@@ -231,50 +233,54 @@ def _eq32_entries() -> list[Entry]:
               r"\sum_{j=1}^i "
               r"\mathbf{W}_{j,3}' \sigma(\mathbf{W}_{j,2}'\mathbf{x}_0' + \mathbf{b}_{j,2}')", Status.PROVED,
               semantic(form=lambda d: table(d).unfold(table(d).form())),
-              note="With the printed symbols standing for the transformed values (W_{i,1} = Ã_i, b_{i,3} = c~_i,"
-                   " W'_{j,3} = Ũ_j^(i), W'_{j,2} = Ṽ_j, b'_{j,2} = β~_j) this is the derived DUAT form; x_0 read as"
-                   " x'_0. Unlike B.2's definition (duat:defUATR.part3) the indices agree with Eq. 11."),
+              note=r"With the printed symbols standing for the transformed values ($W_{i,1} = \tilde{A}_i$, $b_{i,3} "
+                   r"= \tilde{c}_i$, $W'_{j,3} = \tilde{U}_j^{(i)}$, $W'_{j,2} = \tilde{V}_j$, $b'_{j,2} = "
+                   r"\tilde{\beta}_j$) this "
+                   "is the derived DUAT form; $x_0$ read as $x'_0$. Unlike B.2's definition (duat:defUATR.part3) the "
+                   "indices agree with Eq. 11."),
         Entry("duat:eq32.step1", "App. B.3, Eq. 32, step 1", f"{EQ32_TEX[0]} = {EQ32_TEX[1]}",
               Status.CONVENTION,
               Readings("whether the b_{i,3} of the stated hypothesis x_i' = (W_{i,1}x_0 + b_{i,3}) + UAT_i^R and the"
                        " b_{i,1} substituted in Eq. 32 are the same vector",
                        {"distinct": eq32_step1("distinct"), "b_{i,3}=b_{i,1}": eq32_step1("same")}),
-              note="Step 1 substitutes the hypothesis for x'_i. The text states it with b_{i,3}, Eq. 32 substitutes"
-                   " b_{i,1}: only the same-vector reading holds. W'_{i,3} (the Eq. 31 slip) is kept as printed;"
-                   " it does not affect the step."),
+              note="Step 1 substitutes the hypothesis for $x'_i$. The text states it with $b_{i,3}$, Eq. 32 "
+                   "substitutes $b_{i,1}$: only the same-vector reading holds. $W'_{i,3}$ (the Eq. 31 slip) is kept "
+                   "as printed; it does not affect the step."),
         Entry("duat:eq32.step2", "App. B.3, Eq. 32, step 2", f"{EQ32_TEX[1]} = {EQ32_TEX[2]}",
               Status.PROVED, step(l1, l2, lambda a: _np_eq32(a, "b_{i,1}")),
-              note="The printed line has an unbalanced ']' after W'_{i+1,1}UAT_i^R; read without it."),
+              note="The printed line has an unbalanced ']' after $W'_{i+1,1}UAT_i^R$; read without it."),
         Entry("duat:eq32.rule1", "App. B.3, 'Let …' after Eq. 32, rule 1",
               r"\mathbf{W}'_{i+1,1} = \mathbf{W}'_{i+1,1}\mathbf{W}_{i,1}", Status.CONVENTION,
               Readings(UNPRIMED, {READ_T: rule_A(READ_T), READ_O: rule_A(READ_O)}),
-              note="Defines Ã_{i+1}; fails at depth 3 if W_{i,1} is layer i's own matrix."),
+              note=r"Defines $\tilde{A}_{i+1}$; fails at depth 3 if $W_{i,1}$ is layer i's own matrix."),
         Entry("duat:eq32.rule2", "App. B.3, 'Let …' after Eq. 32, rule 2",
               r"\mathbf{b}'_{i+1,3} = (\mathbf{W}'_{i+1,1}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,3})", Status.PROVED,
               rule_c(),
-              note="Defines c~_{i+1}; b_{i,1} exists only as the transformed bias c~_i; W'_{i+1,1} on the right is"
-                   " the layer's own matrix (the 'Let' rules are simultaneous)."),
+              note="Defines $\\tilde{c}_{i+1}$; $b_{i,1}$ exists only as the transformed bias $\\tilde{c}_i$; "
+                   "$W'_{i+1,1}$ on the "
+                   "right is the layer's own matrix (the 'Let' rules are simultaneous)."),
         Entry("duat:eq32.rule3", "App. B.3, 'Let …' after Eq. 32, rule 3",
               r"UAT^R_i = \mathbf{W}'_{i+1,1}UAT^R_i", Status.PROVED, rule_U_all(),
-              note="Read as: every coefficient of UAT_i^R is multiplied by the layer's own W'_{i+1,1}, i.e."
-                   " Ũ_j^(i+1) = W'_{i+1,1}Ũ_j^(i) for all j ≤ i (overriding those rows). Read in printed order"
-                   " (after rule 1 has replaced W'_{i+1,1} by W'_{i+1,1}W_{i,1}) it would be false."),
+              note="Read as: every coefficient of $UAT_i^R$ is multiplied by the layer's own $W'_{i+1,1}$, i.e. "
+                   r"$\tilde{U}_j^{(i+1)} = W'_{i+1,1}\tilde{U}_j^{(i)}$ for all $j \le i$ (overriding those rows). "
+                   "Read in printed order (after rule 1 has replaced $W'_{i+1,1}$ by $W'_{i+1,1}W_{i,1}$) it would "
+                   "be false."),
         Entry("duat:eq32.rule4", "App. B.3, 'Let …' after Eq. 32, rule 4",
               r"\mathbf{W}'_{i+1,2} = \mathbf{W}'_{i+1,2}\mathbf{W}_{i,1}", Status.CONVENTION,
               Readings(UNPRIMED, {READ_T: rule_V(READ_T), READ_O: rule_V(READ_O)}),
-              note="Defines Ṽ_{i+1} (W'_{i+1,2} on the right is already the Eq. 30→31 merged matrix)."),
+              note=r"Defines $\tilde{V}_{i+1} (W'_{i+1,2}$ on the right is already the Eq. $30\to 31$ merged matrix)."),
         Entry("duat:eq32.rule5", "App. B.3, 'Let …' after Eq. 32, rule 5",
               r"\mathbf{b}'_{i+1,2} = (\mathbf{W}'_{i+1,2}\mathbf{b}_{i,1} + \mathbf{b}'_{i+1,2}) + "
               r"\mathbf{W}'_{i+1,2}UAT^R_i",
               Status.PROVED, rule_beta32(),
-              note="Defines β~_{i+1}; UAT^R_i here is the value before rule 3 (simultaneous 'Let')."),
+              note=r"Defines $\tilde{\beta}_{i+1}$; $UAT^R_i$ here is the value before rule 3 (simultaneous 'Let')."),
         Entry("duat:eq32.claim1", "App. B.3, text after Eq. 32: 'Substituting these, we obtain …'", claim_tex,
               Status.ERRATUM, semantic(form=claim32_form("printed")),
               correction=Correction(claim_tex.replace(r"\mathbf{W}'_{i,3}", r"\mathbf{W}'_{i+1,3}"),
                                     semantic(form=claim32_form("fixed"))),
-              note="Transformed symbols as the 'Let' rules define them (UAT^R_i the updated sum over j ≤ i); the"
-                   " last σ-coefficient is printed W'_{i,3} (the Eq. 31 slip): at depth 1 it is the nonexistent"
-                   " W'_{0,3}, in general layer i's FFN matrix instead of W'_{i+1,3}."),
+              note=r"Transformed symbols as the 'Let' rules define them ($UAT^R_i$ the updated sum over $j \le i$); "
+                   r"the last $\sigma-coefficient$ is printed $W'_{i,3}$ (the Eq. 31 slip): at depth 1 it is the "
+                   "nonexistent $W'_{0,3}$, in general layer i's FFN matrix instead of $W'_{i+1,3}$."),
     ]
 
 
@@ -299,11 +305,11 @@ def _part1_rules(eq: int) -> list[Entry]:
     ]
     out = []
     for k, (tex, name, rhs) in enumerate(rows, start=1):
-        note = f"The i = 0 list: the depth-1 (box 1) value of {name}; semantic check at depths 1-3."
+        note = f"The i = 0 list: the depth-1 (box 1) value of ${name}$; semantic check at depths 1-3."
         if k == 4:
-            note += (" The printed item ends in a dangling ', W'_{1,1}' — probably the Eq. 30→31 merge"
-                     " W'_{1,2} = W'_{1,2}W'_{1,1} of Figure 2 box 1 (duat:appB.fig2.box1.row1) with a stray comma."
-                     " Checked as the identity W'_{1,2} = W'_{1,2} on the merged Eq. 20 network.")
+            note += (r" The printed item ends in a dangling ', $W'_{1,1}$' — probably the Eq. $30\to 31$ merge "
+                     "$W'_{1,2} = W'_{1,2}W'_{1,1}$ of Figure 2 box 1 (duat:appB.fig2.box1.row1) with a stray comma. "
+                     "Checked as the identity $W'_{1,2} = W'_{1,2}$ on the merged Eq. 20 network.")
         out.append(Entry(f"duat:eq{eq}.part1.rule{k}", f"{'§3.3' if eq == 11 else 'App. B.3'}, parameter list"
                                                             f" after Eq. {eq} (i = 0), rule {k}",
                          tex, Status.PROVED, semantic(lambda d, name=name, rhs=rhs: {name: rhs}), note=note))
@@ -330,26 +336,28 @@ def _part2_rules(eq: int) -> list[Entry]:
     return [
         Entry(f"duat:eq{eq}.part2.rule1", ref.format(1), r"\mathbf{W}'_{j+1,1}=\mathbf{W}'_{j+1,1}\mathbf{W}_{j,1}",
               Status.CONVENTION, readings(lambda r: rule_A(r), UNPRIMED + " (" + CAPTION + ")"),
-              note="Defines Ã_{j+1} in box j+1. Holds if W_{j,1} is the transformed value (the caption reading, and"
-                   " the paper's own remark after Eq. 34: 'to compute W'_{3,1} we must calculate W'_{2,1}'); with"
-                   " layer j's own matrix it fails at depth 3."),
+              note=r"Defines $\tilde{A}_{j+1}$ in box j+1. Holds if $W_{j,1}$ is the transformed value (the caption "
+                   "reading, and the paper's own remark after Eq. 34: 'to compute $W'_{3,1}$ we must calculate "
+                   "$W'_{2,1}$'); with layer j's own matrix it fails at depth 3."),
         Entry(f"duat:eq{eq}.part2.rule2", ref.format(2),
               r"\mathbf{b}'_{j+1,3}=\mathbf{W}'_{j+1,1}\mathbf{b}_{j,3}+\mathbf{b}'_{j+1,3}",
               Status.CONVENTION, readings(lambda r: rule_c(r), CAPTION),
-              note="Defines c~_{j+1}; needs b_{j,3} = c~_j (transformed), fails at depth 3 with layer j's own b'_{j,3}."
-                   " The W'_{j+1,1} on the right is the layer's own (no order within a box)."),
+              note="Defines $\\tilde{c}_{j+1}$; needs $b_{j,3} = \\tilde{c}_j$ (transformed), fails at depth 3 with "
+                   "layer j's own "
+                   "$b'_{j,3}$. The $W'_{j+1,1}$ on the right is the layer's own (no order within a box)."),
         Entry(f"duat:eq{eq}.part2.rule3", ref.format(3), r"\mathbf{W}'_{j+1,2}=\mathbf{W}'_{j+1,2}\mathbf{W}_{j,1}",
               Status.CONVENTION, readings(lambda r: rule_V(r), UNPRIMED + " (" + CAPTION + ")"),
-              note="Defines Ṽ_{j+1}; as rule 1."),
+              note=r"Defines $\tilde{V}_{j+1}$; as rule 1."),
         Entry(f"duat:eq{eq}.part2.rule4", ref.format(4), tex4, Status.ERRATUM, _rule4("printed"),
               correction=Correction(
                   r"\mathbf{W}'_{j,3}=\mathbf{W}'_{i+1,1}\mathbf{W}'_{j,3}\ \text{for every } j\le i"
                   r"\ \text{(in the box of layer } i+1\text{)}", _rule4("fixed")),
-              note="Index slip: box j+1 multiplies only the previous layer's W'_{j,3} by W'_{j+1,1}, so an earlier"
-                   " coefficient is never multiplied by later W'_{k,1}: Ũ_1^(3) comes out W'_{2,1}W'_{1,3} instead of"
-                   " W'_{3,1}W'_{2,1}W'_{1,3}. Both readings of the right-hand side give the same value here (W'_{j,3}"
-                   " is untouched before box j+1). Smallest counterexample: depth 3. Correct: every earlier"
-                   " Ũ_j is multiplied by the new layer's W'_{i+1,1} (SPEC §5)."),
+              note="Index slip: box j+1 multiplies only the previous layer's $W'_{j,3}$ by $W'_{j+1,1}$, so an "
+                   r"earlier coefficient is never multiplied by later $W'_{k,1}$: $\tilde{U}_1^{(3)}$ comes out "
+                   "$W'_{2,1}W'_{1,3}$ instead of $W'_{3,1}W'_{2,1}W'_{1,3}$. Both readings of the right-hand side "
+                   "give the same value here ($W'_{j,3}$ is untouched before box j+1). Smallest counterexample: "
+                   r"depth 3. Correct: every earlier $\tilde{U}_j$ is multiplied by the new layer's $W'_{i+1,1}$ "
+                   "(docs/conventions.md)."),
     ]
 
 
@@ -370,38 +378,42 @@ _EQ12_TEX = (r"\mathbf{b}'_{j,2} = (\mathbf{W}'_{j,2}\mathbf{b}'_{j-1,3} + \math
 
 
 def _eq11_33_entries() -> list[Entry]:
-    form_note = ("Read with the table's meaning: W'_{i+1,1} = Ã_{i+1} (product of all W'_{k,1}), the main bias ="
-                 " c~_{i+1}, W'_{j,3} = Ũ_j^(i+1), W'_{j,2} = Ṽ_j, b'_{j,2} = β~_j; x_0 read as x'_0. Compared with"
-                 " the nested Eq. 20 network at depths 1-3.")
+    form_note = (r"Read with the table's meaning: $W'_{i+1,1} = \tilde{A}_{i+1}$ (product of all $W'_{k,1}$), the "
+                 r"main bias = $\tilde{c}_{i+1}$, $W'_{j,3} = \tilde{U}_j^{(i+1)}$, $W'_{j,2} = \tilde{V}_j$, "
+                 r"$b'_{j,2} = "
+                 r"\tilde{\beta}_j$; $x_0$ read as $x'_0$. Compared with the nested Eq. 20 network at depths 1-3.")
     return [
         Entry("duat:eq11", "§3.3, Eq. 11",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,1}) + \sum_{j=1}^{i+1} "
               r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
               Status.PROVED, semantic(form=printed_form("b1")),
-              note=form_note + " The main bias is printed b_{i+1,1} (unprimed, index 1) while the list below defines"
-                               " b'_{j+1,3}; Eq. 33 prints b_{i+1,3}. Both read as c~_{i+1}."),
+              note=form_note + " The main bias is printed $b_{i+1,1}$ (unprimed, index 1) while the list below "
+                               "defines $b'_{j+1,3}$; Eq. 33 prints $b_{i+1,3}$. Both read as $\\tilde{c}_{i+1}$."),
         *_part1_rules(11), *_part2_rules(11),
         Entry("duat:eq12", "§3.3, Eq. 12 (j = 2, …, i+1)", _EQ12_TEX, Status.CONVENTION,
               readings(lambda r: _eq12_rule(r, 2)),
-              note="Defines β~_j for j ≥ 2. Holds when the right-hand side b'_{j-1,3}, W'_{k,3}, W'_{k,2}, b'_{k,2}"
-                   " are the transformed values (b'_{j-1,3} = c~_{j-1}, the caption reading); with the original layer"
-                   " parameters it fails at depth 3. The printed W'_{j,2} on the right is the layer's own."),
+              note=r"Defines $\tilde{\beta}_j$ for $j \ge 2$. Holds when the right-hand side $b'_{j-1,3}$, $W'_{k,3}$, "
+                   "$W'_{k,2}$, $b'_{k,2}$ are the transformed values ($b'_{j-1,3} = \\tilde{c}_{j-1}$, the caption "
+                   "reading); with the original layer parameters it fails at depth 3. The printed $W'_{j,2}$ on the "
+                   "right is the layer's own."),
         Entry("duat:eq33", "App. B.3, Eq. 33",
               r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,3}) + \sum_{j=1}^{i+1} "
               r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})",
               Status.PROVED, semantic(form=printed_form("b3")),
-              note=form_note + " Same as Eq. 11 except the main bias b_{i+1,3} (Eq. 11: b_{i+1,1})."),
+              note=form_note + " Same as Eq. 11 except the main bias $b_{i+1,3}$ (Eq. 11: $b_{i+1,1}$)."),
         *_part1_rules(33), *_part2_rules(33),
         Entry("duat:eq34", "App. B.3, Eq. 34 ('for j = 1, 2, …, i+1')", _EQ12_TEX, Status.CONVENTION,
               readings(lambda r: _eq12_rule(r, 1)),
-              note="As Eq. 12 but stated for j = 1, …, i+1 (and introduced as 'the bias terms b'_{i,2}', read"
-                   " b'_{j,2}). At j = 1 it involves b'_{0,3}: the transformed reading gives c~_0 = 0 and holds; with"
-                   " original parameters b'_{0,3} is undefined and the rule fails already at depth 1."),
+              note=r"As Eq. 12 but stated for $j = 1$, $\dots$, i+1 (and introduced as 'the bias terms $b'_{i,2}$', "
+                   "read $b'_{j,2}$). At $j = 1$ it involves $b'_{0,3}$: the transformed reading gives $\\tilde{c}_0 = "
+                   "0$ "
+                   "and holds; with original parameters $b'_{0,3}$ is undefined and the rule fails already at depth "
+                   "1."),
         Entry("duat:eq34.claim1", "App. B.3, text after Eq. 34",
               r"\mathbf{W}'_{3,1} = \mathbf{W}'_{3,1}\mathbf{W}'_{2,1}", Status.CONVENTION,
               readings(lambda r: semantic(lambda d: {A_name(3): W(3, 1) * printed("W1", 2, 3, r)}, cases=(3,))),
-              note="'the whole computing process is serial, if we want to compute W'_{3,1}, we must calculate"
-                   " W'_{2,1}': the paper itself takes the transformed (serial) reading."),
+              note="'the whole computing process is serial, if we want to compute $W'_{3,1}$, we must calculate "
+                   "$W'_{2,1}$': the paper itself takes the transformed (serial) reading."),
     ]
 
 
@@ -448,13 +460,13 @@ def _fig2_entries() -> list[Entry]:
                 r"\mathbf{W}_{1,2}'\mathbf{x}_0' + \mathbf{b}_{1,2}')")
     out.append(Entry("duat:appB.fig2.box1.part1", "App. B.3, Figure 2, box 1, equation", box1_tex, Status.PROVED,
                      semantic(form=lambda d: residual_term(1, x0), cases=(1,)),
-                     note="On the merged Eq. 20 network (W'_{1,2} already W'_{1,2}W'_{1,1}, row 1)."))
+                     note="On the merged Eq. 20 network ($W'_{1,2}$ already $W'_{1,2}W'_{1,1}$, row 1)."))
     for r in (1, 2):
         out.append(Entry(f"duat:appB.fig2.box1.row{r}", f"App. B.3, Figure 2, box 1, row {r}",
                          r"\mathbf{W}_{1,2} = \mathbf{W}_{1,2}'\mathbf{W}_{1,1}'", Status.PROVED, _merge_box1(),
-                         note="The Eq. 30→31 merge for layer 1: the paper block h = W'_{1,1}x'_0, x_1 = h + FFN(h)"
-                              " equals the box-1 equation with W'_{1,2} := W'_{1,2}W'_{1,1} (left side printed"
-                              " unprimed W_{1,2} = transformed value)."
+                         note=r"The Eq. $30\to 31$ merge for layer 1: the paper block $h = W'_{1,1}x'_0$, $x_1 = h$ + "
+                              "FFN(h) equals the box-1 equation with $W'_{1,2}$ := $W'_{1,2}W'_{1,1}$ (left side "
+                              "printed unprimed $W_{1,2}$ = transformed value)."
                               + (" The extraction prints this row twice; the second copy may hide a garbled"
                                  " different row." if r == 2 else "")))
     out.append(Entry("duat:appB.fig2.box1.part2", "App. B.3, Figure 2, box 1, UAT columns",
@@ -475,14 +487,14 @@ def _fig2_entries() -> list[Entry]:
             fix = Correction(_ROW3_FIX[0], semantic(lambda d: {_ROW3_FIX[1]: _ROW3_FIX[2](READ_T)}, cases=(2, 3)))
             out.append(Entry("duat:appB.fig2.box2.row3", "App. B.3, Figure 2, box 2, row 3", tex,
                              Status.ERRATUM, ident, correction=fix,
-                             note="Copy error: the right-hand side of row 2 (a vector) is repeated for the matrix"
-                                  " W'_{1,3}; Eq. 22 prints the correct W'_{1,3} = W'_{2,1}W'_{1,3}. Fails under both"
-                                  " readings; smallest counterexample depth 2."))
+                             note="Copy error: the right-hand side of row 2 (a vector) is repeated for the matrix "
+                                  "$W'_{1,3}$; Eq. 22 prints the correct $W'_{1,3} = W'_{2,1}W'_{1,3}$. Fails under "
+                                  "both readings; smallest counterexample depth 2."))
             continue
         out.append(Entry(f"duat:appB.fig2.box2.row{r}", f"App. B.3, Figure 2, box 2, row {r}", tex,
                          Status.PROVED, ident,
-                         note=f"Defines {name}; checked on the merged Eq. 20 network at depths 2, 3. Before box 2 the"
-                              " layer-1 values are unchanged (box 1 only merges W'_{1,2}, already part of the Eq. 20"
+                         note=f"Defines ${name}$; checked on the merged Eq. 20 network at depths 2, 3. Before box 2 the"
+                              " layer-1 values are unchanged (box 1 only merges $W'_{1,2}$, already part of the Eq. 20"
                               " symbols), so the caption and original readings agree."))
     uat2 = (r"\mathbf{x}_2' = (\mathbf{W}_{2,1}'\mathbf{x}_0' + \mathbf{b}_{2,3}') + UAT_2^R,\quad UAT_{2}^{R} = "
             r"\mathbf{W}_{1,3}' \sigma(\mathbf{W}_{1,2}' \mathbf{x}_{0}' + \mathbf{b}_{1,2}') + \mathbf{W}_{2,3}' "
@@ -543,21 +555,22 @@ def _b_proxy(seed: int) -> tuple[Evidence, ...]:
 def _prose() -> list[Entry]:
     dyn_tex = (r"\text{all } \mathbf{W}'_{j,1}, \mathbf{W}'_{j,2} \ (i+1\geqslant j\geqslant 1) \text{ and } "
                r"\mathbf{W}'_{j,3} \ (i+1>j>1) \text{ are dynamically adjusted based on the input}")
-    reason = ("Which parameters are input-dependent is a qualitative claim; measured by a symbolic dependency proxy:"
-              " a table entry is dynamic iff its unfolded value contains a dynamic layer parameter of the paper's"
-              " block (symuat.numeric.residual_params.DYNAMIC['paper'] = W1, W2).")
+    reason = ("Which parameters are input-dependent is a qualitative claim; measured by a symbolic dependency proxy: "
+              "a table entry is dynamic iff its unfolded value contains a dynamic layer parameter of the paper's "
+              r"block (symuat.numeric.\texttt{residual\_params}.DYNAMIC['paper'] = $W_{1}$, $W_{2}$).")
     return [
         Entry("duat:sec3.3.claim1", "§3.3, text after Eq. 12",
               r"\text{The term } \mathbf{b}'_{j,2} \text{ is approximated by the j layer UAT with } \mathbf{x}_0 "
               r"\text{ as input}",
-              Status.PROSE, Prose("'Approximated by a UAT' is not an equation; proxy: b'_{j,2} = β~_j is an affine"
-                                  " term plus W'_{j,2} times a (j-1)-term UAT of x'_0.", _b_proxy),
-              note="By Eq. 12 b'_{j,2} contains the sum over k = 1..j-1: a (j-1)-term UAT (the (j-1)-layer network),"
-                   " not a j-layer one."),
+              Status.PROSE,
+              Prose(r"'Approximated by a $UAT'$ is not an equation; proxy: $b'_{j,2} = \tilde{\beta}_j$ is an "
+                                  "affine term plus $W'_{j,2}$ times a (j-1)-term UAT of $x'_0$.", _b_proxy),
+              note="By Eq. 12 $b'_{j,2}$ contains the sum over k = 1..j-1: a (j-1)-term UAT (the (j-1)-layer "
+                   "network), not a j-layer one."),
         Entry("duat:sec3.3.claim2", "§3.3, text after Eq. 12", dyn_tex, Status.PROSE,
               Prose(reason, _dyn_proxy),
-              note="Ũ_1^(L) = W'_{L,1}⋯W'_{2,1}W'_{1,3} is dynamic for L ≥ 2 (the claim excludes j = 1), W'_{L,3} is"
-                   " static (the claim correctly excludes j = i+1)."),
+              note=r"$\tilde{U}_1^{(L)} = W'_{L,1}\cdots W'_{2,1}W'_{1,3}$ is dynamic for $L \ge 2$ (the claim "
+                   "excludes $j = 1$), $W'_{L,3}$ is static (the claim correctly excludes j = i+1)."),
         Entry("duat:eq34.claim2", "App. B.3, text after Eq. 34", dyn_tex.replace(r"\geqslant", r"\geq"),
               Status.PROSE, Prose(reason, _dyn_proxy), note="Repeats §3.3's claim (duat:sec3.3.claim2)."),
     ]

@@ -19,7 +19,8 @@ from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 __all__ = ["entries", "diamond_transpose_identity", "ffn_identity", "method_identity", "printed_eq15_identity"]
 
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
-_SCOPE_NM = "Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, M = 3."
+_SCOPE_NM = ("Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to N, $M "
+             "= 3$.")
 
 
 def method_identity() -> Identity:
@@ -91,7 +92,7 @@ def _density() -> Identity:
         dims=_NM,
         reference=lambda W, M, N: np.array([np.count_nonzero(np.kron(W, np.eye(M))) / (N * M) ** 2]),
         random_dims={"N": 5, "M": 4},
-        scope="Density counts structurally non-zero entries of W' for a generic (all non-zero) W.",
+        scope="Density counts structurally non-zero entries of $W'$ for a generic (all non-zero) W.",
     )
 
 
@@ -130,8 +131,8 @@ _EQ6 = (r"FFN(\mathbf{x}) = \mathbf{W}_2 \sigma(\mathbf{W}_1 \mathbf{x} + \mathb
 
 
 def entries() -> list[Entry]:
-    method_note = ("Checked for every linear T(X) = A X B (token- and feature-mixing Linear layers are the cases "
-                   "B = I and A = I); W' = A ⊗ Bᵀ under row-major vec_r. MHA is Eq. 9.")
+    method_note = ("Checked for every linear T(X) = A X B (token- and feature-mixing Linear layers are the cases $B "
+                   r"= I$ and $A = I$); $W' = A \otimes B^{T}$ under row-major $\operatorname{vec}_r$. MHA is Eq. 9.")
     return [
         Entry("duat:eq3", "Eq. 3", _EQ3, Status.PROVED, method_identity(), note=method_note),
         Entry("uat-arxiv:eq3", "Eq. 3",
@@ -140,14 +141,14 @@ def entries() -> list[Entry]:
         Entry("duat:eq5", "Eq. 5",
               r"\mathbf{x}_{i+1} = \mathbf{W}_i \mathbf{x}_i \mapsto \mathbf{x}'_{i+1} = \mathbf{W}'_i \mathbf{x}'_i",
               Status.PROVED, _token_linear(),
-              note="W_i ∈ R^{N×N} mixes tokens; W'_i = W_i ⊗ I_M (the paper's renaming of (W'_i)ᵀ to W'_i "
-                   "is a convention, not a new matrix)."),
+              note=r"$W_i \in R^{N\times N}$ mixes tokens; $W'_i = W_i \otimes I_M$ (the paper's renaming of "
+                   "$(W'_i)^{T}$ to $W'_i$ is a convention, not a new matrix)."),
         Entry("uat-arxiv:eq5.step1", "Eq. 5, first arrow",
               r"\mathbf{x}_{i+1}=\mathbf{W}_{i}\mathbf{x}^{i}\rightarrow\mathbf{x}_{i+1}^{\prime}"
               r"=\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}",
               Status.PROVED, printed_eq15_identity(),
-              note="W'_i is the matrix displayed in App. B.1 Eq. 15 (W_iᵀ ⊗ I_M); the superscript in x^i is read as "
-                   "x_i."),
+              note=r"$W'_i$ is the matrix displayed in App. B.1 Eq. 15 ($W_i^{T} \otimes I_M$); the superscript in "
+                   "$x^i$ is read as $x_i$."),
         Entry("uat-arxiv:eq5.step2", "Eq. 5, second equality",
               r"\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}=(\mathbf{W}_{i}^{\prime})^{T}\mathbf{x}_{i}^{\prime}",
               Status.PROVED, diamond_transpose_identity()),
@@ -156,16 +157,16 @@ def entries() -> list[Entry]:
               r"\vdots&\vdots&\cdots\\w_{1,2}&0&\cdots\\\vdots&\vdots&\cdots\\w_{1,n}&0&\cdots\end{array}\right)"
               r"\diamond\mathbf{x}'=\mathbf{y}'",
               Status.PROVED, printed_eq15_identity(),
-              note="The displayed matrix has entry ((k,l),(i,j)) = w_{i,k} δ_{lj}; it is rebuilt from that pattern, "
-                   "not from a Kronecker product."),
+              note=r"The displayed matrix has entry ((k,l),(i,j)) = $w_{i,k} \delta _{lj}$; it is rebuilt from that "
+                   "pattern, not from a Kronecker product."),
         Entry("duat:fig3", "Figure 3 (Linear as matrix-vector product)",
               r"\mathbf{W}' = \mathbf{W}\otimes\mathbf{I}_M \text{ has density } 1/M",
               Status.PROVED, _density(),
-              note="Figure 3 is an image (not in the text extraction); the density 1/M of the drawn W' is the "
-                   "paper's 'sparsity'. Transcribed from the SPEC §3 table."),
+              note="Figure 3 is an image (not in the text extraction); the density 1/M of the drawn $W'$ is the "
+                   "paper's 'sparsity'. Transcribed from the table of matrix–vector forms (docs/conventions.md)."),
         Entry("duat:eq6", "Eq. 6", _EQ6, Status.PROVED,
               Readings("which axis W_1, W_2 mix (Eq. 5 mixes tokens; a Transformer FFN mixes features)",
                        {"token-mixing": ffn_identity("token"), "feature-mixing": ffn_identity("feature")}),
-              note="Holds under both readings: W' = W ⊗ I_M, b' = b ⊗ 1_M (tokens) or W' = I_N ⊗ W, "
-                   "b' = 1_N ⊗ b (features)."),
+              note=r"Holds under both readings: $W' = W \otimes I_M$, $b' = b \otimes 1_M$ (tokens) or $W' = I_N "
+                   r"\otimes W$, $b' = 1_N \otimes b$ (features)."),
     ]

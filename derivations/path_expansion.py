@@ -30,16 +30,10 @@ import sympy
 from symuat import Entry, Evidence, Identity, Level, OpaqueIdentity, Prose, Status, dims_grid
 from symuat.algebra.matrices import identity_matrix, kron, vec_r
 from symuat.expansion import A_name, nc_symbol, substitution_table
-from symuat.expansion.paths import (
-    encode_kron,
-    extension_pairs,
-    kron_multiply,
-    layer_factor,
-    path_contributions,
-    path_expansion,
-)
+from symuat.expansion.paths import encode_kron, extension_pairs, kron_multiply, layer_factor, path_expansion
 from symuat.numeric.attention import AttentionWeights, head_attention_weights, multi_head_attention
 from symuat.numeric.duat_form import duat_form
+from symuat.numeric.paths import path_contributions
 from symuat.numeric.stack import BlockWeights, FFNWeights, TransformerStack
 
 __all__ = ["entries", "attention_only_forward", "duat_linear_term", "eq10_single_layer", "induction",
@@ -47,7 +41,7 @@ __all__ = ["entries", "attention_only_forward", "duat_linear_term", "eq10_single
 
 # ---------------------------------------------------------------- explicit matrices (small dims)
 
-_SCOPE = "Polynomial identity in the entries; H_h arbitrary N×N (softmax or not), covers N, M in {1,2}."
+_SCOPE = (r"Polynomial identity in the entries; $H_h$ arbitrary $N\times N$ (softmax or not), covers N, M in {1,2}.")
 
 
 def _explicit(expr: sympy.Expr, matrices, n: int) -> sympy.ImmutableMatrix:
@@ -138,7 +132,8 @@ def mixed_product_rule() -> Identity:
         dims=dims_grid(p=(1, 2), q=(1, 2), r=(1, 2), s=(1, 2), t=(1, 2), u=(1, 2)),
         reference=lambda A, B, C, D: np.kron(A, B) @ np.kron(C, D),
         random_dims={"p": 2, "q": 3, "r": 2, "s": 3, "t": 2, "u": 3},
-        scope="Entry ((i,k),(j,l)) of both sides is Σ_{m,n} A_im C_mj B_kn D_nl; the grid covers every index pattern.",
+        scope=r"Entry ((i,k),(j,l)) of both sides is $\sum_{m,n} A_{im} C_{mj} B_{kn} D_{nl}$; the grid covers every "
+              "index pattern.",
     )
 
 
@@ -176,8 +171,8 @@ def induction() -> OpaqueIdentity:
     :math:`F_{L+1}(P_H\otimes P_W) = \sum \texttt{extension\_pairs}((P_H,P_W), L+1)` for an opaque depth-:math:`L`
     term; by linearity :math:`\sum_{\mathcal P_{L+1}} = F_{L+1}\sum_{\mathcal P_L}`."""
     return OpaqueIdentity(_induction_lhs, _induction_rhs, _CASES, reference=_induction_ref,
-                          scope="Kronecker pairs encoded A⊗B ↦ A·T·B (injective); products by the mixed-product "
-                                "rule (duat:eq10.lemma1); heads 1..3, generic layer L+1.")
+                          scope=r"Kronecker pairs encoded $A\otimes B \mapsto A\cdot T\cdot B$ (injective); products "
+                                "by the mixed-product rule (duat:eq10.lemma1); heads 1..3, generic layer L+1.")
 
 
 def _duat_linear_lhs(depth: int, heads: int = 2):
@@ -207,7 +202,9 @@ def duat_linear_term() -> OpaqueIdentity:
     B_p`, :math:`L\le 3`, 2 heads."""
     return OpaqueIdentity(_duat_linear_lhs, lambda L: encode_kron([t.pair for t in path_expansion(L, 2)]),
                           (1, 2, 3), reference=_duat_linear_ref,
-                          scope="A~_L read off substitution_table(L); Kronecker pairs encoded A⊗B ↦ A·T·B.")
+                          scope=r"$\tilde{A}_L$ read off \texttt{substitution\_table}(L); Kronecker pairs encoded "
+                                r"$A\otimes "
+                                r"B \mapsto A\cdot T\cdot B$.")
 
 
 # ---------------------------------------------------------------- real softmax attention
@@ -303,42 +300,51 @@ _EQ10 = r"\mathring{\mathbf{H}}' = \mathbf{W}' \mathbf{x}'"
 _EQ11 = (r"\mathbf{x}_{i+1} = (\mathbf{W}'_{i+1,1}\mathbf{x}_0 + \mathbf{b}_{i+1,1}) + \sum_{j=1}^{i+1} "
          r"\mathbf{W}'_{j,3}\sigma(\mathbf{W}'_{j,2}\mathbf{x}'_0 + \mathbf{b}'_{j,2})")
 _BEYOND = "Beyond the paper (symuat's path expansion, symuat.expansion.paths); "
-_NOBIAS = " Assumes no value/output biases (they would add bias paths 1_N ⊗ c_l carried by later layers)."
+_NOBIAS = (r" Assumes no value/output biases (they would add bias paths $1_N \otimes c_l$ carried by later layers).")
 
 
 def entries() -> list[Entry]:
     return [
         Entry("duat:eq10.part1", "Eq. 10, depth-1 path expansion", _EQ10, Status.PROVED,
               eq10_single_layer(),
-              note=_BEYOND + "W' = Σ_h H_h ⊗ (W_Vh W_Oh)^T is the sum of the length-1 terms of path_expansion(1, h); "
-                   "the empty path (I) belongs to the residual, not to Eq. 10." + _NOBIAS),
+              note=_BEYOND + r"$W' = \sum_h H_h \otimes(W_{Vh} W_{Oh})^T$ is the sum of the length-1 terms of "
+                             r"\texttt{path\_expansion}(1, h); the empty path (I) belongs to the residual, not to Eq. "
+                             "10." + _NOBIAS),
         Entry("duat:eq10.part2", "Eq. 10, residual stack, depths 1-2", _EQ10, Status.PROVED,
               residual_stack(),
-              note=_BEYOND + "x'_L = (I + W'_L)⋯(I + W'_1) x'_0 = Σ over the (1+h)^L virtual heads "
-                   "(H^(l_k)⋯H^(l_1)) ⊗ (W_OV^(l_k)⋯W_OV^(l_1)), explicit matrices, L, h, N, M in {1,2}." + _NOBIAS),
+              note=_BEYOND + r"$x'_L = (I + W'_L)\cdots(I + W'_1) x'_0 = \sum$ over the $(1+h)^L$ virtual heads "
+                             r"($H^{(l_k)}\cdots H^{(l_1)}) \otimes(W_{OV}^{(l_k)}\cdots W_{OV}^{(l_1)}$), explicit "
+                             "matrices, L, h, N, M in {1,2}." + _NOBIAS),
         Entry("duat:eq10.lemma1", "Eq. 10, mixed-product rule",
               r"(\mathbf{A}\otimes\mathbf{B})(\mathbf{C}\otimes\mathbf{D}) = "
               r"\mathbf{A}\mathbf{C}\otimes\mathbf{B}\mathbf{D}",
               Status.PROVED, mixed_product_rule(),
-              note=_BEYOND + "not printed; the lemma behind duat:eq10.part3 (symuat.expansion.paths.mixed_product)."),
+              note=_BEYOND + "not printed; the lemma behind duat:eq10.part3 "
+                             r"(symuat.expansion.paths.\texttt{mixed\_product})."),
         Entry("duat:eq10.part3", "Eq. 10, residual stack, induction", _EQ10,
               Status.PROVED, induction(),
-              note=_BEYOND + "base case (depth 1) and step: F_{L+1}(P_H ⊗ P_W) = P_H ⊗ P_W + Σ_h H^(L+1)_h P_H ⊗ "
-                   "W_OV^(L+1)_h P_W, the recursion path_expansion uses; by linearity Σ_{paths ≤ L+1} = F_{L+1} "
-                   "Σ_{paths ≤ L}, so the expansion holds for every depth, every size (given duat:eq10.lemma1)."),
+              note=_BEYOND + r"base case (depth 1) and step: $F_{L+1}(P_H \otimes P_W) = P_H \otimes P_W + \sum_h "
+                             r"H^{(L+1)}_h P_H \otimes W^{(L+1)}_{OV,h} P_W$, the recursion \texttt{path\_expansion} "
+                             r"uses; by linearity $\sum_{\text{paths} \le L+1} = F_{L+1} \sum_{\text{paths} \le L}$, "
+                             "so the "
+                             "expansion holds for every depth, every size (given duat:eq10.lemma1)."),
         Entry("duat:eq11.claim1", "Eq. 11, linear term", _EQ11,
               Status.PROVED, duat_linear_term(),
-              note=_BEYOND + "attention-only standard residual stack: W'_{l,3} = 0, b' = 0, so Eq. 11 degenerates "
-                   "to A~_L x'_0 with A~_L = W'_{L,1}⋯W'_{1,1} (transformed reading) and W'_{l,1} = I + W'_HVO^(l). "
-                   "A~_L read off the derived table equals the sum of virtual heads, depths 1-3, 2 heads; "
-                   "numerically with real softmax attention in duat:sec4.2.claim2." + _NOBIAS),
+              note=_BEYOND + "attention-only standard residual stack: $W'_{l,3} = 0$, $b' = 0$, so Eq. 11 "
+                             r"degenerates to $\tilde{A}_L x'_0$ with $\tilde{A}_L = W'_{L,1}\cdots W'_{1,1}$ "
+                             r"(transformed reading) "
+                             "and $W'_{l,1} = I + W'^{(l)}_{HVO}$. $\\tilde{A}_L$ read off the derived table equals "
+                             "the "
+                             "sum "
+                             "of virtual heads, depths 1-3, 2 heads; numerically with real softmax attention in "
+                             "duat:sec4.2.claim2." + _NOBIAS),
         Entry("duat:sec4.2.claim2", "§4.2 and App. C",
               r"\mathbf{H}' = (\mathbf{W}'_{HVO})^T \mathbf{x}'\text{: each element of }\mathbf{H}'"
               r"\text{ contains information from the entire input}", Status.PROSE,
-              Prose("Not an equation. Across layers the path expansion makes it precise: x'_L = Σ_paths "
-                    "(H^(l_k)⋯H^(l_1) ⊗ W_OV^(l_k)⋯W_OV^(l_1)) x'_0, so output token i reaches input token j iff "
-                    "(Σ_p A_p)_ij ≠ 0. Proxy: the sum over virtual heads reproduces a direct attention-only forward "
-                    "pass and the DUAT linear term, and the token reach is measured (full without a mask, "
-                    "lower-triangular with a causal mask).", proxy=_proxy),
+              Prose(r"Not an equation. Across layers the path expansion makes it precise: $x'_L = \sum_{paths} "
+                    r"(H^{(l_k)}\cdots H^{(l_1)} \otimes W_{OV}^{(l_k)}\cdots W_{OV}^{(l_1)}) x'_0$, so output token "
+                    r"i reaches input token j iff $(\sum_p A_p)_{ij} \ne 0$. Proxy: the sum over virtual heads "
+                    "reproduces a direct attention-only forward pass and the DUAT linear term, and the token reach "
+                    "is measured (full without a mask, lower-triangular with a causal mask).", proxy=_proxy),
               note="Beyond the paper; assumes no value/output biases."),
     ]

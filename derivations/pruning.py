@@ -133,10 +133,11 @@ def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Ide
 
     return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2)), reference=reference,
                     random_dims={"N": 5, "n": 3},
-                    scope="Rows 1-2: the sums S_1, S_2 named by the later display equal those of the earlier one "
-                          "(Λ_1 = first ⌈N/2⌉ indices). Rows 3-10: in each of the 8 exhaustive sign/dominance cases "
-                          "the margin (|.| resolved by SymPy for real u) equals a sum of squares with non-negative "
-                          "coefficients, so the implication holds for all reals and every ε.")
+                    scope="Rows 1-2: the sums $S_1$, $S_2$ named by the later display equal those of the earlier one "
+                          r"($\Lambda_1$ = first $\lceil N/2\rceil$ indices). Rows 3-10: in each of the 8 exhaustive "
+                          "sign/dominance cases the margin (|.| resolved by SymPy for real u) equals a sum of "
+                          "squares with non-negative coefficients, so the implication holds for all reals and every "
+                          r"$\varepsilon$.")
 
 
 def split_identity() -> Identity:
@@ -157,7 +158,8 @@ def split_identity() -> Identity:
         dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(1, 9))),
         reference=lambda alpha, W, b, x, N: np.array([_np_sum(alpha, W, b, x, range(N))]),
         random_dims={"N": 6, "n": 3, "P": 38},
-        scope="All 2^N partitions (Λ_1, Λ_2) for N <= 3, n <= 2; the float/exact levels use N = 6 and mask 37.")
+        scope=r"All $2^N$ partitions ($\Lambda_1$, $\Lambda_2$) for $N \le 3$, $n \le 2$; the float/exact levels use "
+              "$N = 6$ and mask 37.")
 
 
 def random_search(seed: int, trials: int = 20000) -> dict[str, int]:
@@ -255,8 +257,9 @@ _HYP = (r"\Lambda = \{1, 2...N\}, \Lambda_1 \cup \Lambda_2 = \Lambda, \Lambda_1 
 _REMOVE = r"\text{when parameters in certain layers are small enough, we can directly remove those layers}"
 _THETA = "whether θ_j (undefined in seed 001) is the bias b_j of Eq. 13, or a parameter of its own"
 _N12 = "what Σ_{j=1}^{N_1}, Σ_{j=1}^{N_2} sum over: Λ_1, Λ_2 renumbered, or literally the first N_1, N_2 terms"
-_WJ_NOTE = r" 'W j^T' (printed \mathbf{W} j^{\mathrm{T}}) is read as W_j^T: a typesetting slip that changes nothing."
-_UNUSED = " The hypothesis |Σ_{Λ_2}| → 0 is not used: the implication holds for every partition."
+_WJ_NOTE = (r" The printed $\mathbf{W}\,j^{\mathrm{T}}$ is read as $\mathbf{W}_j^{\mathrm{T}}$: a typesetting slip "
+            "that changes nothing.")
+_UNUSED = (r" The hypothesis $|\sum_{\Lambda_2}| \to 0$ is not used: the implication holds for every partition.")
 
 
 def _theta_readings(kind: str) -> Readings:
@@ -278,50 +281,57 @@ def entries() -> list[Entry]:
     premise = Prose("Eq. 13 is the premise of the argument: Eq. 2 instantiated with Eq. 1 (an existence statement, "
                     "see Eq. 2). Proxy: the least-squares fits of Eq. 2.", _premise_proxy)
     split = split_identity()
-    hyp_reason = ("'|Σ_{Λ_2} …| → 0' is informal: at a fixed x the sum is a number, nothing tends to 0; the intended "
-                  "meaning is 'sup_x |S_2(x)| ≤ δ small'. It is not used by Eq. 14–16, which hold for every "
-                  "partition; it only lets Eq. 16 be read as |S_1 − f| < ε + δ. Proxy: random real instances of "
-                  "the chain with |S_2| NOT small, looking for counterexamples.")
+    hyp_reason = (r"'$|\sum_{\Lambda_2} \dots|$ $\to$ 0' is informal: at a fixed x the sum is a number, nothing tends "
+                  r"to 0; the intended meaning is '$sup_x |S_2(x)| \le\delta$ small'. It is not used by Eq. 14–16, "
+                  r"which hold for every partition; it only lets Eq. 16 be read as $|S_1$ $-$ f| $<$ $\varepsilon+ "
+                  r"\delta$. Proxy: random real instances of the chain with $|S_2|$ NOT small, looking for "
+                  "counterexamples.")
     remove_reason = ("Eq. 13–16 are about the terms (hidden units) of ONE finite sum, not about layers; a layer of a "
-                     "Transformer is not a term of Eq. 1. In the DUAT form the σ-terms are indexed by layers, but "
-                     "removing block j also changes Ã, Ũ_k (k < j) and every β̃_k (k > j). Proxy: dropping the j-th "
-                     "σ-term vs removing block j on a random stack.")
+                     r"Transformer is not a term of Eq. 1. In the DUAT form the $\sigma-terms$ are indexed by layers, "
+                     r"but removing block j also changes $\tilde{A}$, $\tilde{U}_k$ ($k < j$) and every "
+                     r"$\tilde{\beta}_k$ ($k > j$). Proxy: dropping the j-th $\sigma-term$ vs removing block j on a "
+                     "random stack.")
     return [
         Entry("duat:eq13", "§4.3, Eq. 13", _D13 + r"\quad\text{for all } \mathbf{x}\in\mathbf{I}_n", Status.PROSE,
               premise),
         Entry("duat:eq14", "§4.3, Eq. 13 ⇒ Eq. 14", _D14, Status.PROVED, split,
-              note="Eq. 14 is Eq. 13 with the sum split over Λ_1 ∪ Λ_2 (an identity of the left-hand sides)."
+              note=r"Eq. 14 is Eq. 13 with the sum split over $\Lambda_1 \cup\Lambda_2$ (an identity of the left-hand "
+                   "sides)."
                    + _WJ_NOTE),
         Entry("duat:eq15", "§4.3, Eq. 14 ⇒ Eq. 15 (reverse triangle inequality)", _D15, Status.CONVENTION,
               _theta_readings("reverse"),
-              note="||a| − |c|| ≤ |a + c| with a = S_1 − f, c = S_2. Eq. 14 uses b_j, Eq. 15 θ_j: as printed the two "
-                   "displays are about different sums unless θ_j = b_j (seed 004 uses θ_j throughout). Also holds for "
-                   "vector outputs with any norm." + _UNUSED),
+              note=r"||a| $-$ |c|| $\le$ |a + c| with $a = S_1 - f$, $c = S_2$. Eq. 14 uses $b_j$, Eq. 15 $\theta_j$: "
+                   r"as printed the two displays are about different sums unless $\theta_j = b_j$ (the UAT arXiv "
+                   r"version uses $\theta_j$ throughout). Also holds for vector outputs with any norm." + _UNUSED),
         Entry("duat:eq16", "§4.3, Eq. 15 ⇒ Eq. 16", _D16, Status.CONVENTION, _theta_readings("from15"),
-              note="|a| − |c| ≤ ||a| − |c||. Eq. 16 returns to b_j (and 'W j^T') after Eq. 15's θ_j." + _WJ_NOTE
+              note=r"$|a| - |c| \le ||a| - |c||$. Eq. 16 returns to $b_j$ (and the printed "
+                   r"$\mathbf{W}\,j^{\mathrm{T}}$) after Eq. 15's "
+                   r"$\theta_j$." + _WJ_NOTE
                    + " Eq. 16 also follows from Eq. 14 directly (duat:eq16.step1)." + _UNUSED),
         Entry("duat:eq16.step1", "§4.3, Eq. 14 ⇒ Eq. 16 (triangle inequality; the route without θ_j)", _D16,
               Status.PROVED, step("triangle"),
-              note="Not a printed step: |S_1 − f| ≤ |S_1 + S_2 − f| + |S_2|, so Eq. 16 holds whenever Eq. 14 does, "
-                   "without Eq. 15 and its θ_j." + _UNUSED),
+              note=r"Not a printed step: $|S_1$ $-$ f| $\le$ $|S_1 + S_2$ $-$ f| + $|S_2|$, so Eq. 16 holds whenever "
+                   r"Eq. 14 does, without Eq. 15 and its $\theta_j$." + _UNUSED),
         Entry("duat:sec4.3.claim1", "§4.3, hypothesis", _HYP, Status.PROSE,
               Prose(hyp_reason, _search_proxy),
-              note="The hypothesis uses θ_j while Eq. 13/14 use b_j (see duat:eq15)."),
+              note=r"The hypothesis uses $\theta_j$ while Eq. 13/14 use $b_j$ (see duat:eq15)."),
         Entry("duat:sec4.3.claim2", "§4.3, text after Eq. 16", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy),
-              note="Eq. 16 bounds the error of dropping Λ_2 by ε + |S_2|, i.e. pruning hidden units of one layer "
-                   "(or one σ-term of the DUAT sum with all other table entries kept), not removing layers."),
+              note=r"Eq. 16 bounds the error of dropping $\Lambda_2$ by $\varepsilon+ |S_2|$, i.e. pruning hidden "
+                   r"units of one layer (or one $\sigma-term$ of the DUAT sum with all other table entries kept), not "
+                   "removing layers."),
         # seed 000 (OCR): Eq. 12-15
         Entry("uat-aaai:eq12", "§4.3, Eq. 12", _T13, Status.PROSE, premise,
-              note="OCR garbled; transcribed from seed 004 Eq. 9 (θ_j)."),
+              note=r"OCR garbled; transcribed from the UAT arXiv version Eq. 9 ($\theta_j$)."),
         Entry("uat-aaai:eq13", "§4.3, Eq. 12 ⇒ Eq. 13", _T14, Status.PROVED, split,
-              note="OCR garbled; transcribed from seed 004 Eq. 10. θ_j throughout (it is the bias)."),
+              note=r"OCR garbled; transcribed from the UAT arXiv version Eq. 10. $\theta_j$ throughout (it is the "
+                   "bias)."),
         Entry("uat-aaai:eq14", "§4.3, Eq. 13 ⇒ Eq. 14", _T15_000, Status.PROVED,
               step("reverse", ("theta", "lambda2"), "theta"),
-              note="OCR garbled; θ_j in both displays, so no reading is needed." + _UNUSED),
+              note=r"OCR garbled; $\theta_j$ in both displays, so no reading is needed." + _UNUSED),
         Entry("uat-aaai:eq15", "§4.3, Eq. 14 ⇒ Eq. 15", _T16, Status.CONVENTION, _n12_readings(),
-              note="OCR shows 'N_1' ('Ny') over the first sum and 'j=1' under the second; transcribed from seed 004 "
-                   "Eq. 12." + _UNUSED),
+              note="OCR shows '$N_1' ('Ny$') over the first sum and 'j=1' under the second; transcribed from the UAT "
+                   "arXiv version Eq. 12." + _UNUSED),
         Entry("uat-aaai:sec4.3.claim1", "§4.3, text after Eq. 15", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy)),
         # seed 004: Eq. 9-12
@@ -330,14 +340,15 @@ def entries() -> list[Entry]:
         Entry("uat-arxiv:eq11", "§4.3, Eq. 10 ⇒ Eq. 11", _T15_004, Status.PROVED,
               step("reverse", ("theta", "lambda2"), "theta"), note=_WJ_NOTE.strip() + _UNUSED),
         Entry("uat-arxiv:eq12", "§4.3, Eq. 11 ⇒ Eq. 12", _T16, Status.CONVENTION, _n12_readings(),
-              note="Σ_{j=1}^{N_1} / Σ_{j=1}^{N_2}: holds when Λ_1 = {1..N_1} and Λ_2 is renumbered 1..N_2 (N_1 + N_2 = "
-                   "N); read literally the second sum is over the first N_2 terms, not Λ_2 (smallest counterexample "
-                   "N = 2)." + _WJ_NOTE + _UNUSED),
+              note=r"$\sum_{j=1}^{N_1} / \sum_{j=1}^{N_2}$: holds when $\Lambda_1 = {1..N_1}$ and $\Lambda_2$ is "
+                   "renumbered $1..N_2 (N_1 + N_2 = N)$; read literally the second sum is over the first $N_2$ "
+                   r"terms, not $\Lambda_2$ (smallest counterexample $N = 2$)." + _WJ_NOTE + _UNUSED),
         Entry("uat-arxiv:sec4.3.claim1", "§4.3, hypothesis",
               _HYP.replace(r"\Lambda_2} \alpha", r"\Lambda_1} \alpha"), Status.PROSE, Prose(hyp_reason, _search_proxy),
-              note="Seed 004 assumes |Σ_{Λ_1} …| → 0 (twice) but then keeps Λ_1 and bounds the error by |Σ_{Λ_2}|: "
-                   "with its own hypothesis Eq. 12 would say the NEGLIGIBLE part approximates f. Seeds 001/000 "
-                   "assume Λ_2; read Λ_1 as a typo for Λ_2. No equation depends on it."),
+              note=r"The UAT arXiv version assumes $|\sum_{\Lambda_1} \dots| \to 0$ (twice) but then keeps "
+                   r"$\Lambda_1$ and bounds the error by $|\sum_{\Lambda_2}|$: with its own hypothesis Eq. 12 would "
+                   r"say the NEGLIGIBLE part approximates f. The DUAT and UAT conference versions assume $\Lambda_2$; "
+                   r"read $\Lambda_1$ as a typo for $\Lambda_2$. No equation depends on it."),
         Entry("uat-arxiv:sec4.3.claim2", "§4.3, text after Eq. 12", _REMOVE, Status.PROSE,
               Prose(remove_reason, _layer_proxy)),
     ]

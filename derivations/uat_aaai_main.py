@@ -30,14 +30,31 @@ from symuat import Entry, Evidence, Level, Prose, Readings, Status
 from symuat.expansion import A_name, R_name, U_name, V_name, beta_name
 from symuat.numeric.residual_params import DYNAMIC
 
-from ._duat_common import INPUT, READ_O, READ_T, S, dependency_proxy, printed, semantic, sigma, table, table_map
+from ._duat_common import (
+    INPUT,
+    READ_O,
+    READ_T,
+    S,
+    dependency_proxy,
+    printed,
+    semantic,
+    sigma,
+    table,
+    table_map,
+    verbatim,
+)
 from .attention import reduction
 from .linear import diamond_transpose_identity, ffn_identity, method_identity, printed_eq15_identity
 
 __all__ = ["entries"]
 
 x0 = INPUT
-_OCR = "Seed 000 is OCR ('{}'); transcribed from {}. "
+_OCR = "The UAT conference version is OCR ({}); transcribed from {}. "
+
+
+def _ocr(garbled: str, source: str) -> str:
+    """The note prefix: the OCR text verbatim, then where the statement is transcribed from."""
+    return _OCR.format(verbatim(garbled), source)
 _READINGS = ("whether a right-hand-side symbol is the value transformed by the earlier layers or the original "
              "layer parameter")
 
@@ -102,32 +119,37 @@ def _eq11_entries() -> list[Entry]:
     ocr = "Xi+1 = (W§+1,1X0 +bit1,1) + Z W},30(W9,2X6 + b9,2)"
     return [
         Entry("uat-aaai:eq11", "§3.5, Eq. 11", _EQ11, Status.PROVED, semantic(form=_eq11_form),
-              note=_OCR.format(ocr, "seed 001 Eq. 11 (duat:eq11), the same display; = uat-aaai:appC.eq10")
-              + "Read with the table's meaning: W'_{i+1,1} = Ã_{i+1}, the main bias b_{i+1,1} = c̃_{i+1}, "
-                "W'_{j,3} = Ũ_j^(i+1), W'_{j,2} = Ṽ_j, b'_{j,2} = β̃_j; x_0 read as x'_0. Nested Eq. 20 network, "
-                "depths 1-3."),
+              note=_ocr(ocr, "The DUAT version Eq. 11 (duat:eq11), the same display; = uat-aaai:appC.eq10")
+              + r"Read with the table's meaning: $W'_{i+1,1} = \tilde{A}_{i+1}$, the main bias $b_{i+1,1} = "
+                r"\tilde{c}_{i+1}$, $W'_{j,3} = \tilde{U}_j^{(i+1)}$, $W'_{j,2} = \tilde{V}_j$, $b'_{j,2} = "
+                r"\tilde{\beta}_j$; $x_0$ read as $x'_0$. Nested Eq. 20 network, depths 1-3."),
         Entry("uat-aaai:eq11.rule1", "§3.5, parameter list after Eq. 11, rule 1", _RULE1, Status.CONVENTION,
               _readings(_rule_bias),
-              note=_OCR.format("b}, = (W),b}_ ;5 + b},) + W/ JUAT |", "seed 000 App. C.2 (uat-aaai:appC.eq11.rule7) "
-                               "and seed 001 Eq. 12")
+              note=_ocr("b}, = (W),b}_ ;5 + b},) + W/ JUAT |", "The UAT conference version App. C.2 "
+                                                                      "(uat-aaai:appC.eq11.rule7) and the DUAT "
+                                                                      "version Eq. 12")
               + "The range of j is not printed; checked for every j = 1..i+1 of the sum in Eq. 11. Holds when "
-                "b'_{j-1,3} is the transformed c̃_{j-1} (c̃_0 = 0); with the original b'_{j-1,3} it fails (already at "
-                "depth 1, where b'_{0,3} is undefined). UAT^R_{j-1} is the table's R_{j-1} (rule 2 defines it)."),
+                r"$b'_{j-1,3}$ is the transformed $\tilde{c}_{j-1} (\tilde{c}_0 = 0)$; with the original $b'_{j-1,3}$ "
+                "it fails (already at depth 1, where $b'_{0,3}$ is undefined). $UAT^R_{j-1}$ is the table's "
+                "$R_{j-1}$ (rule 2 defines it)."),
         Entry("uat-aaai:eq11.rule2", "§3.5, parameter list after Eq. 11, rule 2", _RULE2, Status.CONVENTION,
               _readings(_rule_uatr),
-              note=_OCR.format("UATS | = Sut %30 (W oxg + k2)", "seed 000 App. C.2 / seed 001 B.3 (UAT^R)")
-              + "Replaces R_1, …, R_{L-1} (the sums that β̃_j uses) by the printed sum read in the box of layer j. "
-                "Holds when W'_{k,3}, W'_{k,2}, b'_{k,2} are the values transformed by layers up to j-1 "
-                "(Ũ_k^(j-1), Ṽ_k, β̃_k); with the original layer parameters it fails at depth 3 (R_2 then lacks "
-                "W'_{2,1} in front of W'_{1,3}). x_0 read as x'_0."),
+              note=_ocr("UATS | = Sut %30 (W oxg + k2)", "The UAT conference version App. C.2 / the DUAT "
+                                                                "version B.3 ($UAT^R$)")
+              + r"Replaces $R_1$, $\dots$, $R_{L-1}$ (the sums that $\tilde{\beta}_j$ uses) by the printed sum read "
+                "in the box of layer j. Holds when $W'_{k,3}$, $W'_{k,2}$, $b'_{k,2}$ are the values transformed by "
+                r"layers up to j-1 ($\tilde{U}_k^{(j-1)}$, $\tilde{V}_k$, $\tilde{\beta}_k$); with the original layer "
+                "parameters it fails at depth 3 ($R_2$ then lacks $W'_{2,1}$ in front of $W'_{1,3}$). $x_0$ read as "
+                "$x'_0$."),
         Entry("uat-aaai:eq11.claim1", "§3.5, text after Eq. 11",
               r"\text{all } \mathbf{W}'_{j,1}, \mathbf{W}'_{j,2}, \mathbf{W}'_{j,3} \text{ parameters in layer } i"
               r"\text{, where } j = 1,\ldots,i \text{, are dynamically adjusted based on the input}", Status.PROSE,
-              Prose("Qualitative; proxy: symbolic dependence on x'_0 of every Ã_j, Ṽ_j, Ũ_j^(3) of the depth-3 "
-                    "DUAT table for the paper's block (dynamic parameters: symuat.numeric.residual_params."
-                    "DYNAMIC['paper']).", _dynamic_proxy),
-              note=_OCR.format(";-71, W;-,Q, and ;73", "seed 000 App. C.2 (uat-aaai:appC.eq10.claim1)")
-              + "The proxy finds the last layer's W'_{i,3} (the FFN output matrix) static."),
+              Prose(r"Qualitative; proxy: symbolic dependence on $x'_0$ of every $\tilde{A}_j$, $\tilde{V}_j$, "
+                    r"$\tilde{U}_j^{(3)}$ of the depth-3 DUAT table for the paper's block (dynamic parameters: "
+                    r"symuat.numeric.\texttt{residual\_params}.DYNAMIC['paper']).", _dynamic_proxy),
+              note=_ocr(";-71, W;-,Q, and ;73", "The UAT conference version App. C.2 "
+                                                       "(uat-aaai:appC.eq10.claim1)")
+              + "The proxy finds the last layer's $W'_{i,3}$ (the FFN output matrix) static."),
     ]
 
 
@@ -144,29 +166,32 @@ def _layer_entries() -> list[Entry]:
         Entry("uat-aaai:eq3", "§3.1, Eq. 3",
               r"\mathbf{y}=T(\mathbf{x}|\mathbf{W})\rightarrow\mathbf{y}^{\prime}=\mathbf{W}^{\prime}\mathbf{x}^{\prime}",
               Status.PROVED, method_identity(),
-              note=_OCR.format("y=TxW) >y =Wx% 3)", "seed 004 Eq. 3 (uat-arxiv:eq3)")
-              + "Checked for every linear T(X) = A X B: W' = A ⊗ Bᵀ under row-major vec_r; MHA is Eq. 9."),
+              note=_ocr("y=TxW) >y =Wx% 3)", "The UAT arXiv version Eq. 3 (uat-arxiv:eq3)")
+              + r"Checked for every linear T(X) = A X B: $W' = A \otimes B^{T}$ under row-major "
+                r"$\operatorname{vec}_r$; MHA is Eq. 9."),
         Entry("uat-aaai:eq5.step1", "§3.3, Eq. 5, first arrow",
               r"\mathbf{x}_{i+1}=\mathbf{W}_{i}\mathbf{x}^{i}\rightarrow\mathbf{x}_{i+1}^{\prime}"
               r"=\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}", Status.PROVED, printed_eq15_identity(),
-              note=_OCR.format("Xit1 = Wix' > x| = Wiox) = (W))\" x| (5)", "seed 004 Eq. 5 (uat-arxiv:eq5.step1)")
-              + "W'_i is the matrix of Figure 2.c (an image here; seed 004 App. B.1 Eq. 15 prints it: W_iᵀ ⊗ I_M); "
-                "x^i read as x_i."),
+              note=_ocr("Xit1 = Wix' > x| = Wiox) = (W))\" x| (5)", "The UAT arXiv version Eq. 5 "
+                                                                           "(uat-arxiv:eq5.step1)")
+              + "$W'_i$ is the matrix of Figure 2.c (an image here; the UAT arXiv version App. B.1 Eq. 15 prints it: "
+                r"$W_i^{T} \otimes I_M$); $x^i$ read as $x_i$."),
         Entry("uat-aaai:eq5.step2", "§3.3, Eq. 5, second equality",
               r"\mathbf{W}_{i}^{\prime}\diamond\mathbf{x}_{i}^{\prime}=(\mathbf{W}_{i}^{\prime})^{T}\mathbf{x}_{i}^{\prime}",
               Status.PROVED, diamond_transpose_identity(),
-              note=_OCR.format("Wiox) = (W))\" x|", "seed 004 Eq. 5 (uat-arxiv:eq5.step2)")),
+              note=_ocr("Wiox) = (W))\" x|", "The UAT arXiv version Eq. 5 (uat-arxiv:eq5.step2)")),
         Entry("uat-aaai:eq6", "§3.3, Eq. 6", _EQ6, Status.PROVED,
               Readings("which axis W_1, W_2 mix (Eq. 5 mixes tokens; a Transformer FFN mixes features)",
                        {"token-mixing": ffn_identity("token"), "feature-mixing": ffn_identity("feature")}),
-              note=_OCR.format("FFEN(x) = Wy0(Wix + by) + by / Wi (WixX + b)) by", "seed 001 Eq. 6 (duat:eq6)")
-              + "Holds under both readings: W' = W ⊗ I_M, b' = b ⊗ 1_M (tokens) or W' = I_N ⊗ W, b' = 1_N ⊗ b "
-                "(features)."),
+              note=_ocr("FFEN(x) = Wy0(Wix + by) + by / Wi (WixX + b)) by", "The DUAT version Eq. 6 (duat:eq6)")
+              + r"Holds under both readings: $W' = W \otimes I_M$, $b' = b \otimes 1_M$ (tokens) or $W' = I_N \otimes "
+                r"W$, $b' = 1_N \otimes b$ (features)."),
         Entry("uat-aaai:eq7", "§3.4, Eq. 7", _EQ7, Status.PROVED, reduction(),
-              note=_OCR.format("H = MultiHead(Q, K, V) … — Concat (Hl, . H,) Wo = HW,", "seed 001 Eq. 7 (duat:eq7)")
-              + "The ring of H̊ (seed 001) is not visible in the OCR. MultiHead is the standard layer "
-                "Σ_h H_h X W_V,h W_O,h; the paper's heads see only x_i, i.e. block-diagonal W_V: proved. "
-                "Ĥ = Concat(Ĥ_1, …, Ĥ_h) is the definition of Ĥ."),
+              note=_ocr("H = MultiHead(Q, K, V) … — Concat (Hl, . H,) Wo = HW,", "The DUAT version Eq. 7 "
+                                                                                        "(duat:eq7)")
+              + r"The ring of $\mathring{H}$ (DUAT version) is not visible in the OCR. MultiHead is the standard "
+                r"layer $\sum_h H_h X W_{V,h} W_{O,h}$; the paper's heads see only $x_i$, i.e. block-diagonal $W_V$: "
+                r"proved. $\hat{H} = Concat(\hat{H}_1$, $\dots$, $\hat{H}_h$) is the definition of $\hat{H}$."),
     ]
 
 

@@ -54,8 +54,8 @@ def ffn_is_eq1() -> Identity:
     return Identity(shapes={"W1": ("N", "n"), "b1": ("N", 1), "W2": (1, "N"), "x": ("n", 1)},
                     lhs=ffn, rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
                     reference=np_ffn, random_dims={"N": 6, "n": 4},
-                    scope="Every entry is polynomial in the weights and the sigma values, so the grid covers "
-                          "all index patterns up to N = 4 units, n = 3 inputs.")
+                    scope="Every entry is polynomial in the weights and the sigma values, so the grid covers all "
+                          "index patterns up to $N = 4$ units, $n = 3$ inputs.")
 
 
 def multi_output(reading: str) -> Identity:
@@ -86,7 +86,8 @@ def multi_output(reading: str) -> Identity:
 
     return Identity(shapes=shapes, lhs=ffn, rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
                     reference=np_ffn, random_dims={"N": 3, "m": 3, "n": 4},
-                    scope="Polynomial in the weights and sigma values; N <= 3 terms, m <= 2 outputs, n <= 2 inputs.")
+                    scope=r"Polynomial in the weights and sigma values; $N \le 3$ terms, $m \le 2$ outputs, $n \le 2$ "
+                          "inputs.")
 
 
 def static_attention_bias() -> Identity:
@@ -195,54 +196,60 @@ _EQ1_THETA = (r"G(\mathbf{x})=\sum_{j=1}^{N}\alpha_{j}\sigma\left(\mathbf{W}_{j}
               r"+\theta_{j}\right)")
 _EQ2 = r"|G(\mathbf{x}) - f(\mathbf{x})| < \varepsilon"
 _EQ2_ALL = r"|G(\mathbf{x})-f(\mathbf{x})|<\varepsilon\quad\text{ for all }\quad\mathbf{x}\in\mathbf{I}_{n}."
-_EQ1_NOTE = ("Checked as: a one-hidden-layer network W_2 σ(W_1 x + b_1) (scalar output) IS the finite sum with "
-             "α_j = (W_2)_{1j}, W_j = j-th row of W_1, b_j = (b_1)_j. Density (Eq. 2) is a separate entry.")
-_EQ2_REASON = ("Eq. 2 is Cybenko's density theorem (an existence statement over all continuous f and all ε > 0): "
-               "no finite computation proves it. Proxy: least-squares fits of a fixed continuous f with growing N; "
-               "the error falls with N (it does not prove density, it only illustrates it).")
+_EQ1_NOTE = (r"Checked as: a one-hidden-layer network $W_2 \sigma(W_1$ $x + b_1$) (scalar output) IS the finite sum "
+             r"with $\alpha_j = (W_2)_{1j}$, $W_j$ = j-th row of $W_1$, $b_j = (b_1)_j$. Density (Eq. 2) is a "
+             "separate entry.")
+_EQ2_REASON = ("Eq. 2 is Cybenko's density theorem (an existence statement over all continuous f and all "
+               r"$\varepsilon> 0$): no finite computation proves it. Proxy: least-squares fits of a fixed continuous "
+               "f with growing N; the error falls with N (it does not prove density, it only illustrates it).")
 _EXT = (r"\mathbf{W}_j \in \mathbb{R}^{n\times m},\ b_j \in \mathbb{R}^m,\ \alpha_j \text{ is reshaped into a matrix}")
 _EXT_004 = (r"\mathbf{W}_{j} \in \mathbb{R}^{n\times m},\ \theta_{j} \in \mathbb{R}^{m},\ \alpha_{j} "
             r"\text{ is reshaped into a diagonal vector}")
 _EXT_CONV = "the shape of α_j in the multi-output extension: an m×m matrix (seeds 001/000) or a diagonal (seed 004)"
-_EXT_NOTE = ("Both readings hold: an FFN with m outputs is Σ_j α_j σ(W_jᵀx + b_j) with α_j an m×m block of W_2 "
-             "(hidden units grouped by m) and also Σ_j diag(α_j) σ(W_jᵀx + θ_j) with α_j a column of W_2 and "
-             "every column of W_j equal to a row of W_1. Note Eq. 1's W_j ∈ R^n becomes R^{n×m}: the Transformer's "
-             "FFN is the 'vector α_j' case of Eq. 1 applied per output.")
+_EXT_NOTE = (r"Both readings hold: an FFN with m outputs is $\sum_j \alpha_j \sigma(W_j^{T}x + b_j)$ with $\alpha_j$ "
+             r"an $m\times m$ block of $W_2$ (hidden units grouped by m) and also $\sum_j diag(\alpha_j) "
+             r"\sigma(W_j^{T}x + \theta_j)$ with $\alpha_j$ a column of $W_2$ and every column of $W_j$ equal to a "
+             r"row of $W_1$. Note Eq. 1's $W_j \in R^n$ becomes $R^{n\times m}$: the Transformer's FFN is the 'vector "
+             r"$\alpha_j'$ case of Eq. 1 applied per output.")
 _EQ4 = r"\mathbf{y}_i = G(\mathbf{x}_i | \mathbf{W}(\mathbf{x}_i), \mathbf{b}(\mathbf{x}_i))"
-_EQ4_REASON = ("Eq. 4 is a definition (a UAT whose parameters are functions of the input), not an equation to "
-               "prove. Proxy: on random Transformer stacks of each block kind, the Eq. 20 parameters are computed "
-               "at two inputs; the ones that change are the 'dynamic' parameters of Eq. 4. Paper/standard blocks: "
-               "W'_{i,1}, W'_{i,2} vary (attention), W'_{i,3}, b'_{i,2}, b'_{i,3} are static; LayerNorm makes "
-               "b'_{i,2} (pre-LN) or everything (post-LN) dynamic.")
+_EQ4_REASON = ("Eq. 4 is a definition (a UAT whose parameters are functions of the input), not an equation to prove. "
+               "Proxy: on random Transformer stacks of each block kind, the Eq. 20 parameters are computed at two "
+               "inputs; the ones that change are the 'dynamic' parameters of Eq. 4. Paper/standard blocks: "
+               "$W'_{i,1}$, $W'_{i,2}$ vary (attention), $W'_{i,3}$, $b'_{i,2}$, $b'_{i,3}$ are static; LayerNorm "
+               "makes $b'_{i,2}$ (pre-LN) or everything (post-LN) dynamic.")
 
 
 def entries() -> list[Entry]:
     ext = Readings(_EXT_CONV, {"matrix": multi_output("matrix"), "diagonal": multi_output("diagonal")})
-    theta = " Seed {} writes θ_j where seed 001 writes b_j (the same bias)."
+    theta = r" The {} version writes $\theta_j$ where the DUAT version writes $b_j$ (the same bias)."
     return [
         Entry("duat:eq1", "§2.1, Eq. 1", _EQ1, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + " The text says 'α_j, b ∈ R' (b without index)."),
+              note=_EQ1_NOTE + r" The text says '$\alpha_j$, $b \in R'$ (b without index)."),
         Entry("uat-aaai:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + theta.format("000") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from seed 004."),
+              note=_EQ1_NOTE + theta.format("UAT conference") + " OCR garbled ('Z ajo (Wix+6;)'); transcribed from the "
+                                                                "UAT "
+                                                     "arXiv version."),
         Entry("uat-arxiv:eq1", "§2, Eq. 1", _EQ1_THETA, Status.PROVED, ffn_is_eq1(),
-              note=_EQ1_NOTE + theta.format("004")),
+              note=_EQ1_NOTE + theta.format("UAT arXiv")),
         Entry("duat:eq2", "§2.1, Eq. 2", _EQ2, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy),
-              note="Seed 001 drops 'for all x ∈ I_n' from the display (it is in the surrounding text of Eq. 13)."),
+              note=r"The DUAT version drops 'for all $x \in I_n'$ from the display (it is in the surrounding text of "
+                   "Eq. 13)."),
         Entry("uat-aaai:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
         Entry("uat-arxiv:eq2", "§2, Eq. 2", _EQ2_ALL, Status.PROSE, Prose(_EQ2_REASON, eq2_proxy)),
         Entry("duat:sec2.1.claim1", "§2.1, text after Eq. 2", _EXT, Status.PROVED, ext, note=_EXT_NOTE),
         Entry("uat-aaai:sec2.claim1", "§2, text after Eq. 2", _EXT.replace("b_j", r"\theta_j"), Status.PROVED,
-              ext, note=_EXT_NOTE + " OCR garbled; transcribed from seed 001 with θ_j."),
+              ext, note=_EXT_NOTE + r" OCR garbled; transcribed from the DUAT version with $\theta_j$."),
         Entry("uat-arxiv:sec2.claim1", "§2, text after Eq. 2", _EXT_004, Status.PROVED, ext, note=_EXT_NOTE),
         Entry("duat:eq4", "§2.3, Eq. 4", _EQ4, Status.PROSE, Prose(_EQ4_REASON, eq4_proxy),
-              note="The text defines W = W_1⋯W_N and b = b_1⋯b_N (lists, not products). The dynamic/static split "
-                   "of the paper's own block is proved symbolically by duat:eq4.part1 (static bias) and by the "
-                   "§3.3 entries (duat:sec3.3.claim2) for the DUAT table."),
+              note=r"The text defines $W = W_1\cdots W_N$ and $b = b_1\cdots b_N$ (lists, not products). The "
+                   "dynamic/static split of the paper's own block is proved symbolically by duat:eq4.part1 (static "
+                   "bias) and by the §3.3 entries (duat:sec3.3.claim2) for the DUAT table."),
         Entry("duat:eq4.part1", "§2.3, Eq. 4 on the paper's block: static parameters",
               r"\mathbf{b}'_{i,3} = \mathbf{1}_N\otimes(\mathbf{W}_O^{\mathsf T}\mathbf{b}_V+\mathbf{b}_O+\mathbf{b}_2)"
               r"\text{ and } \mathbf{W}'_{i,3} = \mathbf{I}_N\otimes\mathbf{W}_2^{\mathsf T} \text{ do not depend on } "
               r"\mathbf{x}", Status.PROVED, static_attention_bias(),
-              note="Not printed as such: the static half of Eq. 4 for the paper's block (SPEC §3). The bias of MHA is "
-                   "static only because softmax rows sum to one; for a general (non-stochastic) H it would be "
-                   "H 1 ⊗ (...), dynamic."),
+              note="Not printed as such: the static half of Eq. 4 for the paper's block (docs/conventions.md). The "
+                   "bias of MHA "
+                   "is static only because softmax rows sum to one; for a general (non-stochastic) H it would be H 1 "
+                   r"$\otimes$ (...), dynamic."),
     ]

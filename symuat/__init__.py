@@ -19,8 +19,10 @@ from .errors import (
     UnsupportedError,
 )
 from .evidence.fields import SIGMA
-from .evidence.identity import Identity, check_identity, dims_grid
+from .evidence.identity import Identity, dims_grid
 from .evidence.opaque import OpaqueIdentity
+from .evidence.pipeline import check_identity
+from .evidence.protocol import InstanceCache
 from .evidence.verdict import Evidence, Level, Verdict
 from .expansion import (
     closed_forms,
@@ -57,7 +59,7 @@ __all__ = [
     # DUAT expansion (seed 001 App. B)
     "residual_term", "nested_form", "substitution_table", "closed_forms", "induction_proof", "verify_depth",
     # evidence
-    "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "Evidence", "Level", "Verdict",
+    "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "InstanceCache", "Evidence", "Level", "Verdict",
     # ledger
     "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
     "Expr", "Step", "StepTable", "bind",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import OutputError
+from .expansion.symbols import check_depth
 from .latex.render import document_files, write_files
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.registry import load_entries
@@ -32,8 +33,6 @@ class BuildResult:
 
 def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str | bytes]:
     """Every generated file, name → text (figures: PDF bytes); deterministic. ``depth``: depth of the DUAT table."""
-    from .expansion.symbols import check_depth
-
     check_depth(depth)
     files = document_files(records, depth=depth)
     files["ledger.json"] = json.dumps(ledger_json(records), indent=2, ensure_ascii=False) + "\n"
@@ -59,8 +58,6 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
 
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3) -> BuildResult:
     """Audit every entry, write the appendices and ``ledger.json`` to ``out``, compile if possible."""
-    from .expansion.symbols import check_depth
-
     check_depth(depth)
     records = audit(load_entries(), seed=seed)
     written = write_files(out, latex_files(records, depth=depth))

@@ -1,7 +1,7 @@
 r"""The ``symuat`` command line.
 
 ``symuat audit`` recomputes every ledger entry and prints the ledger (a table, or
-the SPEC §7 JSON object with ``--format json``); it exits 1 when a computed
+the JSON object of ``docs/ledger-format.md`` with ``--format json``); it exits 1 when a computed
 status disagrees with the recorded one.  Every :class:`~symuat.errors.SymuatError`
 is printed as one line on stderr with exit code 2.
 """
@@ -17,9 +17,13 @@ import click
 
 from .build import build
 from .errors import SymuatError
+from .expansion import substitution_table, verify_depth
+from .latex.printer import paper_latex
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.coverage import coverage
 from .ledger.registry import load_entries
+from .soundness import assess, kill_rates, ledger_mutants
+from .soundness.kill_rate import table_kill_outcomes
 
 __all__ = ["main"]
 
@@ -61,7 +65,7 @@ def main() -> None:
 
 @main.command("audit")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format: a table, or the SPEC §7 JSON object.")
+              help="Output format: a table, or the JSON object of docs/ledger-format.md.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
 @click.option("--derivations", type=click.Path(file_okay=False), default=None,
               help="A derivations package or directory of modules (default: the paper's, symuat_paper).")
@@ -91,9 +95,6 @@ def audit_command(fmt: str, seed: int, derivations: str | None) -> None:
 @_one_line_errors
 def derive_command(depth: int, fmt: str, verify: bool) -> None:
     """Print the DUAT form of an L-layer residual network and its substitution table (seed 001 Fig. 2)."""
-    from .expansion import substitution_table, verify_depth
-    from .latex.printer import paper_latex
-
     table = substitution_table(depth)
     if fmt == "text":
         click.echo(table.to_text())
@@ -162,9 +163,6 @@ def latex_command(out: str, depth: int, seed: int) -> None:
 @_one_line_errors
 def soundness_command(sample: int, depth: int, seed: int) -> None:
     """Kill rates of each evidence level on systematic mutants of the proved statements."""
-    from .soundness import assess, kill_rates, ledger_mutants
-    from .soundness.kill_rate import table_kill_outcomes
-
     outcomes = [assess(m, seed=seed) for m in ledger_mutants()[::sample]]
     outcomes += table_kill_outcomes(depth, seed=seed)
     click.echo(kill_rates(outcomes).to_text())

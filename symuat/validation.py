@@ -13,26 +13,46 @@ Messages name the argument, what was received and what was expected.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from .errors import ArgumentTypeError, ShapeError
+import numpy as np
 
-__all__ = ["check_positive_int", "check_callable"]
+from .errors import ArgumentTypeError, InvalidValueError, ShapeError
+
+__all__ = ["check_positive_int", "check_callable", "as_finite_array", "check_shape", "check_positive_dim",
+           "check_real_number"]
 
 
 def check_positive_int(name: str, value: object, error: type[Exception] = ShapeError) -> int:
-    """Return ``value`` as a positive ``int``, else raise ``error`` naming ``name``.
+    """Return ``value`` as a positive ``int``.
+
+    A value that is not an integer (``bool`` included) raises
+    :class:`~symuat.errors.ArgumentTypeError`; an integer < 1 raises ``error``:
+    :class:`~symuat.errors.ShapeError` for a dimension (the default),
+    :class:`~symuat.errors.InvalidValueError` for a count such as a depth.
 
     >>> check_positive_int("N", 3)
     3
     >>> check_positive_int("N", 0)
     Traceback (most recent call last):
     ...
-    symuat.errors.ShapeError: dimension N=0 must be a positive integer
+    symuat.errors.ShapeError: N=0 must be a positive integer (>= 1)
+    >>> check_positive_int("depth", 2.0, InvalidValueError)
+    Traceback (most recent call last):
+    ...
+    symuat.errors.ArgumentTypeError: depth must be an integer, got float 2.0
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise error(f"dimension {name}={value!r} must be a positive integer")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise error(f"{name}={value!r} must be a positive integer (>= 1)")
     return int(value)
+
+
+def check_positive_dim(name: str, n: Any) -> int:
+    """A dimension: :func:`check_positive_int` with :class:`~symuat.errors.ShapeError`."""
+    return check_positive_int(name, n, ShapeError)
 
 
 def check_callable(name: str, value: object) -> Callable:
@@ -44,3 +64,74 @@ def check_callable(name: str, value: object) -> Callable:
     if not callable(value):
         raise ArgumentTypeError(f"{name} must be callable, got {type(value).__name__} {value!r}")
     return value
+
+
+def as_finite_array(name: str, a: Any, ndim: int | None = None) -> np.ndarray:
+    r"""Return ``a`` as a finite ``float64`` array.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in error messages.
+    a : array_like
+        Real data.
+    ndim : int, optional
+        Required number of dimensions.
+
+    Returns
+    -------
+    numpy.ndarray
+        A ``float64`` array (a copy only if a conversion was needed).
+
+    Raises
+    ------
+    InvalidValueError
+        If ``a`` is not real numeric data or contains NaN / inf.
+    ShapeError
+        If ``a.ndim != ndim``.
+    """
+    if isinstance(a, (str, bytes)) or a is None:
+        raise InvalidValueError(f"{name} must be a real numeric array, got {type(a).__name__} {a!r}")
+    try:
+        arr = np.asarray(a)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise InvalidValueError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype.kind not in "biuf":
+        raise InvalidValueError(
+            f"{name} must be a real numeric array, got dtype {arr.dtype} (shape {arr.shape})"
+        )
+    arr = arr.astype(np.float64, copy=False)
+    if ndim is not None and arr.ndim != ndim:
+        raise ShapeError(f"{name} must be {ndim}-D, got {arr.ndim}-D array of shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise InvalidValueError(
+            f"{name} must be finite, got {bad} NaN/inf entr{'y' if bad == 1 else 'ies'} "
+            f"(shape {arr.shape})"
+        )
+    return arr
+
+
+def check_shape(name: str, a: np.ndarray, expected: Sequence[int | None]) -> None:
+    r"""Raise :class:`ShapeError` unless ``a.shape`` matches ``expected``.
+
+    ``None`` in ``expected`` matches any length along that axis.
+    """
+    shape = tuple(np.shape(a))
+    exp = tuple(expected)
+    ok = len(shape) == len(exp) and all(e is None or s == e for s, e in zip(shape, exp))
+    if not ok:
+        pretty = "(" + ", ".join("*" if e is None else str(e) for e in exp) + ("," if len(exp) == 1 else "") + ")"
+        raise ShapeError(f"{name} must have shape {pretty}, got {shape}")
+
+
+def check_real_number(name: str, x: Any, *, positive: bool = False) -> float:
+    r"""Return ``x`` as a finite ``float`` (strictly positive if ``positive``)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise InvalidValueError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    v = float(x)
+    if not np.isfinite(v):
+        raise InvalidValueError(f"{name} must be finite, got {v}")
+    if positive and v <= 0:
+        raise InvalidValueError(f"{name} must be > 0, got {v}")
+    return v

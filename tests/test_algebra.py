@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symuat import CHAIN_READINGS, ShapeError, chain, diamond, kron, symbolic_matrix, unvec_r, vec_r
+from symuat import CHAIN_READINGS, ArgumentTypeError, ShapeError, chain, diamond, kron, symbolic_matrix, unvec_r, vec_r
 from symuat.algebra.matrices import check_dim
 
 
@@ -24,11 +24,19 @@ def test_kron_entries():
     assert K == sympy.kronecker_product(sympy.Matrix(A), sympy.Matrix(B)).as_explicit()
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+@pytest.mark.parametrize("bad", [0, -1])
 def test_dimensions_must_be_positive_integers(bad):
     with pytest.raises(ShapeError, match="must be a positive integer"):
         check_dim("N", bad)
     with pytest.raises(ShapeError, match="positive integer"):
+        symbolic_matrix("w", bad, 2)
+
+
+@pytest.mark.parametrize("bad", [2.5, True, "3"])
+def test_dimensions_must_be_integers(bad):
+    with pytest.raises(ArgumentTypeError, match="N must be an integer, got"):
+        check_dim("N", bad)
+    with pytest.raises(ArgumentTypeError, match="rows must be an integer"):
         symbolic_matrix("w", bad, 2)
 
 

@@ -8,8 +8,19 @@ import numpy as np
 import pytest
 import sympy
 
-from symuat import (Correction, Denial, Entry, Identity, Level, Readings, Source, Status, audit_entry, dims_grid,
-                    load_entries)
+from symuat import (
+    Correction,
+    Denial,
+    Entry,
+    Identity,
+    Level,
+    Readings,
+    Source,
+    Status,
+    audit_entry,
+    dims_grid,
+    load_entries,
+)
 from symuat.errors import UnsupportedError
 from symuat.evidence.fields import MERSENNE_61, PrimeField, RealField, evaluate
 

@@ -116,7 +116,7 @@ def test_click_usage_errors_exit_2(args):
 
 @pytest.mark.parametrize("depth", ["0", "-3"])
 def test_derive_rejects_nonpositive_depth(depth):
-    _one_error_line(_run(["derive", "--depth", depth]), f"depth must be >= 1, got {depth}")
+    _one_error_line(_run(["derive", "--depth", depth]), f"depth={depth} must be a positive integer (>= 1)")
 
 
 @pytest.mark.parametrize("command", ["build", "latex"])
@@ -158,10 +158,12 @@ def test_cli_error_is_one_line_in_a_real_process(tmp_path):
 
 # --- public functions ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("depth", [0, -1, 2.5, "3", True, None])
-def test_engine_rejects_bad_depth(depth):
+@pytest.mark.parametrize("depth,error", [(0, InvalidValueError), (-1, InvalidValueError),
+                                         (2.5, symuat.ArgumentTypeError), ("3", symuat.ArgumentTypeError),
+                                         (True, symuat.ArgumentTypeError), (None, symuat.ArgumentTypeError)])
+def test_engine_rejects_bad_depth(depth, error):
     for f in (substitution_table, verify_depth):
-        with pytest.raises(InvalidValueError, match="depth"):
+        with pytest.raises(error, match="depth"):
             f(depth)
 
 
@@ -171,9 +173,15 @@ def test_induction_rejects_bad_rule_layer(rule_layer):
         induction_proof(rule_layer=rule_layer)
 
 
-@pytest.mark.parametrize("rows,cols", [(0, 1), (1, -2), (1.5, 1), (True, 1)])
+@pytest.mark.parametrize("rows,cols", [(0, 1), (1, -2)])
 def test_symbolic_matrix_rejects_bad_sizes(rows, cols):
     with pytest.raises(ShapeError, match="must be a positive integer"):
+        symbolic_matrix("w", rows, cols)
+
+
+@pytest.mark.parametrize("rows,cols", [(1.5, 1), (True, 1)])
+def test_symbolic_matrix_rejects_non_integer_sizes(rows, cols):
+    with pytest.raises(symuat.ArgumentTypeError, match="rows must be an integer"):
         symbolic_matrix("w", rows, cols)
 
 

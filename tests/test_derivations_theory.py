@@ -1,8 +1,8 @@
 """Extra checks for derivations/{uat_theory,pruning,lora,discussion}.py (the ledger runs the entries themselves)."""
 
 import sympy
-
 from symuat_paper import discussion, lora, pruning
+
 from symuat.expansion import R_name, U_name, V_name, beta_name
 
 

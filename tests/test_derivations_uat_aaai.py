@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from symuat_paper import diamond, uat_aaai_diamond, uat_aaai_main
+
 from symuat import audit_entry
 
 AAAI = {e.id: e for e in (*uat_aaai_diamond.entries(), *uat_aaai_main.entries())}

@@ -86,6 +86,12 @@ def test_dimension_named_d_does_not_turn_the_positional_form_into_keywords():
     assert calls[0] == (["X"], {"d": 1})
 
 
+def test_positional_builder_whose_second_parameter_is_a_variable():
+    ident = Identity({"X": ("N", 1), "d": ("N", 1)}, lambda e, d: e["X"] + e["d"], lambda X, d: d + X, DIMS)
+    assert not isinstance(ident.lhs, KeywordBuilder) and ident.rhs.params == ("X", "d")
+    assert check_identity(ident).holds
+
+
 def test_positional_reference_with_a_variable_named_like_the_arrays_argument():
     ident = Identity({"a": ("N", 1)}, lambda a: 2 * a, lambda a: a + a, DIMS,
                      reference=lambda a, d: 2 * a["a"], levels=(Level.FLOAT,))
@@ -96,7 +102,7 @@ def test_positional_reference_with_a_variable_named_like_the_arrays_argument():
     (lambda X, Wt, N: X, "parameter 'Wt' is neither a declared variable \\(X\\) nor a dimension \\(M, N\\)"),
     (lambda e: e["X"], "parameter 'e'"),
     (lambda N, e: e, "parameter 'e'"),
-    (lambda e, X: X, "parameter 'e'"),
+    (lambda X, N, Wt: X, "parameter 'Wt'"),
 ])
 def test_unknown_builder_keyword_fails_at_construction(builder, match):
     with pytest.raises(InvalidValueError, match=match):
@@ -112,8 +118,8 @@ def test_tuple_of_ints_as_dims_fails_at_construction_naming_the_parameter():
 
 @pytest.mark.parametrize("dims,error,match", [
     (({"N": 0, "M": 1},), ShapeError, r"Identity.dims\[0\]\['N'\]=0 must be a positive integer"),
-    (({"N": 1.5, "M": 1},), ShapeError, "must be a positive integer"),
-    (({"N": True, "M": 1},), ShapeError, "must be a positive integer"),
+    (({"N": 1.5, "M": 1},), ArgumentTypeError, r"Identity.dims\[0\]\['N'\] must be an integer, got float"),
+    (({"N": True, "M": 1},), ArgumentTypeError, "must be an integer, got bool"),
     (({"N": 1, "M": 1}, {"N": 2}), InvalidValueError, "every dimension tuple must name the same dimensions"),
     ((), InvalidValueError, "at least one dimension tuple"),
 ])

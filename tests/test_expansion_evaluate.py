@@ -182,7 +182,7 @@ def test_works_with_symuat_numeric_operators():
     b = bindings_of(params, x0)
     for i in range(1, L + 1):
         s = layer_symbols(i)
-        b[s.W1.name] = ops.Identity(3) if i == 2 else ops.Dense(params[i][0])
+        b[s.W1.name] = ops.IdentityOperator(3) if i == 2 else ops.Dense(params[i][0])
         b[s.W2.name] = ops.Dense(params[i][1])
         b[s.W3.name] = ops.Dense(params[i][2])
     params[2] = (np.eye(3),) + params[2][1:]

@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
+import symuat_paper.path_expansion as dp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import symuat_paper.path_expansion as dp
 from symuat import check_identity
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError
 from symuat.evidence.verdict import Level
@@ -18,17 +18,16 @@ from symuat.expansion import (
     KRON_SEPARATOR,
     Path,
     PathTerm,
-    apply_paths,
     attention_symbol,
     count_paths,
     encode_kron,
     kron_multiply,
     layer_factor,
     ov_symbol,
-    path_contributions,
     path_expansion,
     virtual_heads,
 )
+from symuat.numeric.paths import apply_paths, path_contributions
 
 SETTINGS = settings(max_examples=25, deadline=None)
 heads_lists = st.integers(1, 3).flatmap(lambda L: st.lists(st.integers(1, 2), min_size=L, max_size=L))
@@ -75,7 +74,7 @@ def test_path_validation_errors():
         Path((2, 1), (1, 1))
     with pytest.raises(ShapeError, match="one head per layer"):
         Path((1, 2), (1,))
-    with pytest.raises(InvalidValueError, match="integer >= 1"):
+    with pytest.raises(InvalidValueError, match="must be a positive integer"):
         Path((0,), (1,))
     with pytest.raises(InvalidValueError, match="PathTerm.path must be a Path"):
         PathTerm("1.1", 1, 1)

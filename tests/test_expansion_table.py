@@ -7,7 +7,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symuat.errors import InvalidValueError, SymuatError
+from symuat.errors import ArgumentTypeError, InvalidValueError, SymuatError
 from symuat.expansion import (
     INPUT,
     A_name,
@@ -51,13 +51,14 @@ def test_symbols_do_not_commute_and_sigma_is_noncommutative():
     assert s.W1 * app != app * s.W1
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, None])
-def test_bad_layer_index_and_depth(bad):
-    with pytest.raises(InvalidValueError):
+@pytest.mark.parametrize("bad,error", [(0, InvalidValueError), (-1, InvalidValueError),
+                                       (1.5, ArgumentTypeError), (True, ArgumentTypeError), (None, ArgumentTypeError)])
+def test_bad_layer_index_and_depth(bad, error):
+    with pytest.raises(error):
         layer_symbols(bad)
-    with pytest.raises(InvalidValueError, match="depth"):
+    with pytest.raises(error, match="depth"):
         nested_form(bad)
-    with pytest.raises(InvalidValueError, match="depth"):
+    with pytest.raises(error, match="depth"):
         substitution_table(bad)
 
 

@@ -25,7 +25,7 @@ def _tiny_records():
                     lambda e, d: e["W"] * e["x"], lambda e, d: e["W"] * e["x"], dims_grid(n=(1, 2)))
     entries = [
         Entry("duat:eq5", Source("duat", "Eq. 5 & 100% of #_{x}"), r"\mathbf{W}\mathbf{x}", Status.PROVED, same,
-              note="W' = W ⊗ I_M, σ ∈ ℝ; special: $ & % # _ { } ~ ^ \\"),
+              note=r"$W' = W \otimes I_M$, 50\% of the paper's Fig.~5"),
     ]
     return audit(entries)
 
@@ -88,6 +88,13 @@ def test_leftover_check_catches_ascii_math_seed_names_and_spec_citations():
         assert _LEFTOVER.search(_prose_of(bad)), bad
     for good in (r"$W'_{1,2}$ and \[x_{i}\]", r"\texttt{substitution\_table}", r"\label{ledger:duat:eq5}"):
         assert not _LEFTOVER.search(_prose_of(good)), good
+
+
+def test_generated_tex_has_no_ascii_math_seed_names_or_spec_citations(full_files):
+    for name, text in full_files.items():
+        if name.endswith(".tex"):
+            hits = [m.group(0) for m in _LEFTOVER.finditer(_prose_of(text))]
+            assert not hits, f"{name}: {hits[:10]}"
 
 
 def test_document_includes_every_figure_it_writes(full_files):

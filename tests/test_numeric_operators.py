@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symuat.errors import InvalidValueError, ShapeError, SymuatError, UnsupportedError
+from symuat.errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError, UnsupportedError
 from symuat.numeric import (
     DENSE_LIMIT,
     Compose,
@@ -21,7 +21,7 @@ from symuat.numeric import (
     unvec_r,
     vec_r,
 )
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
+from symuat.validation import as_finite_array, check_positive_dim, check_shape
 
 dims = st.integers(min_value=1, max_value=5)
 
@@ -135,9 +135,9 @@ def test_constructor_bad_inputs():
         Sum([np.eye(2)])
     with pytest.raises(InvalidValueError, match=r"terms\[0\] must be a Kron"):
         KronSum([np.eye(2)])
-    with pytest.raises(ShapeError, match="n must be a positive dimension"):
+    with pytest.raises(ShapeError, match="n=0 must be a positive integer"):
         IdentityOperator(0)
-    with pytest.raises(InvalidValueError, match="n must be an integer"):
+    with pytest.raises(ArgumentTypeError, match="n must be an integer"):
         IdentityOperator(2.0)
     with pytest.raises(InvalidValueError, match="alpha must be finite"):
         Scaled(float("nan"), IdentityOperator(2))
@@ -155,9 +155,9 @@ def test_validate_helpers():
         as_finite_array("a", np.array([1 + 2j]))
     with pytest.raises(ShapeError, match=r"a must have shape \(2, \*\), got \(3, 1\)"):
         check_shape("a", np.ones((3, 1)), (2, None))
-    with pytest.raises(ShapeError, match="n must be a positive dimension"):
+    with pytest.raises(ShapeError, match="n=-1 must be a positive integer"):
         check_positive_dim("n", -1)
-    with pytest.raises(InvalidValueError, match="n must be an integer, got bool"):
+    with pytest.raises(ArgumentTypeError, match="n must be an integer, got bool"):
         check_positive_dim("n", True)
     assert check_positive_dim("n", np.int64(3)) == 3
     assert issubclass(ShapeError, SymuatError) and issubclass(ShapeError, ValueError)

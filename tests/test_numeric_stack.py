@@ -146,7 +146,7 @@ def test_random_stack_validation():
     rng = np.random.default_rng(0)
     with pytest.raises(ShapeError, match="n_heads=3 must divide width=4"):
         random_stack(rng, 1, 4, 3, 2)
-    with pytest.raises(ShapeError, match="n_layers must be a positive dimension"):
+    with pytest.raises(ShapeError, match="n_layers=.* must be a positive integer"):
         random_stack(rng, 0, 4, 2, 2)
     with pytest.raises(InvalidValueError, match="rng must be a numpy.random.Generator"):
         random_stack(0, 1, 4, 2, 2)

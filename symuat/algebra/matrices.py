@@ -1,6 +1,6 @@
 r"""Explicit symbolic matrices, row-major vectorisation and Kronecker products.
 
-The paper's data transform :math:`T_D` is row-major vectorisation (SPEC §2):
+The paper's data transform :math:`T_D` is row-major vectorisation (docs/conventions.md):
 
 .. math::
 
@@ -19,6 +19,7 @@ from collections.abc import Callable
 import sympy
 
 from ..errors import ShapeError
+from ..validation import check_positive_int
 
 __all__ = [
     "symbolic_matrix",
@@ -34,14 +35,12 @@ __all__ = [
 
 
 def check_dim(name: str, value: object) -> int:
-    """Return ``value`` as a positive ``int`` or raise :class:`ShapeError`.
+    """Return ``value`` as a positive ``int`` (:func:`symuat.validation.check_positive_int`).
 
     >>> check_dim("N", 3)
     3
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ShapeError(f"dimension {name}={value!r} must be a positive integer")
-    return value
+    return check_positive_int(name, value, ShapeError)
 
 
 def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.ImmutableMatrix:

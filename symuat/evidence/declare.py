@@ -9,13 +9,13 @@ A claim (:class:`~symuat.evidence.identity.Identity`) may state its shapes as da
 and its builders (``lhs``, ``rhs``, ``reference``) as functions of the variables
 and dimensions they use, by name.  The calling rule (see ``docs/writing-derivations.md``):
 
-* **keyword form** when every required parameter names a declared variable or a dimension:
-  each receives it by keyword (``lambda X, W: X * W``, ``lambda W, X, N: ...``; a variable is
-  its symbol matrix, or its NumPy array for ``reference``, a dimension its integer);
-* otherwise the **positional form** ``f(env, dims)`` (``reference``: ``f(arrays, dims)``): exactly
-  two required parameters, the first not a dimension and the second not a variable, e.g.
-  ``lambda e, d: ...`` (also when ``d`` is a dimension: ``e`` names nothing, so this is not the
-  keyword form);
+* the **positional form** ``f(env, dims)`` (``reference``: ``f(arrays, dims)``) when the builder
+  has exactly two required parameters and the first names neither a variable nor a dimension
+  (``lambda e, d``, ``lambda env, dims`` — whatever ``d`` names), or the first names a variable
+  and the second names nothing (``lambda a, d`` with a variable ``a``);
+* otherwise the **keyword form**: every required parameter names a declared variable or a
+  dimension and receives it by keyword (``lambda X, W: X * W``, ``lambda W, X, N: ...``; a
+  variable is its symbol matrix, or its NumPy array for ``reference``, a dimension its integer);
 * anything else fails at construction, naming the parameter that is neither a variable nor a
   dimension (``lambda X, Wt, N`` when ``Wt`` is not declared).
 
@@ -168,11 +168,11 @@ def as_builder(name: str, func: object, variables: Iterable[str], dimensions: It
     required = [p.name for p in signature.parameters.values()
                 if p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD]
     names = variables | dimensions
+    if len(required) == 2 and (required[0] not in names or (required[0] in variables and required[1] not in names)):
+        return func
     unknown = [p for p in required if p not in names]
     if not unknown:
         return KeywordBuilder(func, tuple(required))
-    if len(required) == 2 and required[0] not in dimensions and required[1] not in variables:
-        return func
     raise InvalidValueError(f"{name}: parameter {unknown[0]!r} is neither a declared variable "
                             f"({', '.join(sorted(variables)) or 'none'}) nor a dimension "
                             f"({', '.join(sorted(dimensions)) or 'none'})")

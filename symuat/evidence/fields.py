@@ -27,13 +27,13 @@ import numpy as np
 import sympy
 
 from ..errors import UnsupportedError
+from ..names import SIGMA, logistic
 
-__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree"]
+__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree",
+           "magnitude", "is_polynomial"]
 
 MERSENNE_61 = (1 << 61) - 1
 
-#: The paper's activation, kept uninterpreted in symbolic work.
-SIGMA = sympy.Function("sigma")
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,6 @@ class PrimeField:
 
     def random(self, rng: np.random.Generator) -> int:
         return int(rng.integers(0, self.p, dtype=np.int64))
-
-
-def logistic(x):
-    r"""The concrete :math:`\sigma` of the float level, :math:`1/(1+e^{-x})`.
-
-    Independent NumPy references of statements that contain :math:`\sigma` use this
-    function, so both sides of a float check instantiate the same activation.
-    """
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 @dataclass(frozen=True)
@@ -245,3 +236,15 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
         m = 1.0 + sum(magnitude(a, values, memo) for a in expr.args)
     memo[expr] = m
     return m
+
+
+def is_polynomial(expr: sympy.Basic) -> bool:
+    r"""Only +, ×, integer powers, numbers, symbols and the uninterpreted σ.
+
+    >>> x = sympy.Symbol("x")
+    >>> is_polynomial(x**2 + SIGMA(x)), is_polynomial(sympy.exp(x)), is_polynomial(sympy.sqrt(x))
+    (True, False, False)
+    """
+    if any(f.func != SIGMA for f in expr.atoms(sympy.Function)):
+        return False
+    return all(p.exp.is_Integer for p in expr.atoms(sympy.Pow))

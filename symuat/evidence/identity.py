@@ -2,7 +2,7 @@ r"""Identity claims between explicit symbolic matrices, checked at three levels.
 
 An :class:`Identity` says ``lhs(env) == rhs(env)`` where ``env`` binds each
 declared variable to a matrix of fresh symbols of the declared shape.  It is
-checked (SPEC §6)
+checked by the evidence pipeline (:mod:`symuat.evidence.pipeline`, ``docs/evidence.md``)
 
 1. *symbolically* — ``expand(lhs - rhs) == 0`` entrywise, with :math:`\sigma`
    uninterpreted, for every dimension tuple in ``dims`` (smallest first, so the
@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -30,20 +31,18 @@ from ..algebra.matrices import symbolic_matrix
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
 from ..validation import check_callable
 from .declare import DeclaredShapes, as_builder, check_dims
-from .fields import MERSENNE_61, SIGMA, PrimeField, RealField, evaluate, magnitude, structural_degree
-from .verdict import Evidence, Level, Verdict
+from .fields import SIGMA, evaluate, is_polynomial, magnitude, structural_degree
+from .pipeline import check_identity
+from .protocol import SymbolicFailure
+from .verdict import Level
 
-__all__ = ["Identity", "check_identity", "instance", "dims_grid"]
+__all__ = ["Identity", "ExplicitInstance", "check_identity", "dims_grid"]
 
 Dims = Mapping[str, int]
 Env = Mapping[str, sympy.ImmutableMatrix]
 Shapes = Callable[[Dims], Mapping[str, tuple[int, int]]]
 Builder = Callable[[Env, Dims], sympy.MatrixBase]
 Reference = Callable[[Mapping[str, np.ndarray], Dims], np.ndarray]
-
-#: Rounding-error safety factor in the float64 tolerance ``FLOAT_SAFETY * n * eps * magnitude``.
-FLOAT_SAFETY = 8.0
-
 
 @dataclass(frozen=True)
 class Identity:
@@ -117,6 +116,28 @@ class Identity:
     def check_dims(self) -> Dims:
         return self.random_dims if self.random_dims is not None else self.dims[-1]
 
+    # the claim protocol (symuat.evidence.protocol.Claim)
+
+    @property
+    def symbolic_points(self) -> tuple[Dims, ...]:
+        return self.dims
+
+    @property
+    def check_point(self) -> Dims:
+        return self.check_dims
+
+    def instantiate(self, dims: Dims) -> ExplicitInstance:
+        """Build the symbol environment and both sides at ``dims``."""
+        env = {name: symbolic_matrix(name, r, c) for name, (r, c) in self.shapes(dims).items()}
+        lhs = sympy.ImmutableMatrix(self.lhs(env, dims))
+        rhs = sympy.ImmutableMatrix(self.rhs(env, dims))
+        if lhs.shape != rhs.shape:
+            raise ShapeError(f"sides have shapes {lhs.shape} and {rhs.shape} at dims {dict(dims)}")
+        return ExplicitInstance(self, dims, env, lhs, rhs)
+
+    def symbolic_statement(self) -> str:
+        return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+
 
 def _variables(shapes, dims: Sequence[Dims]) -> tuple[str, ...]:
     """The declared variables (for callable shapes: every name they produce on the grid)."""
@@ -149,16 +170,6 @@ def dims_grid(**ranges: tuple[int, ...]) -> tuple[dict[str, int], ...]:
     return tuple(dict(zip(names, c)) for c in ordered)
 
 
-def instance(identity: Identity, dims: Dims) -> tuple[Env, sympy.ImmutableMatrix, sympy.ImmutableMatrix]:
-    """Build the symbol environment and both sides at ``dims``."""
-    env = {name: symbolic_matrix(name, r, c) for name, (r, c) in identity.shapes(dims).items()}
-    lhs = sympy.ImmutableMatrix(identity.lhs(env, dims))
-    rhs = sympy.ImmutableMatrix(identity.rhs(env, dims))
-    if lhs.shape != rhs.shape:
-        raise ShapeError(f"sides have shapes {lhs.shape} and {rhs.shape} at dims {dict(dims)}")
-    return env, lhs, rhs
-
-
 def _fmt_dims(d: Dims) -> str:
     return ", ".join(f"{k}={v}" for k, v in d.items())
 
@@ -169,200 +180,94 @@ def _fmt_grid(dims: Sequence[Dims]) -> str:
     return f"{len(dims)} dimension tuples ({ranges})"
 
 
-def _symbolic(identity: Identity) -> Evidence:
-    for dims in identity.dims:
-        try:
-            _, lhs, rhs = instance(identity, dims)
-        except ShapeError as exc:
-            return Evidence(Level.SYMBOLIC, False, str(exc), {"dims": dict(dims), "reason": str(exc)})
-        for idx in range(len(lhs)):
-            diff = sympy.expand(lhs[idx] - rhs[idx], deep=True)
+@dataclass(frozen=True)
+class ExplicitInstance:
+    """Both sides of an :class:`Identity` at one dimension tuple (the claim protocol's instance)."""
+
+    claim: Identity
+    dims: Dims
+    env: Env
+    lhs: sympy.ImmutableMatrix
+    rhs: sympy.ImmutableMatrix
+
+    @property
+    def point(self) -> dict[str, Any]:
+        return {"dims": dict(self.dims)}
+
+    @property
+    def where(self) -> str:
+        return _fmt_dims(self.dims)
+
+    @property
+    def ncols(self) -> int:
+        return self.lhs.shape[1]
+
+    def symbolic_failure(self) -> SymbolicFailure | None:
+        for idx in range(len(self.lhs)):
+            diff = sympy.expand(self.lhs[idx] - self.rhs[idx], deep=True)
             if diff != 0:
-                r, c = divmod(idx, lhs.shape[1])
-                return Evidence(
-                    Level.SYMBOLIC,
-                    False,
-                    f"entry ({r + 1},{c + 1}) differs at {_fmt_dims(dims)}",
-                    {
-                        "dims": dict(dims),
-                        "entry": [r + 1, c + 1],
-                        "lhs": sympy.latex(lhs[idx]),
-                        "rhs": sympy.latex(rhs[idx]),
-                        "difference": sympy.latex(diff),
-                    },
-                )
-    covered = _fmt_grid(identity.dims)
-    scope = f" {identity.scope}" if identity.scope else ""
-    return Evidence(
-        Level.SYMBOLIC, True, f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {covered}.{scope}"
-    )
+                r, c = divmod(idx, self.ncols)
+                return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}",
+                                       {"entry": [r + 1, c + 1], "lhs": sympy.latex(self.lhs[idx]),
+                                        "rhs": sympy.latex(self.rhs[idx]), "difference": sympy.latex(diff)})
+        return None
 
-
-def _random_values(env: Env, fld, rng) -> dict[sympy.Symbol, Any]:
-    return {s: fld.random(rng) for name in sorted(env) for s in env[name]}
-
-
-def _exact(identity: Identity, seed: int, trials: int) -> Evidence:
-    dims = identity.check_dims
-    try:
-        env, lhs, rhs = instance(identity, dims)
-    except ShapeError as exc:
-        return Evidence(Level.EXACT, False, str(exc), {"dims": dict(dims), "reason": str(exc)})
-    deg_memo: dict = {}
-    degree = max(max(structural_degree(lhs[i], deg_memo), structural_degree(rhs[i], deg_memo))
-                 for i in range(len(lhs)))
-    n_sigma = len({a for side in (lhs, rhs) for i in range(len(side))
-                   for a in side[i].atoms(sympy.core.function.AppliedUndef) if a.func == SIGMA})
-    # sigma collisions: each pair of distinct arguments agrees with probability <= degree/p.
-    per_trial = (degree + n_sigma * n_sigma * max(degree, 1)) / MERSENNE_61
-    for t in range(trials):
-        fld = PrimeField(seed=seed * 1000 + t)
-        rng = np.random.default_rng([seed, t])
-        values = _random_values(env, fld, rng)
+    @cached_property
+    def _degree(self) -> tuple[int, int]:
         memo: dict = {}
-        for idx in range(len(lhs)):
-            a = evaluate(lhs[idx], values, fld, memo)
-            b = evaluate(rhs[idx], values, fld, memo)
-            if a != b:
-                r, c = divmod(idx, lhs.shape[1])
-                return Evidence(
-                    Level.EXACT,
-                    False,
-                    f"entry ({r + 1},{c + 1}) differs in F_p at {_fmt_dims(dims)} (seed {seed}, trial {t})",
-                    {"dims": dict(dims), "field": "F_p", "p": MERSENNE_61, "seed": seed, "trial": t,
-                     "entry": [r + 1, c + 1], "lhs_value": int(a), "rhs_value": int(b)},
-                )
-    return Evidence(
-        Level.EXACT,
-        True,
-        f"{trials} random points of F_p (p = 2^61-1, sigma a random function) at {_fmt_dims(dims)}, seed {seed}; "
-        f"degree <= {degree}, a false identity survives with probability <= {per_trial ** trials:.1e}",
-    )
+        sides = (self.lhs, self.rhs)
+        degree = max(structural_degree(m[i], memo) for m in sides for i in range(len(m)))
+        n_sigma = len({a for m in sides for i in range(len(m))
+                       for a in m[i].atoms(sympy.core.function.AppliedUndef) if a.func == SIGMA})
+        return degree, n_sigma
 
+    @property
+    def degree_note(self) -> str:
+        return f"degree <= {self._degree[0]}"
 
-def _float(identity: Identity, seed: int) -> Evidence:
-    dims = identity.check_dims
-    try:
-        env, lhs, rhs = instance(identity, dims)
-    except ShapeError as exc:
-        return Evidence(Level.FLOAT, False, str(exc), {"dims": dict(dims), "reason": str(exc)})
-    fld = RealField()
-    rng = np.random.default_rng([seed, 7])
-    values = _random_values(env, fld, rng)
-    # A true identity holds at every point: if float64 overflows at the drawn point (e.g. a saturated
-    # softmax), redraw it closer to 0 instead of reporting the overflow as a failure.
-    for shrink in _SHRINK:
-        point = {s: v * shrink for s, v in values.items()}
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            try:
-                got, want, mags, ref_eps, source = _float_point(identity, env, lhs, rhs, point, dims, fld)
-            except OverflowError:
-                continue
-        if want is None:
-            return Evidence(Level.FLOAT, False, f"reference has {mags} entries, derived side {got.size}",
-                            {"dims": dict(dims), "reason": "size mismatch"})
-        if np.all(np.isfinite(got)) and np.all(np.isfinite(want)) and np.all(np.isfinite(mags)):
-            break
-    else:
-        return Evidence(Level.FLOAT, False, f"float64 overflows at {_fmt_dims(dims)} (seed {seed}) even with inputs "
-                        f"scaled by {_SHRINK[-1]:g}: the float level cannot evaluate this statement",
-                        {"dims": dict(dims), "seed": seed, "reason": "overflow"})
-    n_ops = max(len(lhs), 1) + sum(len(s) for s in env.values())
-    eps = max(np.finfo(float).eps, ref_eps)
-    tiny = np.finfo(np.float32 if ref_eps >= np.finfo(np.float32).eps else float).tiny
-    tol = FLOAT_SAFETY * n_ops * eps * mags + tiny
-    if shrink != 1:
-        source += f" (inputs scaled by {shrink:g} to avoid float64 overflow)"
-    err = np.abs(got - want)
-    bad = np.flatnonzero(~(err <= tol))
-    if bad.size:
-        i = int(bad[0])
-        r, c = divmod(i, lhs.shape[1])
-        return Evidence(
-            Level.FLOAT,
-            False,
-            f"entry ({r + 1},{c + 1}) differs from {source} by {err[i]:.3e} > tolerance {tol[i]:.3e}",
-            {"dims": dict(dims), "seed": seed, "entry": [r + 1, c + 1], "derived": float(got[i]),
-             "reference": float(want[i])},
-        )
-    rel = float(np.max(err / np.maximum(mags, np.finfo(float).tiny))) if err.size else 0.0
-    return Evidence(
-        Level.FLOAT,
-        True,
-        f"float64 at {_fmt_dims(dims)} (seed {seed}) agrees with {source}: max error/magnitude {rel:.1e}, "
-        f"tolerance {FLOAT_SAFETY:g}*n*eps*magnitude" + (f" with the reference's eps = {ref_eps:.1e}" if
-                                                          ref_eps > np.finfo(float).eps else ""),
-    )
+    def survival_per_trial(self, p: int) -> float:
+        degree, n_sigma = self._degree
+        # sigma collisions: each pair of distinct arguments agrees with probability <= degree/p.
+        return (degree + n_sigma * n_sigma * max(degree, 1)) / p
 
+    def bind(self, fld, rng) -> dict[sympy.Symbol, Any]:
+        return {s: fld.random(rng) for name in sorted(self.env) for s in self.env[name]}
 
-#: Input scales tried by the float level when float64 overflows at the drawn point.
-_SHRINK = (1.0, 2.0 ** -4, 2.0 ** -8, 2.0 ** -16)
+    def side(self, name: str, values, fld, memo: dict) -> np.ndarray:
+        m = self.lhs if name == "lhs" else self.rhs
+        return np.array([evaluate(m[i], values, fld, memo) for i in range(len(m))], dtype=object)
 
-
-def _float_point(identity: Identity, env: Env, lhs, rhs, values, dims: Dims, fld: RealField):
-    """Derived side, reference, magnitudes, the reference's precision and its description at one point."""
-    memo: dict = {}
-    got = np.array([evaluate(rhs[i], values, fld, memo) for i in range(len(rhs))], dtype=float)
-    ref_eps = 0.0
-    if identity.reference is not None:
+    def reference(self, values) -> np.ndarray | None:
+        if self.claim.reference is None:
+            return None
         arrays = {n: np.array([[values[m[i, j]] for j in range(m.shape[1])] for i in range(m.shape[0])])
-                  for n, m in env.items()}
-        raw = np.asarray(identity.reference(arrays, dims))
-        if np.issubdtype(raw.dtype, np.floating):  # a float32 reference is only float32-accurate
-            ref_eps = float(np.finfo(raw.dtype).eps)
-        want = raw.astype(float).reshape(-1)
-        source = "an independent NumPy implementation"
-        if want.size != got.size:
-            return got, None, want.size, ref_eps, source
-    else:
-        want = np.array([evaluate(lhs[i], values, fld, memo) for i in range(len(lhs))], dtype=float)
-        source = "the left-hand side"
-    mag_memo: dict = {}
-    mags = np.array([max(magnitude(lhs[i], values, mag_memo), magnitude(rhs[i], values, mag_memo))
-                     for i in range(len(lhs))])
-    return got, want, np.maximum(mags, _input_scale_floor(lhs, rhs, values)), ref_eps, source
+                  for n, m in self.env.items()}
+        return np.asarray(self.claim.reference(arrays, self.dims))
 
+    def magnitudes(self, values) -> np.ndarray:
+        memo: dict = {}
+        mags = np.array([max(magnitude(self.lhs[i], values, memo), magnitude(self.rhs[i], values, memo))
+                         for i in range(len(self.lhs))])
+        return np.maximum(mags, self._input_scale_floor(values))
 
-def _input_scale_floor(lhs, rhs, values) -> np.ndarray:
-    r"""Per-entry magnitude with every input as large as the largest one, :math:`X=\max|\text{input}|`.
+    def _input_scale_floor(self, values) -> np.ndarray:
+        r"""Per-entry magnitude with every input as large as the largest one, :math:`X=\max|\text{input}|`.
 
-    The reference may form (and cancel) intermediates that the simplified symbolic
-    side never shows, e.g. :math:`|a+c|-|a|` with :math:`a = u_1^2+u_2^2`: their size is
-    bounded by the expression's magnitude at inputs of size :math:`X`, constants included.
-    """
-    scale = max((abs(float(v)) for v in values.values()), default=1.0)
-    uniform = {s: scale for s in values}
-    memo: dict = {}
+        The reference may form (and cancel) intermediates that the simplified symbolic
+        side never shows, e.g. :math:`|a+c|-|a|` with :math:`a = u_1^2+u_2^2`: their size is
+        bounded by the expression's magnitude at inputs of size :math:`X`, constants included.
+        """
+        scale = max((abs(float(v)) for v in values.values()), default=1.0)
+        uniform = {s: scale for s in values}
+        memo: dict = {}
 
-    def floor(i: int) -> float:
-        if not (_polynomial(lhs[i]) and _polynomial(rhs[i])):
-            return 0.0  # exp, sqrt, ...: the magnitude bound is not meaningful there
-        return max(magnitude(lhs[i], uniform, memo), magnitude(rhs[i], uniform, memo))
+        def floor(i: int) -> float:
+            if not (is_polynomial(self.lhs[i]) and is_polynomial(self.rhs[i])):
+                return 0.0  # exp, sqrt, ...: the magnitude bound is not meaningful there
+            return max(magnitude(self.lhs[i], uniform, memo), magnitude(self.rhs[i], uniform, memo))
 
-    with np.errstate(over="ignore"):
-        return np.array([floor(i) for i in range(len(lhs))], dtype=float)
+        with np.errstate(over="ignore"):
+            return np.array([floor(i) for i in range(len(self.lhs))], dtype=float)
 
-
-def _polynomial(expr: sympy.Basic) -> bool:
-    """Only +, ×, integer powers, numbers, symbols and the uninterpreted σ."""
-    if any(f.func != SIGMA for f in expr.atoms(sympy.Function)):
-        return False
-    return all(p.exp.is_Integer for p in expr.atoms(sympy.Pow))
-
-
-def check_identity(identity, seed: int = 0, trials: int = 2,
-                   levels: Sequence[Level] | None = None) -> Verdict:
-    """Run every applicable level of an :class:`Identity` (or an ``OpaqueIdentity``) and collect the evidence."""
-    from .opaque import OpaqueIdentity, check_opaque
-
-    if isinstance(identity, OpaqueIdentity):
-        return check_opaque(identity, seed=seed, trials=trials, levels=levels)
-    chosen = tuple(identity.levels if levels is None else (lv for lv in identity.levels if lv in levels))
-    runners = {
-        Level.SYMBOLIC: lambda: _symbolic(identity),
-        Level.EXACT: lambda: _exact(identity, seed, trials),
-        Level.FLOAT: lambda: _float(identity, seed),
-    }
-    return Verdict(tuple(runners[lv]() for lv in chosen))
-
-
+    def input_count(self) -> int:
+        return sum(len(m) for m in self.env.values())

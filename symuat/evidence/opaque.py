@@ -17,19 +17,21 @@ arbitrary, possibly input-dependent matrix.  An :class:`OpaqueIdentity` states
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import sympy
 
-from ..errors import ArgumentTypeError, InvalidValueError
+from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
 from ..validation import check_callable, check_positive_int
-from .fields import MERSENNE_61, PrimeField, RealField, evaluate, magnitude, structural_degree
-from .verdict import Evidence, Level, Verdict
+from .fields import SIGMA, PrimeField, RealField, evaluate, is_polynomial, magnitude, structural_degree
+from .protocol import SymbolicFailure
+from .verdict import Level
 
-__all__ = ["OpaqueIdentity", "check_opaque", "is_vector_symbol"]
+__all__ = ["OpaqueIdentity", "OpaqueInstance", "is_vector_symbol"]
 
 Case = Any
 Side = Callable[[Case], sympy.Expr]
@@ -97,85 +99,135 @@ class OpaqueIdentity:
     def numeric_case(self) -> Case:
         return self.cases[-1] if self.check_case is None else self.check_case
 
+    # the claim protocol (symuat.evidence.protocol.Claim)
 
-def _sides(identity: OpaqueIdentity, case: Case) -> tuple[sympy.Expr, sympy.Expr]:
-    return sympy.sympify(identity.lhs(case)), sympy.sympify(identity.rhs(case))
+    @property
+    def symbolic_points(self) -> tuple[Case, ...]:
+        return self.cases
 
+    @property
+    def check_point(self) -> Case:
+        return self.numeric_case
 
-def _symbolic(identity: OpaqueIdentity) -> Evidence:
-    for case in identity.cases:
-        lhs, rhs = _sides(identity, case)
-        diff = sympy.expand(lhs - rhs, deep=True)
-        if diff != 0:
-            return Evidence(Level.SYMBOLIC, False, f"lhs - rhs does not expand to 0 at case {case!r}",
-                            {"case": case, "lhs": sympy.latex(lhs), "rhs": sympy.latex(rhs),
-                             "difference": sympy.latex(diff)})
-    scope = f" {identity.scope}" if identity.scope else ""
-    return Evidence(Level.SYMBOLIC, True,
-                    f"lhs - rhs expands to 0 in the free noncommutative algebra (every W' opaque, any size, "
-                    f"sigma uninterpreted) for cases {list(identity.cases)}.{scope}")
+    def instantiate(self, case: Case) -> OpaqueInstance:
+        return OpaqueInstance(self, case, sympy.sympify(self.lhs(case)), sympy.sympify(self.rhs(case)))
 
-
-def _bind(exprs: Sequence[sympy.Expr], width: int, fld, rng) -> dict[sympy.Symbol, np.ndarray]:
-    symbols = sorted({s for e in exprs for s in e.free_symbols}, key=lambda s: s.name)
-    values = {}
-    for s in symbols:
-        shape = (width,) if is_vector_symbol(s) else (width, width)
-        data = [fld.random(rng) for _ in range(int(np.prod(shape)))]
-        values[s] = np.array(data, dtype=object if isinstance(fld, PrimeField) else float).reshape(shape)
-    return values
+    def symbolic_statement(self) -> str:
+        return (f"lhs - rhs expands to 0 in the free noncommutative algebra (every W' opaque, any size, "
+                f"sigma uninterpreted) for cases {list(self.cases)}")
 
 
-def _exact(identity: OpaqueIdentity, seed: int, trials: int) -> Evidence:
-    case = identity.numeric_case
-    lhs, rhs = _sides(identity, case)
-    degree = max(structural_degree(lhs), structural_degree(rhs))
-    for t in range(trials):
-        fld = PrimeField(seed=seed * 1000 + t)
-        values = _bind((lhs, rhs), identity.width, fld, np.random.default_rng([seed, t, 11]))
-        a, b = evaluate(lhs, values, fld), evaluate(rhs, values, fld)
-        if not np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)):
-            return Evidence(Level.EXACT, False,
-                            f"sides differ over F_p at case {case!r}, {identity.width}x{identity.width} matrices "
-                            f"(seed {seed}, trial {t})",
-                            {"case": case, "width": identity.width, "field": "F_p", "p": MERSENNE_61,
-                             "seed": seed, "trial": t})
-    bound = (degree * identity.width / MERSENNE_61) ** trials
-    return Evidence(Level.EXACT, True,
-                    f"{trials} random points of F_p (p = 2^61-1, sigma a random function), "
-                    f"{identity.width}x{identity.width} matrices, case {case!r}, seed {seed}; degree <= {degree}, "
-                    f"a false identity survives with probability <= {bound:.1e}")
+class _MagnitudeField:
+    r"""Evaluates the magnitude bound of a matrix expression: inputs and constants by absolute value.
+
+    :math:`\sigma` is 1-Lipschitz and bounded by 1, so :math:`m(\sigma(a)) = 1 + m(a)` (as in
+    :func:`~symuat.evidence.fields.magnitude`); inverses have no such bound here.
+    """
+
+    def const(self, value) -> float:
+        return abs(float(value))
+
+    def add(self, a, b):
+        return a + b
+
+    def mul(self, a, b, matrix: bool):
+        return a @ b if matrix else a * b
+
+    def inv(self, a):
+        raise UnsupportedError("no entrywise magnitude bound for an inverse")
+
+    def sigma(self, a):
+        return 1.0 + a
 
 
-def _float(identity: OpaqueIdentity, seed: int) -> Evidence:
-    case = identity.numeric_case
-    lhs, rhs = _sides(identity, case)
-    fld = RealField()
-    values = _bind((lhs, rhs), identity.width, fld, np.random.default_rng([seed, 13]))
-    got = np.asarray(evaluate(rhs, values, fld), dtype=float)
-    if identity.reference is not None:
-        want = np.asarray(identity.reference({s.name: v for s, v in values.items()}, case), dtype=float)
-        source = "an independent NumPy implementation"
-    else:
-        want = np.asarray(evaluate(lhs, values, fld), dtype=float)
-        source = "the left-hand side"
-    if want.shape != got.shape:
-        return Evidence(Level.FLOAT, False, f"shapes differ: {want.shape} vs {got.shape}", {"case": case})
-    scale = max(magnitude(lhs, {s: float(np.max(np.abs(v))) * identity.width for s, v in values.items()}),
-                magnitude(rhs, {s: float(np.max(np.abs(v))) * identity.width for s, v in values.items()}), 1.0)
-    tol = 64 * np.finfo(float).eps * scale
-    err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    if not err <= tol:
-        return Evidence(Level.FLOAT, False, f"differs from {source} by {err:.3e} > tolerance {tol:.3e} at case "
-                        f"{case!r} (seed {seed})", {"case": case, "seed": seed, "error": err, "tolerance": tol})
-    return Evidence(Level.FLOAT, True, f"float64, {identity.width}x{identity.width} matrices, case {case!r} "
-                    f"(seed {seed}): agrees with {source} to {err:.1e} (tolerance {tol:.1e} from magnitudes)")
+@dataclass(frozen=True)
+class OpaqueInstance:
+    """Both sides of an :class:`OpaqueIdentity` at one case (the claim protocol's instance)."""
+
+    claim: OpaqueIdentity
+    case: Case
+    lhs: sympy.Expr
+    rhs: sympy.Expr
+
+    @property
+    def point(self) -> dict[str, Any]:
+        return {"case": self.case, "width": self.claim.width}
+
+    @property
+    def where(self) -> str:
+        return f"case {self.case!r}, {self.claim.width}x{self.claim.width} matrices"
+
+    @cached_property
+    def ncols(self) -> int:
+        values = {s: np.ones(_shape(s, self.claim.width)) for s in self._symbols}
+        out = np.asarray(evaluate(self.rhs, values, RealField()))
+        return out.shape[1] if out.ndim == 2 else 1
+
+    @cached_property
+    def _symbols(self) -> tuple[sympy.Symbol, ...]:
+        return tuple(sorted(self.lhs.free_symbols | self.rhs.free_symbols, key=lambda s: s.name))
+
+    def symbolic_failure(self) -> SymbolicFailure | None:
+        diff = sympy.expand(self.lhs - self.rhs, deep=True)
+        if diff == 0:
+            return None
+        return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}",
+                               {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs),
+                                "difference": sympy.latex(diff)})
+
+    @cached_property
+    def _degree(self) -> tuple[int, int]:
+        degree = max(structural_degree(self.lhs), structural_degree(self.rhs))
+        n_sigma = len({a for side in (self.lhs, self.rhs) for a in side.atoms(sympy.core.function.AppliedUndef)
+                       if a.func == SIGMA})
+        return degree, n_sigma
+
+    @property
+    def degree_note(self) -> str:
+        return f"degree <= {self._degree[0]}"
+
+    def survival_per_trial(self, p: int) -> float:
+        # a width-w product of d opaque factors: entries of degree d, counted as d*w (conservative);
+        # each sigma of a w-vector is w scalar sigmas, any two of which collide with probability <= degree/p.
+        degree, n_sigma = self._degree[0] * self.claim.width, self._degree[1] * self.claim.width
+        return (degree + n_sigma * n_sigma * max(degree, 1)) / p
+
+    def bind(self, fld, rng) -> dict[sympy.Symbol, np.ndarray]:
+        dtype = object if isinstance(fld, PrimeField) else float
+        values = {}
+        for s in self._symbols:
+            shape = _shape(s, self.claim.width)
+            values[s] = np.array([fld.random(rng) for _ in range(int(np.prod(shape)))], dtype=dtype).reshape(shape)
+        return values
+
+    def side(self, name: str, values, fld, memo: dict) -> np.ndarray:
+        return np.asarray(evaluate(self.lhs if name == "lhs" else self.rhs, values, fld, memo)).reshape(-1)
+
+    def reference(self, values) -> np.ndarray | None:
+        if self.claim.reference is None:
+            return None
+        return np.asarray(self.claim.reference({s.name: v for s, v in values.items()}, self.case))
+
+    def magnitudes(self, values) -> np.ndarray:
+        scale = max((float(np.max(np.abs(v))) for v in values.values()), default=1.0)
+        try:
+            mags = self._entry_magnitudes({s: np.abs(v) for s, v in values.items()})
+            if is_polynomial(self.lhs) and is_polynomial(self.rhs):  # the input-scale floor
+                mags = np.maximum(mags, self._entry_magnitudes({s: np.full(v.shape, scale)
+                                                                for s, v in values.items()}))
+            return mags
+        except UnsupportedError:  # every input as large as the largest one, times the width
+            inflated = {s: scale * self.claim.width for s in values}
+            bound = max(magnitude(self.lhs, inflated), magnitude(self.rhs, inflated), 1.0)
+            return np.full(self.side("rhs", values, RealField(), {}).size, bound)
+
+    def _entry_magnitudes(self, absolute) -> np.ndarray:
+        fld, memo = _MagnitudeField(), {}
+        return np.maximum(self.side("lhs", absolute, fld, memo), self.side("rhs", absolute, fld, memo))
+
+    def input_count(self) -> int:
+        return sum(int(np.prod(_shape(s, self.claim.width))) for s in self._symbols)
 
 
-def check_opaque(identity: OpaqueIdentity, seed: int = 0, trials: int = 2,
-                 levels: Sequence[Level] | None = None) -> Verdict:
-    """Run every applicable level of an :class:`OpaqueIdentity`."""
-    chosen = tuple(identity.levels if levels is None else (lv for lv in identity.levels if lv in levels))
-    runners = {Level.SYMBOLIC: lambda: _symbolic(identity), Level.EXACT: lambda: _exact(identity, seed, trials),
-               Level.FLOAT: lambda: _float(identity, seed)}
-    return Verdict(tuple(runners[lv]() for lv in chosen))
+def _shape(symbol: sympy.Symbol, width: int) -> tuple[int, ...]:
+    return (width,) if is_vector_symbol(symbol) else (width, width)

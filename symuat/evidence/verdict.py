@@ -1,4 +1,4 @@
-r"""Verdict objects returned by every evidence level (SPEC §6)."""
+r"""Verdict objects returned by every evidence level (docs/evidence.md)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,22 @@ sub-expressions (:func:`substitution_table`), proved by induction
 
 from symuat.expansion.collect import AffineParts, canonical_expand, split_affine, split_term
 from symuat.expansion.evaluate import FormTerms, TableEvaluator, evaluate_form
+from symuat.expansion.paths import (
+    KRON_SEPARATOR,
+    KronPair,
+    Path,
+    PathTerm,
+    attention_symbol,
+    count_paths,
+    encode_kron,
+    extension_pairs,
+    kron_multiply,
+    layer_factor,
+    mixed_product,
+    ov_symbol,
+    path_expansion,
+    virtual_heads,
+)
 from symuat.expansion.proof import (
     DepthVerification,
     IdentityCheck,
@@ -25,24 +41,6 @@ from symuat.expansion.proof import (
     verify_depth,
     verify_depth_naive,
     verify_table,
-)
-from symuat.expansion.paths import (
-    KRON_SEPARATOR,
-    KronPair,
-    Path,
-    PathTerm,
-    apply_paths,
-    attention_symbol,
-    count_paths,
-    encode_kron,
-    extension_pairs,
-    kron_multiply,
-    layer_factor,
-    mixed_product,
-    ov_symbol,
-    path_contributions,
-    path_expansion,
-    virtual_heads,
 )
 from symuat.expansion.residual import nested_form, residual_term
 from symuat.expansion.symbols import INPUT, LayerSymbols, layer_symbols, nc_symbol, sigma
@@ -109,6 +107,4 @@ __all__ = [
     "path_expansion",
     "virtual_heads",
     "count_paths",
-    "path_contributions",
-    "apply_paths",
 ]

@@ -6,7 +6,8 @@ bindings of the layer symbols:
 .. math::
     \mathbf x'_L = \underbrace{\tilde A_L\mathbf x'_0}_{\texttt{linear\_term}}
     + \underbrace{\tilde c_L}_{\texttt{bias\_term}}
-    + \sum_{j=1}^{L}\underbrace{\tilde U^{(L)}_j\sigma(\tilde V_j\mathbf x'_0 + \tilde\beta_j)}_{\texttt{sigma\_terms[j-1]}}.
+    + \sum_{j=1}^{L}\underbrace{\tilde U^{(L)}_j
+      \sigma(\tilde V_j\mathbf x'_0 + \tilde\beta_j)}_{\texttt{sigma\_terms[j-1]}}.
 
 Matrices are *operators* (anything with ``.shape`` and ``.matvec(v)``); a
 product of operators is never formed.  Every matrix-valued expression is
@@ -99,7 +100,8 @@ class TableEvaluator:
             value = bindings[name]
             if kind == "operator":
                 if not _is_operator(value):
-                    raise InvalidValueError(f"bindings[{name!r}] must have .shape and .matvec, got {type(value).__name__}")
+                    raise InvalidValueError(f"bindings[{name!r}] must have .shape and .matvec, "
+                                            f"got {type(value).__name__}")
                 self._values[nc_symbol(name)] = value
             else:
                 arr = np.asarray(value, dtype=float)

@@ -16,7 +16,7 @@ stack is :math:`\tilde A_L = F_L\cdots F_1` (the DUAT linear term of Eq. 11 / 33
 the empty path giving :math:`I\otimes I = I`; :math:`\prod_l (1+h_l)` terms.  Each term is a pair of
 noncommutative products (left factor, right factor), a :class:`PathTerm`.  :func:`path_expansion` builds the
 terms by the recursion :func:`extension_pairs` (a new layer multiplies on the left); :func:`virtual_heads`
-enumerates the paths independently; :func:`apply_paths` applies the terms with
+enumerates the paths independently; :func:`symuat.numeric.paths.apply_paths` applies the terms with
 :class:`~symuat.numeric.operators.Kron` (never an :math:`NM\times NM` matrix).
 
 >>> len(path_expansion(2, 2))
@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import sympy
 
-from symuat.errors import InvalidValueError, ShapeError, UnsupportedError
-from symuat.expansion.symbols import check_depth, nc_symbol
+from ..errors import InvalidValueError, ShapeError
+from ..validation import check_positive_int
+from .symbols import check_depth, nc_symbol
 
 __all__ = [
     "Path",
@@ -54,8 +54,6 @@ __all__ = [
     "path_expansion",
     "virtual_heads",
     "count_paths",
-    "path_contributions",
-    "apply_paths",
 ]
 
 #: A Kronecker product :math:`A\otimes B` kept as the pair ``(A, B)`` of noncommutative expressions.
@@ -66,9 +64,7 @@ KRON_SEPARATOR = nc_symbol(r"T_{\otimes}")
 
 
 def _index(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidValueError(f"{what} must be an integer >= 1, got {value!r}")
-    return int(value)
+    return check_positive_int(what, value, InvalidValueError)
 
 
 def _tag(layer: int | str) -> str:
@@ -112,7 +108,10 @@ class Path:
         return Path(self.layers + (layer,), self.heads + (head,))
 
     def products(self) -> KronPair:
-        r""":math:`(H^{(l_k)}_{h_k}\cdots H^{(l_1)}_{h_1},\ W^{(l_k)}_{OV,h_k}\cdots W^{(l_1)}_{OV,h_1})`, built directly."""
+        r"""The pair :math:`(H^{(l_k)}_{h_k}\cdots H^{(l_1)}_{h_1},\ W^{(l_k)}_{OV,h_k}\cdots W^{(l_1)}_{OV,h_1})`.
+
+        Built directly from the path, not by the recursion.
+        """
         steps = list(zip(self.layers, self.heads))[::-1]
         return (sympy.Mul(*[attention_symbol(l, h) for l, h in steps]),
                 sympy.Mul(*[ov_symbol(l, h) for l, h in steps]))
@@ -143,7 +142,8 @@ class PathTerm:
         return (self.attention_product, self.ov_product)
 
     def _latex(self, printer) -> str:
-        return rf"\left({printer._print(self.attention_product)}\right)\otimes\left({printer._print(self.ov_product)}\right)"
+        left, right = printer._print(self.attention_product), printer._print(self.ov_product)
+        return rf"\left({left}\right)\otimes\left({right}\right)"
 
     def _repr_latex_(self) -> str:
         return f"${sympy.latex(self)}$"
@@ -171,7 +171,10 @@ def mixed_product(p: KronPair, q: KronPair) -> KronPair:
 
 
 def kron_multiply(P: Sequence[KronPair], Q: Sequence[KronPair]) -> tuple[KronPair, ...]:
-    r""":math:`(\sum_i A_i\otimes B_i)(\sum_j C_j\otimes D_j) = \sum_{i,j} A_iC_j\otimes B_iD_j` (bilinearity + mixed product)."""
+    r""":math:`(\sum_i A_i\otimes B_i)(\sum_j C_j\otimes D_j) = \sum_{i,j} A_iC_j\otimes B_iD_j`.
+
+    Bilinearity and the mixed-product rule.
+    """
     return tuple(mixed_product(p, q) for p in P for q in Q)
 
 
@@ -236,77 +239,3 @@ def virtual_heads(depth: int, heads_per_layer: int | Sequence[int]) -> tuple[Pat
 def count_paths(depth: int, heads_per_layer: int | Sequence[int]) -> int:
     r""":math:`\prod_{l=1}^{L}(1+h_l)`, i.e. :math:`(1+h)^L` for a uniform head count."""
     return int(np.prod([1 + h for h in _heads(check_depth(depth), heads_per_layer)]))
-
-
-# ---- numeric evaluation ---------------------------------------------------------------------------
-
-def _factors(expr: sympy.Expr, what: str) -> tuple[float, tuple[sympy.Symbol, ...]]:
-    """Split a product into a scalar coefficient and its noncommutative symbols, in order."""
-    coeff, factors = 1.0, []
-    for arg in sympy.Mul.make_args(expr):
-        if arg.is_Number:
-            coeff *= float(arg)
-        elif arg.is_Symbol and not arg.is_commutative:
-            factors.append(arg)
-        elif arg.is_Pow and arg.args[0].is_Symbol and arg.args[1].is_Integer and arg.args[1] > 0:
-            factors.extend([arg.args[0]] * int(arg.args[1]))
-        else:
-            raise UnsupportedError(f"{what}: cannot apply the factor {arg} of {expr} (expected a product of "
-                                   f"opaque matrices)")
-    return coeff, tuple(factors)
-
-
-def _lookup(bindings: Mapping[str, Any], symbol: sympy.Symbol) -> np.ndarray:
-    if symbol.name not in bindings:
-        raise InvalidValueError(f"bindings: no matrix bound to {symbol.name!r}")
-    arr = np.asarray(bindings[symbol.name], dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-        raise ShapeError(f"bindings[{symbol.name!r}] must be a square matrix, got shape {arr.shape}")
-    return arr
-
-
-def path_contributions(terms: Sequence[PathTerm], bindings: Mapping[str, Any], x: Any) -> tuple[np.ndarray, ...]:
-    r"""Each term applied to :math:`\mathbf x'`: :math:`(A_p\otimes B_p)\mathbf x'` via :class:`~symuat.numeric.operators.Kron`.
-
-    Parameters
-    ----------
-    terms : sequence of PathTerm
-    bindings : mapping
-        Symbol name (``"H^{(l)}_{h}"`` -> :math:`N\times N`, ``"W_{OV}^{(l)}_{h}"`` -> :math:`M\times M`) to array.
-    x : (N*M,) array
-        :math:`\mathbf x'_0 = \operatorname{vec}_r(X_0)`.
-    """
-    from symuat.numeric.operators import IdentityOperator, Kron
-
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 1 or not np.all(np.isfinite(x)):
-        raise InvalidValueError(f"x must be a finite 1-D vector, got shape {x.shape}")
-    split = [(t, _factors(t.attention_product, "attention_product"), _factors(t.ov_product, "ov_product"))
-             for t in terms]
-    lefts = [f for _, (_, fa), _ in split for f in fa]
-    if not lefts:
-        N = None
-    else:
-        N = _lookup(bindings, lefts[0]).shape[0]
-        if x.shape[0] % N:
-            raise ShapeError(f"x has length {x.shape[0]}, not a multiple of N={N} (from {lefts[0].name!r})")
-    out = []
-    for t, (ca, fa), (cb, fb) in split:
-        if not fa and not fb:
-            out.append(ca * cb * x)
-            continue
-        if N is None:
-            raise ShapeError("cannot infer N: no term has an attention factor")
-        M = x.shape[0] // N
-        A = [_lookup(bindings, s) for s in fa] or [IdentityOperator(N)]
-        B = [_lookup(bindings, s) for s in fb] or [Identity(M)]
-        out.append(ca * cb * Kron(A, B).matvec(x))
-    return tuple(out)
-
-
-def apply_paths(terms: Sequence[PathTerm], bindings: Mapping[str, Any], x: Any) -> np.ndarray:
-    r""":math:`\sum_p (A_p\otimes B_p)\mathbf x'` — the path expansion applied to :math:`\mathbf x'_0` (see :func:`path_contributions`)."""
-    parts = path_contributions(terms, bindings, x)
-    if not parts:
-        raise InvalidValueError("terms must contain at least one PathTerm")
-    return np.sum(parts, axis=0)

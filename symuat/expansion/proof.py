@@ -286,7 +286,8 @@ def verify_table(table: SubstitutionTable) -> DepthVerification:
     layers = tuple(_check_layer(table, i, defined) for i in range(1, table.depth + 1))
     bad = [lc.layer for lc in layers if not lc.holds]
     holds = not bad
-    detail = f"depth {table.depth}: all {table.depth} layers hold" if holds else f"depth {table.depth}: layers {bad} FAIL"
+    detail = (f"depth {table.depth}: all {table.depth} layers hold" if holds
+              else f"depth {table.depth}: layers {bad} FAIL")
     return DepthVerification(table.depth, holds, layers, detail)
 
 

@@ -22,12 +22,13 @@ True
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import sympy
 
 from symuat.errors import InvalidValueError
+from symuat.names import SIGMA
+from symuat.validation import check_positive_int
 
 __all__ = [
     "sigma",
@@ -40,8 +41,8 @@ __all__ = [
     "is_sigma",
 ]
 
-#: The uninterpreted elementwise activation :math:`\sigma`.
-sigma = sympy.Function("sigma")
+#: The uninterpreted elementwise activation :math:`\sigma` (:data:`symuat.names.SIGMA`).
+sigma = SIGMA
 
 
 def nc_symbol(name: str) -> sympy.Symbol:
@@ -64,24 +65,14 @@ def nc_symbol(name: str) -> sympy.Symbol:
 INPUT = nc_symbol("x'_{0}")
 
 
-def _check_positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidValueError(
-            f"{what} must be an integer >= 1, got {value!r} of type {type(value).__name__}"
-        )
-    if value < 1:
-        raise InvalidValueError(f"{what} must be >= 1, got {value!r}")
-    return int(value)
-
-
 def check_layer_index(i: object) -> int:
     r"""Validate a layer index :math:`i \ge 1`; raise :class:`InvalidValueError` naming ``i``."""
-    return _check_positive_int(i, "layer index i")
+    return check_positive_int("layer index i", i, InvalidValueError)
 
 
 def check_depth(depth: object) -> int:
     r"""Validate a network depth :math:`L \ge 1`; raise :class:`InvalidValueError` naming ``depth``."""
-    return _check_positive_int(depth, "depth")
+    return check_positive_int("depth", depth, InvalidValueError)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import sympy
 
 from ..algebra.matrices import symbolic_matrix, symbolic_vector, vec_r
 from ..expansion import closed_forms, induction_proof, substitution_table, verify_depth
+from ..layers.attention_figures import figure5_example, figure6_example
 from ..layers.linear import FeatureLinear, TokenLinear
 from ..ledger.audit import AuditRecord
 from .display import split_lines
@@ -107,8 +108,6 @@ def matrix_vector_examples(extra: Iterable[Example] = ()) -> tuple[Example, ...]
 
 def attention_examples() -> tuple[Example, ...]:
     r"""Seed 001 Figures 5–6 (two heads, :math:`N=2`, :math:`M=4`), explicit matrices from the engine."""
-    from ..layers.attention_figures import figure5_example, figure6_example
-
     f5, f6 = figure5_example(), figure6_example()
     W_HVO = f6["W_HVO"].applyfunc(sympy.expand)
     W_O = f6["W_O'"]
@@ -136,7 +135,7 @@ def duat_boxes(depth: int) -> tuple[tuple[Box, ...], tuple[str, ...], bool]:
 
 
 def duat_closed_forms(depth: int) -> tuple[tuple[str, str, bool], ...]:
-    """Closed forms of the DUAT table at ``depth`` (docs/conventions): (name, product, proved)."""
+    """Closed forms of the DUAT expansion (docs/conventions.md) at ``depth``: (name, product, proved)."""
     return tuple((paper_latex(sympy.Symbol(c.name, commutative=False)), paper_latex(c.expected), c.holds)
                  for c in closed_forms(depth))
 

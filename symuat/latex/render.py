@@ -3,8 +3,10 @@ r"""Render the LaTeX appendices with jinja2.
 Templates live in ``symuat/latex/templates`` (shipped with the package).  They use
 LaTeX-safe delimiters — ``\VAR{...}`` for values, ``\BLOCK{...}`` for statements,
 ``\#{...}`` for comments — so TeX braces never clash with jinja2.  Templates only
-*arrange* strings: math arrives already printed, and free text passes through the
-``tex`` filter (:func:`~symuat.latex.escape.escape_text`).  Output is
+*arrange* strings: math arrives already printed, notes and prose reasons are LaTeX
+text mode (printed verbatim), and other free text passes through the ``tex`` filter
+(:func:`~symuat.latex.escape.escape_text`) or, when it may hold ASCII math such as a
+reference ``'UAT^R_{i+1} = …'``, the ``ref``/``text`` filters (:func:`~symuat.latex.escape.text_with_math`).  Output is
 deterministic: no timestamps, entries in ledger order.
 """
 
@@ -24,6 +26,16 @@ from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
 from ..ledger.entry import Prose, Status
+from . import figures as _figures
+from .appendices import (
+    attention_examples,
+    chains,
+    duat_boxes,
+    duat_closed_forms,
+    duat_proof,
+    layer_equations,
+    matrix_vector_examples,
+)
 from .display import LINE_BUDGET_PT, breakable_id, display, math_width, split_lines
 from .escape import escape_text, text_with_math
 from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
@@ -34,14 +46,14 @@ __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat",
 #: Macro printed for a level whose checks all hold, all fail, partly hold (readings) or do not apply.
 _MARKS = {"all": r"\yes", "none": r"\no", "some": r"\some", "n/a": r"\na"}
 _SIDES = (("lhs", "left-hand side"), ("rhs", "right-hand side"), ("difference", "difference (left $-$ right)"))
-_PAPER_FIGURE = re.compile(r"\b(Figures?|Fig\.)(~|\s)*(\d+)")
+_PAPER_FIGURE = re.compile(r"(?<!paper )(?<!paper's )(?<!paper’s )\b(Figures?|Fig\.)(~|\s)*(\d+)")
 
 
 def paper_figures(text: str) -> str:
     """References to the paper's figures as "paper Fig. N", so they cannot be read as this document's own.
 
-    >>> paper_figures("§3.2, text before Figure 5; Fig. 6")
-    '§3.2, text before paper Fig. 5; paper Fig. 6'
+    >>> paper_figures("§3.2, text before Figure 5; Fig. 6; the paper's Fig.~2")
+    "§3.2, text before paper Fig. 5; paper Fig. 6; the paper's Fig.~2"
     """
     return _PAPER_FIGURE.sub(lambda m: f"paper Fig. {m.group(3)}", text)
 
@@ -58,7 +70,8 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
     )
     env.filters["tex"] = escape_text
-    env.filters["note"] = lambda s: paper_figures(text_with_math(s))
+    env.filters["note"] = paper_figures  # notes and prose reasons are LaTeX text mode already
+    env.filters["text"] = lambda s: paper_figures(text_with_math(s))  # plain text with ASCII math
     env.filters["ref"] = lambda s: text_with_math(paper_figures(s))
     env.filters["display"] = display
     env.filters["breakid"] = lambda s: breakable_id(escape_text(s))
@@ -167,14 +180,11 @@ def render_matrix_vector(equations, examples, figures: bool = True) -> str:
 
 def render_duat(depth: int, records: Iterable[AuditRecord], figures: bool = True) -> str:
     """The DUAT appendix: the Figure-2 boxes at ``depth``, closed forms, induction proof, chains, figures."""
-    from .appendices import chains, duat_boxes, duat_closed_forms, duat_proof
-    from .figures import ATTRIBUTION_MODEL
-
     boxes, form, verified = duat_boxes(depth)
     table = SimpleNamespace(depth=depth, boxes=boxes, form=form, verified=verified)
     return environment().get_template("appendix-duat.tex.j2").render(
         table=table, closed=duat_closed_forms(depth), proof=duat_proof(),
-        chains=chains(tuple(records)), figures=figures, model=ATTRIBUTION_MODEL,
+        chains=chains(tuple(records)), figures=figures, model=_figures.ATTRIBUTION_MODEL,
     )
 
 
@@ -196,11 +206,8 @@ def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, 
     Figures are drawn when matplotlib is installed (:func:`~symuat.latex.figures.plot_available`);
     without it the document is complete but has no figures.
     """
-    from .appendices import attention_examples, layer_equations, matrix_vector_examples
-    from .figures import attention_figure, attribution_figure, plot_available, sparsity_figure
-
     records = tuple(records)
-    figures = plot_available()
+    figures = _figures.plot_available()
     examples = matrix_vector_examples(attention_examples())
     appendices = {
         "appendix-matrix-vector": render_matrix_vector(layer_equations(), examples, figures),
@@ -213,9 +220,9 @@ def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, 
     files["main.tex"] = render_document(appendices, records)
     if figures:
         for ex in examples:
-            files[f"{ex.figure}.pdf"] = sparsity_figure(ex.pattern, ex.block, "")
-        files["fig-attention.pdf"] = attention_figure()
-        files["fig-attribution.pdf"] = attribution_figure()
+            files[f"{ex.figure}.pdf"] = _figures.sparsity_figure(ex.pattern, ex.block, "")
+        files["fig-attention.pdf"] = _figures.attention_figure()
+        files["fig-attribution.pdf"] = _figures.attribution_figure()
     return files
 
 

@@ -1,7 +1,7 @@
 r"""Multi-head attention as a matrix–vector product (seed 001 Eq. 7–10, Figures 5–6, App. A, Eq. 35).
 
 The attention matrices :math:`H_h` are treated as *parameter* matrices of
-symbols, so every identity about the value/output path stays polynomial (SPEC §3):
+symbols, so every identity about the value/output path stays polynomial (docs/conventions.md):
 
 .. math::
 
@@ -206,7 +206,10 @@ class MultiHeadAttention:
         return Matrix(sum(terms[1:], terms[0]))
 
     def b_prime(self) -> Matrix:
-        r"""Static bias :math:`\mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h}+b_O)`; valid when rows of :math:`H_h` sum to 1."""
+        r"""Static bias :math:`\mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h}+b_O)`.
+
+        Valid when the rows of :math:`H_h` sum to 1.
+        """
         c = sympy.zeros(self.W_O.shape[1], 1)
         if self.b_V is not None:
             for h in range(self.n_heads):

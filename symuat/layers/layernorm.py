@@ -1,4 +1,4 @@
-r"""LayerNorm as a matrix–vector product with a dynamic diagonal (SPEC §3; not in the paper).
+r"""LayerNorm as a matrix–vector product with a dynamic diagonal (docs/conventions.md; not in the paper).
 
 Row-wise, :math:`\mathrm{LN}(x)=\gamma\odot(x-\mu\mathbf 1)\,d+\beta` with
 :math:`d=1/\sqrt{\operatorname{var}(x)+\varepsilon}`.  On :math:`x'=\operatorname{vec}_r(X)`:
@@ -42,7 +42,10 @@ def centring_matrix(M: int) -> Matrix:
 
 
 def inverse_std(X: sympy.MatrixBase, eps: sympy.Expr) -> Matrix:
-    r"""The dynamic diagonal :math:`d_r = 1/\sqrt{\operatorname{var}_r+\varepsilon}` (biased variance), as an :math:`N\times1` vector."""
+    r"""The dynamic diagonal :math:`d_r = 1/\sqrt{\operatorname{var}_r+\varepsilon}` as an :math:`N\times1` vector.
+
+    The variance is the biased one (divided by :math:`M`).
+    """
     M = X.shape[1]
     Z = X * centring_matrix(M)
     return Matrix(X.shape[0], 1, lambda r, _: 1 / sympy.sqrt(sum(Z[r, k] ** 2 for k in range(M)) / M + eps))
@@ -80,5 +83,6 @@ class LayerNorm:
         if d.shape[1] != 1:
             raise ShapeError(f"d has shape {d.shape}, expected (N, 1)")
         N = d.shape[0]
-        W = kron(Matrix(sympy.diag(*d)), Matrix(sympy.diag(*self.gamma))) * kron(identity_matrix(N), centring_matrix(self.M))
+        scale = kron(Matrix(sympy.diag(*d)), Matrix(sympy.diag(*self.gamma)))
+        W = scale * kron(identity_matrix(N), centring_matrix(self.M))
         return MatrixVectorForm(Matrix(W), kron(ones(N), self.beta))

@@ -1,4 +1,4 @@
-r"""Linear and FFN layers and their matrix–vector forms (seed 001 Eq. 5–6, SPEC §3).
+r"""Linear and FFN layers and their matrix–vector forms (seed 001 Eq. 5–6; docs/conventions.md).
 
 ===============================  =====================================================
 layer                            matrix–vector form :math:`y' = W'x' + b'`
@@ -17,7 +17,7 @@ import sympy
 
 from ..algebra.matrices import elementwise, identity_matrix, kron, ones
 from ..errors import ShapeError
-from ..evidence.fields import SIGMA
+from ..names import SIGMA
 
 __all__ = ["MatrixVectorForm", "TokenLinear", "FeatureLinear", "FFN"]
 

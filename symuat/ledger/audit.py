@@ -1,4 +1,4 @@
-r"""Recompute the status of every ledger entry from its claim (SPEC §6–§7).
+r"""Recompute the status of every ledger entry from its claim (docs/evidence.md, docs/ledger-format.md).
 
 The audit never trusts the recorded status: it runs the evidence levels and
 derives the status, then reports whether the two agree.
@@ -25,6 +25,7 @@ from typing import Any
 
 from ..evidence.identity import check_identity
 from ..evidence.verdict import Evidence, Level, Verdict
+from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 
 __all__ = ["AuditRecord", "audit_entry", "audit", "ledger_json", "summary"]
@@ -145,15 +146,13 @@ def audit(entries: Iterable[Entry], seed: int = 0) -> tuple[AuditRecord, ...]:
 
 
 def summary(records: Iterable[AuditRecord]) -> dict[str, int]:
-    """Count entries per recorded status (all five statuses, in SPEC order)."""
+    """Count entries per recorded status (all five statuses, in the order of docs/ledger-format.md)."""
     counts = Counter(r.entry.status.value for r in records)
     return {s.value: counts.get(s.value, 0) for s in Status}
 
 
 def ledger_json(records: Iterable[AuditRecord]) -> dict[str, Any]:
-    """The SPEC §7 machine-readable ledger."""
-    from .coverage import coverage
-
+    """The machine-readable ledger (docs/ledger-format.md)."""
     records = tuple(records)
     cov = coverage(r.entry for r in records)
     return {"entries": [r.to_json() for r in records], "summary": summary(records),

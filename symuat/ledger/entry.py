@@ -1,4 +1,4 @@
-r"""Ledger entries: one printed statement of the paper, with its source and claim.
+r"""Ledger entries: one printed statement of the paper, with its source and claim (docs/ledger-format.md).
 
 Entry ids are ``<version>:<place>``: the version is the key of a registered
 source (:mod:`symuat.ledger.sources`: ``duat``, ``uat-aaai``, ``uat-arxiv``, ``ext``

@@ -13,6 +13,7 @@ from symuat.numeric.attention import (
     resolve_scale,
     softmax_rows,
 )
+from symuat.numeric.duat_form import DUATForm, duat_form, duat_relative_error
 from symuat.numeric.layernorm import LayerNormWeights, layer_norm, layer_norm_operator
 from symuat.numeric.operators import (
     DENSE_LIMIT,
@@ -35,7 +36,6 @@ from symuat.numeric.residual_params import (
     layer_residual_params,
     residual_params,
 )
-from symuat.numeric.duat_form import DUATForm, duat_form, duat_relative_error
 from symuat.numeric.stack import (
     ACTIVATIONS,
     KINDS,

@@ -43,8 +43,8 @@ from typing import Any, List, Optional, Tuple, Union
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
 from symuat.numeric.operators import Kron, KronSum
+from symuat.validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 
 __all__ = [
     "AttentionWeights",
@@ -60,7 +60,9 @@ ScaleLike = Union[str, float]
 
 
 def softmax_rows(S: Any) -> np.ndarray:
-    r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij} = e^{S_{ij}-m_i}/\sum_k e^{S_{ik}-m_i}`, :math:`m_i=\max_k S_{ik}`.
+    r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij} = e^{S_{ij}-m_i}/\sum_k e^{S_{ik}-m_i}`.
+
+    Here :math:`m_i=\max_k S_{ik}`.
 
     ``-inf`` entries (masked positions) are allowed and get weight 0; NaN, ``+inf``
     and rows that are entirely ``-inf`` raise :class:`InvalidValueError`.
@@ -254,7 +256,9 @@ def head_attention_weights(X: Any, attn: AttentionWeights) -> List[np.ndarray]:
 
 
 def multi_head_attention(X: Any, attn: AttentionWeights) -> np.ndarray:
-    r"""Direct multi-head attention :math:`\mathrm{Concat}(\hat H_1,\dots,\hat H_{n_h}) W_O + \mathbf 1 b_O^{\mathsf T}` (seed 001, Eq. 7–8).
+    r"""Direct multi-head attention (seed 001, Eq. 7–8).
+
+    :math:`\mathrm{Concat}(\hat H_1,\dots,\hat H_{n_h}) W_O + \mathbf 1 b_O^{\mathsf T}`.
 
     :math:`\hat H_h = H_h (X W_{V,h} + \mathbf 1 b_{V,h}^{\mathsf T})`, computed the ordinary way
     (values first, concatenation, one output projection).
@@ -281,7 +285,8 @@ def multi_head_attention(X: Any, attn: AttentionWeights) -> np.ndarray:
     return Y
 
 
-def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None) -> Tuple[KronSum, np.ndarray]:
+def mha_operator(X: Any, attn: AttentionWeights,
+                 heads: Optional[List[np.ndarray]] = None) -> Tuple[KronSum, np.ndarray]:
     r"""Matrix–vector form of MHA at input ``X`` (seed 001, Eq. 9–10, App. A).
 
     .. math::

@@ -1,7 +1,7 @@
 r"""LayerNorm, directly and as a dynamic matrix–vector map.
 
 LayerNorm is not in the paper; it is needed for pre-LN / post-LN blocks
-(SPEC §3).  Row-wise, for :math:`x \in \mathbb{R}^M` (one token),
+(docs/conventions.md).  Row-wise, for :math:`x \in \mathbb{R}^M` (one token),
 
 .. math::
 
@@ -13,7 +13,8 @@ On :math:`x' = \operatorname{vec}_r(X)` this is the affine map
 
 .. math::
 
-    \operatorname{vec}_r(\mathrm{LN}(X)) = \underbrace{(D(X) \otimes \operatorname{diag}\gamma)(I_N \otimes C_M)}_{W'(X)}\,x'
+    \operatorname{vec}_r(\mathrm{LN}(X))
+    = \underbrace{(D(X) \otimes \operatorname{diag}\gamma)(I_N \otimes C_M)}_{W'(X)}\,x'
     + \mathbf 1_N \otimes \beta,
     \quad C_M = I_M - \tfrac1M \mathbf 1\mathbf 1^{\mathsf T},\quad
     D(X) = \operatorname{diag}\big(1/\sqrt{\operatorname{var}_r + \varepsilon}\big)_{r=1..N}.
@@ -30,8 +31,8 @@ from typing import Any, Tuple
 import numpy as np
 
 from symuat.errors import InvalidValueError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number, check_shape
 from symuat.numeric.operators import Compose, Diagonal, IdentityOperator, Kron
+from symuat.validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
 

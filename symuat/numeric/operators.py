@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence, Tuple, Union
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_real_number
+from symuat.validation import as_finite_array, check_positive_dim, check_real_number
 
 __all__ = [
     "DENSE_LIMIT",

@@ -10,11 +10,13 @@ Every block of :mod:`symuat.numeric.stack` is written, at its actual input
 
 Notation (all operators act on length-:math:`NM` row-major vectors):
 
-* :math:`A = W'_{HVO}(U) = \sum_h H_h(U) \otimes (W_{V,h}W_{O,h})^{\mathsf T}`, :math:`a = \mathbf 1_N \otimes (W_O^{\mathsf T} b_V + b_O)`
+* :math:`A = W'_{HVO}(U) = \sum_h H_h(U) \otimes (W_{V,h}W_{O,h})^{\mathsf T}`,
+  :math:`a = \mathbf 1_N \otimes (W_O^{\mathsf T} b_V + b_O)`
   — MHA at its actual argument :math:`U` (Eq. 9–10; :math:`A` dynamic, :math:`a` static);
 * :math:`F_1 = I_N \otimes W_1^{\mathsf T}`, :math:`f_1 = \mathbf 1_N \otimes b_1`,
   :math:`F_2 = I_N \otimes W_2^{\mathsf T}`, :math:`f_2 = \mathbf 1_N \otimes b_2` — FFN (Eq. 29; static);
-* :math:`L_k = (D(V) \otimes \operatorname{diag}\gamma_k)(I_N \otimes C_M)`, :math:`\beta'_k = \mathbf 1_N\otimes\beta_k`
+* :math:`L_k = (D(V) \otimes \operatorname{diag}\gamma_k)(I_N \otimes C_M)`,
+  :math:`\beta'_k = \mathbf 1_N\otimes\beta_k`
   — LayerNorm :math:`k` at its actual argument :math:`V` (dynamic through :math:`D(V)`).
 
 Reductions (each is an exact algebraic rewrite of the block at the actual input):
@@ -45,11 +47,11 @@ from typing import Any, FrozenSet, List
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
 from symuat.numeric.attention import mha_operator
 from symuat.numeric.layernorm import layer_norm_operator
 from symuat.numeric.operators import Compose, IdentityOperator, Kron, LinearOperator, Sum
 from symuat.numeric.stack import KINDS, BlockWeights, TransformerStack, activation_function
+from symuat.validation import as_finite_array, check_positive_dim, check_shape
 
 __all__ = ["ResidualParams", "DYNAMIC", "layer_residual_params", "residual_params", "apply_residual"]
 

@@ -4,7 +4,7 @@ Orientation: every Linear is a *feature* Linear acting on the columns,
 :math:`Y = X W + \mathbf 1 b^{\mathsf T}` with :math:`X \in \mathbb{R}^{N\times M}` and
 :math:`W \in \mathbb{R}^{M_{in}\times M_{out}}` (i.e. ``W`` is the transpose of a PyTorch
 ``nn.Linear.weight``).  On :math:`x' = \operatorname{vec}_r(X)` this is
-:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (SPEC §3).
+:math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (docs/conventions.md).
 
 Block kinds (``x`` is the block input, ``h`` the intermediate, all row-wise maps per token):
 
@@ -33,9 +33,10 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from symuat.errors import InvalidValueError, ShapeError
-from symuat.numeric._validate import as_finite_array, check_positive_dim, check_shape
+from symuat.names import logistic
 from symuat.numeric.attention import AttentionWeights, multi_head_attention, resolve_scale
 from symuat.numeric.layernorm import LayerNormWeights, apply_layer_norm_weights
+from symuat.validation import as_finite_array, check_positive_dim, check_shape
 
 __all__ = [
     "KINDS",
@@ -68,12 +69,7 @@ def _gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-def _sigmoid(x):
-    # 0.5 (1 + tanh(x/2)) is exact and cannot overflow
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": _sigmoid}
+_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logistic}
 
 
 def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:

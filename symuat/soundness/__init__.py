@@ -6,8 +6,16 @@ and reports, per level, the fraction rejected ("kill rate"), the mutants that
 are accidentally equivalent, and any true statement a level wrongly rejects.
 """
 
-from .kill_rate import KillReport, LevelCount, Outcome, assess, assess_table, kill_rates, ledger_mutants, \
-    true_statement_sweep
+from .kill_rate import (
+    KillReport,
+    LevelCount,
+    Outcome,
+    assess,
+    assess_table,
+    kill_rates,
+    ledger_mutants,
+    true_statement_sweep,
+)
 from .mutants import OPERATORS, Mutant, expr_sites, identity_mutants, mutate_expr, opaque_mutants, table_mutants
 
 __all__ = [

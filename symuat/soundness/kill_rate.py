@@ -29,13 +29,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import DerivationError
-from ..evidence import identity as _identity_mod
-from ..evidence import opaque as _opaque_mod
 from ..evidence.fields import logistic
-from ..evidence.identity import Identity, check_identity
+from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity
+from ..evidence.pipeline import check_identity
+from ..evidence.protocol import InstanceCache
 from ..evidence.verdict import Level
 from ..expansion import induction_proof, nested_form, substitution_table, verify_depth_naive, verify_table
+from ..ledger.entry import Status
+from ..ledger.registry import load_entries
 from .mutants import Mutant, identity_mutants, opaque_mutants, table_mutants
 
 __all__ = ["Outcome", "LevelCount", "KillReport", "assess", "assess_table", "ledger_mutants", "kill_rates",
@@ -169,9 +171,6 @@ def assess_table(mutant: Mutant, seed: int = 0, rule_layer: int | None = None) -
 
 def ledger_mutants(entries: Iterable | None = None, sources: Sequence[str] | None = None) -> tuple[Mutant, ...]:
     """Mutants of every ``proved`` ledger entry whose claim is an Identity or OpaqueIdentity."""
-    from ..ledger.entry import Status
-    from ..ledger.registry import load_entries
-
     entries = load_entries() if entries is None else entries
     out: list[Mutant] = []
     for e in entries:
@@ -209,15 +208,14 @@ def kill_rates(outcomes: Iterable[Outcome]) -> KillReport:
 
 
 def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
-                         levels: Sequence[Level] = (Level.EXACT, Level.FLOAT)) -> tuple[int, list[str]]:
+                         levels: Sequence[Level] = (Level.EXACT, Level.FLOAT),
+                         cache: InstanceCache | None = None) -> tuple[int, list[str]]:
     """Run the randomized levels of every proved Identity/OpaqueIdentity at each seed; return (runs, failures).
 
-    The sides of each claim are built once (the builders are deterministic) and
-    only the random evaluation is repeated, through the levels' own code.
+    The sides of each claim are built once (the builders are deterministic, ``cache``
+    keeps them) and only the random evaluation is repeated, through the levels' own code.
     """
-    from ..ledger.entry import Status
-    from ..ledger.registry import load_entries
-
+    cache = InstanceCache() if cache is None else cache
     entries = load_entries() if entries is None else entries
     claims = [(e.id, e.claim) for e in entries
               if e.status is Status.PROVED and isinstance(e.claim, (Identity, OpaqueIdentity))]
@@ -225,31 +223,12 @@ def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
                if e.correction is not None and isinstance(e.correction.identity, (Identity, OpaqueIdentity))]
     failures: list[str] = []
     runs = 0
-    inst, sides = _identity_mod.instance, _opaque_mod._sides
-    memo: dict = {}
-
-    def cached_instance(identity, dims):
-        key = (id(identity), tuple(sorted(dict(dims).items())))
-        if key not in memo:
-            memo[key] = inst(identity, dims)
-        return memo[key]
-
-    def cached_sides(identity, case):
-        key = (id(identity), repr(case))
-        if key not in memo:
-            memo[key] = sides(identity, case)
-        return memo[key]
-
-    _identity_mod.instance, _opaque_mod._sides = cached_instance, cached_sides
-    try:
-        for seed in seeds:
-            for name, claim in claims:
-                for ev in check_identity(claim, seed=seed, levels=levels).evidence:
-                    runs += 1
-                    if not ev.holds:
-                        failures.append(f"{name} seed {seed}: {ev.level.value}: {ev.detail}")
-    finally:
-        _identity_mod.instance, _opaque_mod._sides = inst, sides
+    for seed in seeds:
+        for name, claim in claims:
+            for ev in check_identity(claim, seed=seed, levels=levels, cache=cache).evidence:
+                runs += 1
+                if not ev.holds:
+                    failures.append(f"{name} seed {seed}: {ev.level.value}: {ev.detail}")
     return runs, failures
 
 

@@ -37,6 +37,7 @@ from sympy.matrices.matrixbase import MatrixBase
 from ..algebra import matrices as _matrices
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity, is_vector_symbol
+from ..expansion.symbols import nc_symbol
 from ..expansion.table import SubstitutionTable, TableRow
 
 __all__ = ["Mutant", "OPERATORS", "identity_mutants", "opaque_mutants", "table_mutants", "mutate_expr",
@@ -327,8 +328,6 @@ def _untilde(name: str) -> str:
 
 
 def _symbol_map(operator: str, site) -> dict:
-    from ..expansion.symbols import nc_symbol
-
     if operator == "shift-index":
         s, d = site
         m = _INT.search(s.name)

@@ -1,0 +1,115 @@
+r"""The float64 level and its tolerance model, the same for every kind of claim.
+
+The derived side (``rhs``) is evaluated in float64 with the logistic σ and compared,
+entry by entry, with the claim's independent NumPy ``reference`` (or with ``lhs``).
+Entry :math:`i` passes when
+
+.. math:: |\text{derived}_i - \text{reference}_i| \le 8\,n\,\varepsilon\,m_i + \text{tiny},
+
+where :math:`n` counts entries plus scalar inputs, :math:`\varepsilon` is the machine
+epsilon of the reference's dtype (float32 references are only float32-accurate), and
+:math:`m_i` is the larger of the entry's magnitude bound (every input and constant
+replaced by its absolute value, :func:`~symuat.evidence.fields.magnitude`) and, for
+polynomial entries, the same bound with every input as large as the largest one (the
+reference may form and cancel intermediates the derived side never shows).  When
+float64 overflows at the drawn point the inputs are scaled towards 0 and redrawn: a
+true identity holds at every point.  See ``docs/evidence.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .fields import RealField
+from .levels import Run, entry_label, instance_at, register_level, shape_failure
+from .protocol import Claim, Instance
+from .verdict import Evidence, Level
+
+__all__ = ["FLOAT_SAFETY", "SHRINK", "float_level", "tolerance"]
+
+#: Rounding-error safety factor in the float64 tolerance ``FLOAT_SAFETY * n * eps * magnitude``.
+FLOAT_SAFETY = 8.0
+
+#: Input scales tried by the float level when float64 overflows at the drawn point.
+SHRINK = (1.0, 2.0 ** -4, 2.0 ** -8, 2.0 ** -16)
+
+
+def tolerance(n_ops: int, mags: np.ndarray, ref_eps: float = 0.0) -> np.ndarray:
+    r"""Per-entry tolerance :math:`8 n \varepsilon m_i + \text{tiny}`.
+
+    >>> bool(tolerance(10, np.array([1.0]))[0] == 8 * 10 * np.finfo(float).eps + np.finfo(float).tiny)
+    True
+    """
+    eps = max(np.finfo(float).eps, ref_eps)
+    tiny = np.finfo(np.float32 if ref_eps >= np.finfo(np.float32).eps else float).tiny
+    return FLOAT_SAFETY * n_ops * eps * mags + tiny
+
+
+def _compare_at(inst: Instance, values, fld: RealField):
+    """Derived side, reference, magnitudes, the reference's precision and its description at one point."""
+    memo: dict = {}
+    got = np.asarray(inst.side("rhs", values, fld, memo), dtype=float)
+    ref_eps = 0.0
+    raw = inst.reference(values)
+    if raw is not None:
+        raw = np.asarray(raw)
+        if np.issubdtype(raw.dtype, np.floating):  # a float32 reference is only float32-accurate
+            ref_eps = float(np.finfo(raw.dtype).eps)
+        want = raw.astype(float).reshape(-1)
+        source = "an independent NumPy implementation"
+    else:
+        want = np.asarray(inst.side("lhs", values, fld, memo), dtype=float)
+        source = "the left-hand side"
+    if want.size != got.size:
+        return got, None, want.size, ref_eps, source
+    return got, want, inst.magnitudes(values), ref_eps, source
+
+
+@register_level(Level.FLOAT)
+def float_level(claim: Claim, run: Run) -> Evidence:
+    """The derived side against the reference in float64, within :func:`tolerance`."""
+    point = claim.check_point
+    try:
+        inst = instance_at(claim, point, run)
+    except ShapeError as exc:
+        return shape_failure(Level.FLOAT, exc, point)
+    fld = RealField()
+    values = inst.bind(fld, np.random.default_rng([run.seed, 7]))
+    for shrink in SHRINK:
+        scaled = {s: v * shrink for s, v in values.items()}
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            try:
+                got, want, mags, ref_eps, source = _compare_at(inst, scaled, fld)
+            except OverflowError:
+                continue
+        if want is None:
+            return Evidence(Level.FLOAT, False, f"reference has {mags} entries, derived side {got.size}",
+                            {**inst.point, "reason": "size mismatch"})
+        if np.all(np.isfinite(got)) and np.all(np.isfinite(want)) and np.all(np.isfinite(mags)):
+            break
+    else:
+        return Evidence(Level.FLOAT, False, f"float64 overflows at {inst.where} (seed {run.seed}) even with inputs "
+                        f"scaled by {SHRINK[-1]:g}: the float level cannot evaluate this statement",
+                        {**inst.point, "seed": run.seed, "reason": "overflow"})
+    tol = tolerance(got.size + inst.input_count(), mags, ref_eps)
+    if shrink != 1:
+        source += f" (inputs scaled by {shrink:g} to avoid float64 overflow)"
+    err = np.abs(got - want)
+    bad = np.flatnonzero(~(err <= tol))
+    if bad.size:
+        i = int(bad[0])
+        label, entry = entry_label(inst, i)
+        return Evidence(
+            Level.FLOAT, False, f"{label} differs from {source} by {err[i]:.3e} > tolerance {tol[i]:.3e} at "
+                                f"{inst.where} (seed {run.seed})",
+            {**inst.point, "seed": run.seed, "entry": entry, "derived": float(got[i]), "reference": float(want[i]),
+             "tolerance": float(tol[i])},
+        )
+    rel = float(np.max(err / np.maximum(mags, np.finfo(float).tiny))) if err.size else 0.0
+    return Evidence(
+        Level.FLOAT, True,
+        f"float64 at {inst.where} (seed {run.seed}) agrees with {source}: max error/magnitude {rel:.1e}, "
+        f"tolerance {FLOAT_SAFETY:g}*n*eps*magnitude"
+        + (f" with the reference's eps = {ref_eps:.1e}" if ref_eps > np.finfo(float).eps else ""),
+    )

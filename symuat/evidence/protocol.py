@@ -1,0 +1,123 @@
+r"""The protocol every kind of claim implements, so that one pipeline checks them all.
+
+A *claim* (:class:`~symuat.evidence.identity.Identity` for explicit matrices,
+:class:`~symuat.evidence.opaque.OpaqueIdentity` for noncommutative expressions) says
+where it is checked and how to build its two sides at a point; an *instance* (the
+sides at one point) says how to evaluate them in a field.  The evidence levels
+(:mod:`symuat.evidence.pipeline`) only talk to these two protocols — one recipe,
+several backends.
+
+:class:`InstanceCache` is the public cache hook: pass one to
+:func:`~symuat.evidence.pipeline.check_identity` to build each claim's sides once per
+point across many runs (e.g. a sweep over seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import sympy
+
+from .verdict import Level
+
+__all__ = ["Claim", "Instance", "SymbolicFailure", "InstanceCache"]
+
+
+@dataclass(frozen=True)
+class SymbolicFailure:
+    """Where ``lhs - rhs`` did not expand to 0: a message and the data to replay it."""
+
+    detail: str
+    data: Mapping[str, Any]
+
+
+@runtime_checkable
+class Instance(Protocol):
+    r"""Both sides of a claim at one point (a dimension tuple or a case)."""
+
+    #: The point, for counterexamples: ``{"dims": {...}}`` or ``{"case": ...}``.
+    point: Mapping[str, Any]
+    #: The point in words, e.g. ``"N=2, M=3"`` or ``"case 2, 3x3 matrices"``.
+    where: str
+    #: Columns of a side (to name entries ``(row, col)``).
+    ncols: int
+
+    def symbolic_failure(self) -> SymbolicFailure | None:
+        """``None`` if ``expand(lhs - rhs) == 0`` (σ uninterpreted), else the first difference."""
+
+    #: The degree bound in words, for the exact level's report.
+    degree_note: str
+
+    def survival_per_trial(self, p: int) -> float:
+        r"""Bound on the probability that a false identity agrees at one random point of :math:`\mathbb F_p`."""
+
+    def bind(self, fld, rng: np.random.Generator) -> dict[sympy.Symbol, Any]:
+        """A random value in ``fld`` for every input symbol."""
+
+    def side(self, name: str, values: Mapping, fld, memo: dict) -> np.ndarray:
+        """Side ``"lhs"`` or ``"rhs"`` evaluated in ``fld``, flattened row-major (``memo`` shares sub-expressions)."""
+
+    def reference(self, values: Mapping) -> np.ndarray | None:
+        """The claim's independent NumPy reference at ``values`` (``None`` if it has none)."""
+
+    def magnitudes(self, values: Mapping) -> np.ndarray:
+        """Per-entry magnitude bound (every input and constant replaced by its absolute value)."""
+
+    def input_count(self) -> int:
+        """Number of scalar inputs, for the float tolerance's operation count."""
+
+
+@runtime_checkable
+class Claim(Protocol):
+    """A statement ``lhs == rhs`` checked at several points."""
+
+    levels: tuple[Level, ...]
+    scope: str
+
+    @property
+    def symbolic_points(self) -> Sequence[Hashable]:
+        """Points of the symbolic level, smallest first."""
+
+    @property
+    def check_point(self) -> Hashable:
+        """Where the randomized levels look."""
+
+    def instantiate(self, point) -> Instance:
+        """Build both sides at ``point`` (raises :class:`~symuat.errors.ShapeError` if they do not fit)."""
+
+    def symbolic_statement(self) -> str:
+        """What the symbolic level proved when every point passed."""
+
+
+def _point_key(point) -> Hashable:
+    return tuple(sorted(point.items())) if isinstance(point, Mapping) else repr(point)
+
+
+@dataclass
+class InstanceCache:
+    """Instances built once per ``(claim, point)``; ``hits``/``misses`` count the look-ups.
+
+    >>> cache = InstanceCache()
+    >>> cache.get("claim", {"N": 2}, lambda: "built"), cache.get("claim", {"N": 2}, lambda: "again")
+    ('built', 'built')
+    >>> cache.hits, cache.misses
+    (1, 1)
+    """
+
+    hits: int = 0
+    misses: int = 0
+    _store: dict = field(default_factory=dict, repr=False)
+
+    def get(self, claim, point, build: Callable[[], Instance]) -> Instance:
+        key = (id(claim), _point_key(point))
+        held = self._store.get(key)
+        if held is not None and held[0] is claim:
+            self.hits += 1
+            return held[1]
+        self.misses += 1
+        built = build()
+        self._store[key] = (claim, built)  # the claim is kept alive, so its id cannot be reused
+        return built

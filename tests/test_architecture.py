@@ -1,0 +1,144 @@
+"""The package graph of ``symuat`` is acyclic and follows the layer order of docs/architecture.md."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "symuat"
+
+#: Lowest first; a unit may import only units at or below its own rank (docs/architecture.md).
+LAYERS = ("errors", "validation", "names", "algebra", "layers", "evidence", "expansion", "numeric", "allsizes",
+          "models", "ledger", "soundness", "latex", "build", "cli")
+#: Imported only inside symuat/models/, and only inside functions (optional, heavy dependencies).
+LAZY_ONLY = ("torch", "transformers")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, at module level) for every import of ``path``, relative ones resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    top = {id(node) for node in tree.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, node.lineno, id(node) in top) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module is None:  # from . import x: each name may be a submodule
+                out.extend((f"{target}.{alias.name}", node.lineno, id(node) in top) for alias in node.names)
+            else:
+                out.append((target, node.lineno, id(node) in top))
+    return out
+
+
+def _unit(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "symuat" and len(parts) > 1 else None
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in _sources():
+        source = _unit(_module_name(path))
+        if source is None:
+            continue
+        for target, _, _ in _imports(path):
+            unit = _unit(target)
+            if unit is not None and unit != source:
+                graph.setdefault(source, set()).add(unit)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_every_unit_has_a_place_in_the_layer_order():
+    units = {_unit(_module_name(p)) for p in _sources()} - {None}
+    assert units <= set(LAYERS), f"place {sorted(units - set(LAYERS))} in LAYERS and docs/architecture.md"
+
+
+def test_the_documented_layer_order_is_the_tested_one():
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\d+\. `([a-z_]+)`", doc, flags=re.M)
+    assert tuple(listed) == LAYERS
+
+
+def test_no_cycle_between_subpackages():
+    assert _cycle(_graph()) is None, " -> ".join(_cycle(_graph()) or ())
+
+
+def test_no_import_from_a_lower_layer_to_a_higher_one():
+    rank = {u: i for i, u in enumerate(LAYERS)}
+    upward = [f"{path.relative_to(ROOT)}:{line} imports {target}"
+              for path in _sources() if (source := _unit(_module_name(path))) is not None
+              for target, line, _ in _imports(path)
+              if (unit := _unit(target)) is not None and rank.get(unit, -1) > rank.get(source, len(LAYERS))]
+    assert upward == []
+
+
+def test_no_module_imports_the_package_root():
+    offenders = [f"{path.relative_to(ROOT)}:{line}" for path in _sources() if path != PACKAGE / "__init__.py"
+                 for target, line, _ in _imports(path) if target == "symuat"]
+    assert offenders == []
+
+
+def test_no_function_local_imports_outside_models():
+    local = [f"{path.relative_to(ROOT)}:{line} imports {target}" for path in _sources()
+             if "models" not in path.relative_to(PACKAGE).parts
+             for target, line, at_top in _imports(path) if not at_top]
+    assert local == []
+
+
+@pytest.mark.parametrize("dependency", LAZY_ONLY)
+def test_heavy_dependencies_are_imported_lazily_and_only_by_models(dependency):
+    bad = [f"{path.relative_to(ROOT)}:{line}" for path in _sources() for target, line, at_top in _imports(path)
+           if target.split(".")[0] == dependency
+           and (at_top or "models" not in path.relative_to(PACKAGE).parts)]
+    assert bad == []
+
+
+def test_the_checker_sees_cycles_and_resolves_relative_imports():
+    """The graph functions find a planted cycle and resolve relative imports."""
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    planted = PACKAGE / "evidence" / "identity.py"
+    targets = {t for t, _, _ in _imports(planted)}
+    assert "symuat.algebra.matrices" in targets and "symuat.evidence.declare" in targets
