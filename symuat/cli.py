@@ -18,6 +18,7 @@ import click
 from .build import build
 from .errors import SymuatError
 from .expansion import substitution_table, verify_depth
+from .latex.figures import plot_available
 from .latex.printer import paper_latex
 from .ledger.audit import AuditRecord, audit, ledger_json
 from .ledger.coverage import coverage
@@ -112,8 +113,6 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
 
 
 def _say_if_no_figures() -> None:
-    from .latex.figures import plot_available
-
     if not plot_available():
         click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the document without figures")
 

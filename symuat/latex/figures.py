@@ -19,6 +19,8 @@ decimals so that last-digit float differences between machines cannot change a c
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import io
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -26,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..numeric import TransformerStack, duat_form, head_attention_weights, random_stack
 
 __all__ = ["plot_available", "sparsity_figure", "attention_figure", "attribution_figure", "attribution_shares",
            "ATTRIBUTION_MODEL"]
@@ -42,25 +45,20 @@ _METADATA = {"Creator": "symuat", "Producer": "symuat", "CreationDate": None, "M
 
 
 def plot_available() -> bool:
-    """Whether matplotlib (``pip install 'symuat[plot]'``) can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether matplotlib (``pip install 'symuat[plot]'``) is installed; it is imported only when drawing."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 @contextmanager
 def _figure(width_in: float, height_in: float):
     if not plot_available():
         raise UnsupportedError("figures need matplotlib: pip install 'symuat[plot]'")
-    import matplotlib
-    from matplotlib.backends.backend_pdf import FigureCanvasPdf
-    from matplotlib.figure import Figure
-
+    matplotlib = importlib.import_module("matplotlib")
+    canvas = importlib.import_module("matplotlib.backends.backend_pdf").FigureCanvasPdf
+    figure = importlib.import_module("matplotlib.figure").Figure
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(width_in, height_in))
-        FigureCanvasPdf(fig)
+        fig = figure(figsize=(width_in, height_in))
+        canvas(fig)
         yield fig
 
 
@@ -100,8 +98,6 @@ def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], t
 
 
 def _model():
-    from ..numeric import random_stack
-
     p = ATTRIBUTION_MODEL
     rng = np.random.default_rng(p["seed"])
     stack = random_stack(rng, p["layers"], p["width"], p["heads"], p["ffn"], kind=p["kind"])
@@ -112,8 +108,6 @@ def _model():
 def attention_figure(block: tuple[int, int] = (1, 2)) -> bytes:
     r"""Heatmaps of :math:`H_h` (every head of layer 1) and of the block ``block`` (1-based token pair)
     of :math:`W'_{HVO}` for the model :data:`ATTRIBUTION_MODEL` at its random input."""
-    from ..numeric import head_attention_weights
-
     stack, X0 = _model()
     attn = stack.blocks[0].attention
     heads = [np.round(H, 6) for H in head_attention_weights(X0, attn)]
@@ -161,8 +155,6 @@ def attribution_shares(stack, X0) -> tuple[np.ndarray, np.ndarray]:
     >>> layer.shape, token.shape, bool(np.allclose(layer.sum(axis=1), 1))
     ((2, 4), (3, 4), True)
     """
-    from ..numeric import TransformerStack, duat_form
-
     L, (N, M) = stack.depth, np.shape(X0)
     per_layer = np.zeros((L, L + 2))
     for depth in range(1, L + 1):
