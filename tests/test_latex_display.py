@@ -43,6 +43,11 @@ def test_split_lines_loses_nothing_and_respects_the_budget(tex, budget):
         assert math_width(line) <= max(budget, widest_piece) + 1e-9
 
 
+def test_a_short_left_side_stays_with_its_matrix():
+    matrix = r"\left[\begin{matrix}" + " & ".join(["h^{(1)}_{1,1} v^{(1)}_{1,1}"] * 8) + r"\end{matrix}\right]"
+    assert split_lines(r"\mathbf{y}' = " + matrix, budget=200) == [r"\mathbf{y}' = " + matrix]
+
+
 @settings(max_examples=30, deadline=None)
 @given(_sums())
 def test_display_never_scales(tex):

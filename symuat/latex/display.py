@@ -220,7 +220,8 @@ def split_lines(tex: str, budget: float = LINE_BUDGET_PT) -> list[str]:
     for piece in pieces:
         w = math_width(piece)
         limit = budget if not lines else budget - 22.0
-        if current and width + w > limit:
+        lonely = not lines and width < 60.0 and r"\begin{" in piece  # a short left side before a matrix
+        if current and width + w > limit and not lonely:
             lines.append(current.strip())
             current, width = "", 0.0
         current += piece
