@@ -77,3 +77,14 @@ def test_document_without_matplotlib_has_no_figures(monkeypatch):
     files = document_files(audit([Entry("duat:eq5", "Eq. 5", "x", Status.PROVED, same)]), depth=1)
     assert not any(name.endswith(".pdf") for name in files)
     assert not any(r"\includegraphics" in text for text in files.values())
+
+
+def test_build_says_when_figures_are_left_out(monkeypatch, capsys):
+    from symuat import cli
+
+    monkeypatch.setattr(cli, "plot_available", lambda: False)
+    cli._say_if_no_figures()
+    assert "matplotlib is not installed (pip install 'symuat[plot]')" in capsys.readouterr().out
+    monkeypatch.setattr(cli, "plot_available", lambda: True)
+    cli._say_if_no_figures()
+    assert capsys.readouterr().out == ""
