@@ -13,8 +13,7 @@ from pathlib import Path
 
 from .errors import OutputError
 from .expansion.symbols import check_depth
-from .latex.appendices import attention_examples, layer_equations, matrix_vector_examples
-from .latex.render import environment, render_audit, render_document, render_duat, render_matrix_vector, write_files
+from .latex.render import document_files, write_files
 from .ledger.audit import AuditRecord, check_seed, ledger_json
 from .ledger.cache import audit_ledger
 from .ledger.stable import stable_records
@@ -36,22 +35,11 @@ class BuildResult:
         return tuple(r.entry.id for r in self.records if not r.agrees)
 
 
-def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str]:
-    """Every generated file, name → text; deterministic. ``depth``: largest depth of the DUAT tables.
-
-    Measured float digits are replaced by machine-independent bounds first
-    (:func:`~symuat.ledger.stable.stable_records`), so the files are byte-identical on every machine.
-    """
+def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str | bytes]:
+    """Every generated file, name → text (figures: PDF bytes); deterministic. ``depth``: depth of the DUAT table."""
     check_depth(depth)
-    records = stable_records(records)
-    appendices = {
-        "appendix-matrix-vector": render_matrix_vector(layer_equations(), matrix_vector_examples(attention_examples())),
-        "appendix-duat": render_duat(depth, records),
-        "appendix-audit": render_audit(records),
-    }
-    files = {f"{name}.tex": text for name, text in appendices.items()}
-    files["symuat-macros.tex"] = environment().get_template("symuat-macros.tex.j2").render()
-    files["main.tex"] = render_document(appendices)
+    records = stable_records(records)  # machine-independent bounds for measured float digits
+    files = document_files(records, depth=depth)
     files["ledger.json"] = json.dumps(ledger_json(records), indent=2, ensure_ascii=False) + "\n"
     return files
 

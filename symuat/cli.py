@@ -25,6 +25,7 @@ from .build import build, compile_pdf
 from .derive_format import table_latex, table_text
 from .errors import InvalidValueError, SymuatError
 from .expansion import substitution_table, verify_depth
+from .latex.figures import plot_available
 from .ledger.audit import AuditRecord, check_seed, ledger_json
 from .ledger.cache import audit_ledger
 from .ledger.coverage import coverage
@@ -176,6 +177,11 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
             sys.exit(1)
 
 
+def _say_if_no_figures() -> None:
+    if not plot_available():
+        click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the document without figures")
+
+
 @main.command("build")
 @click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
@@ -195,6 +201,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, qu
             pdf_path, compiler = compile_pdf(Path(out))
         result = replace(result, pdf=pdf_path, compiler=compiler)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
+    _say_if_no_figures()
     if result.pdf is not None:
         click.echo(f"compiled {result.pdf} with {result.compiler}")
     elif pdf:
@@ -215,6 +222,7 @@ def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) 
         result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
                        on_done=on_done)
     click.echo(f"wrote {len(result.files)} files to {out}/")
+    _say_if_no_figures()
     _report_disagreements(result.records)
 
 

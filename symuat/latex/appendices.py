@@ -17,8 +17,9 @@ from ..expansion import closed_forms, induction_proof, substitution_table, verif
 from ..layers.attention_figures import figure5_example, figure6_example
 from ..layers.linear import FeatureLinear, TokenLinear
 from ..ledger.audit import AuditRecord
-from .printer import latex_lines, paper_latex
-from .sparsity import density, sparsity_picture
+from .display import split_lines
+from .printer import paper_latex
+from .sparsity import density, nonzero_pattern
 
 __all__ = ["Equation", "Example", "Box", "matrix_vector_examples", "duat_boxes", "duat_proof", "chains"]
 
@@ -34,12 +35,18 @@ class Equation:
 
 @dataclass(frozen=True)
 class Example:
-    """A worked small example: caption, the explicit matrix–vector form and its sparsity picture."""
+    """A worked small example: caption, the explicit matrix–vector form and its non-zero pattern.
+
+    ``figure`` names the sparsity figure (a file stem); ``pattern`` is the matrix's structurally
+    non-zero entries, ``block`` the size of one Kronecker block (the figure's grid lines).
+    """
 
     title: str
     ledger_id: str
     equation: str
-    picture: str
+    figure: str
+    pattern: tuple[tuple[bool, ...], ...]
+    block: tuple[int, int]
     density: str
 
 
@@ -52,10 +59,13 @@ class Box:
     rows: tuple[tuple[str, str], ...]
 
 
-def _example(title: str, ledger_id: str, lhs: str, W: sympy.MatrixBase, x: sympy.MatrixBase,
-             b: sympy.MatrixBase | None = None) -> Example:
-    rhs = f"{paper_latex(W)} {paper_latex(x)}" + (f" + {paper_latex(b)}" if b is not None else "")
-    return Example(title, ledger_id, f"{lhs} = {rhs}", sparsity_picture(W), sympy.latex(density(W)))
+def _example(title: str, ledger_id: str, figure: str, block: tuple[int, int], equation: str,
+             W: sympy.MatrixBase) -> Example:
+    return Example(title, ledger_id, equation, figure, nonzero_pattern(W), block, sympy.latex(density(W)))
+
+
+def _product(lhs: str, W: sympy.MatrixBase, x: sympy.MatrixBase, b: sympy.MatrixBase | None = None) -> str:
+    return f"{lhs} = {paper_latex(W)} {paper_latex(x)}" + (f" + {paper_latex(b)}" if b is not None else "")
 
 
 def layer_equations() -> tuple[Equation, ...]:
@@ -87,11 +97,11 @@ def matrix_vector_examples(extra: Iterable[Example] = ()) -> tuple[Example, ...]
     feature = FeatureLinear(Wf, bf).matrix_vector_form(2)
     return (
         _example(r"Token-mixing Linear $\mathbf{Y}=\mathbf{W}\mathbf{X}$, $N=2$, $M=3$: "
-                 r"$\mathbf{W}'=\mathbf{W}\otimes\mathbf{I}_3$", "duat:eq5",
-                 r"\mathbf{y}'", token.W_prime, vec_r(x)),
+                 r"$\mathbf{W}'=\mathbf{W}\otimes\mathbf{I}_3$", "duat:eq5", "fig-token-linear", (3, 3),
+                 _product(r"\mathbf{y}'", token.W_prime, vec_r(x)), token.W_prime),
         _example(r"Feature-mixing Linear $\mathbf{Y}=\mathbf{X}\mathbf{W}^T+\mathbf{1}\mathbf{b}^T$, $N=2$, "
-                 r"$M=3\to2$: $\mathbf{W}'=\mathbf{I}_2\otimes\mathbf{W}$", "duat:eq6",
-                 r"\mathbf{y}'", feature.W_prime, vec_r(x), feature.b_prime),
+                 r"$M=3\to2$: $\mathbf{W}'=\mathbf{I}_2\otimes\mathbf{W}$", "duat:eq6", "fig-feature-linear",
+                 (2, 3), _product(r"\mathbf{y}'", feature.W_prime, vec_r(x), feature.b_prime), feature.W_prime),
         *extra,
     )
 
@@ -104,15 +114,13 @@ def attention_examples() -> tuple[Example, ...]:
     closed = (r"\mathbf{W}'_{HVO}=\mathbf{W}'_{O}\mathbf{W}'_{HV}="
               r"\sum_{h=1}^{2}\mathbf{H}_h\otimes(\mathbf{W}_{V,h}\mathbf{W}_{O,h})^T")
     return (
-        Example(r"Figure 5: $\hat{\mathbf{H}}=\mathrm{Concat}(\mathbf{H}_1\mathbf{x}_1\mathbf{W}_{V1},"
-                r"\mathbf{H}_2\mathbf{x}_2\mathbf{W}_{V2})$, two heads, $N=2$, $M=4$", "duat:fig5",
-                rf"\hat{{\mathbf{{H}}}}' = {paper_latex(f5['W_HV'])}\,\mathbf{{x}}'",
-                sparsity_picture(f5["W_HV"]), sympy.latex(density(f5["W_HV"]))),
-        Example(r"Figure 6: $\mathbf{W}'_{O}=\mathbf{I}_N\otimes\mathbf{W}_O^T$", "duat:fig6",
-                rf"\mathbf{{W}}'_O = {paper_latex(W_O)}",
-                sparsity_picture(W_O), sympy.latex(density(W_O))),
-        Example(r"$\mathbf{W}'_{HVO}$ (dense: every output entry mixes every token)", "duat:eq10",
-                closed, sparsity_picture(W_HVO), sympy.latex(density(W_HVO))),
+        _example(r"Paper Fig.~5: $\hat{\mathbf{H}}=\mathrm{Concat}(\mathbf{H}_1\mathbf{x}_1\mathbf{W}_{V1},"
+                 r"\mathbf{H}_2\mathbf{x}_2\mathbf{W}_{V2})$, two heads, $N=2$, $M=4$", "duat:fig5", "fig-paper-fig5",
+                 (4, 4), rf"\hat{{\mathbf{{H}}}}' = {paper_latex(f5['W_HV'])}\,\mathbf{{x}}'", f5["W_HV"]),
+        _example(r"Paper Fig.~6: $\mathbf{W}'_{O}=\mathbf{I}_N\otimes\mathbf{W}_O^T$", "duat:fig6",
+                 "fig-paper-fig6", (4, 4), rf"\mathbf{{W}}'_O = {paper_latex(W_O)}", W_O),
+        _example(r"$\mathbf{W}'_{HVO}$ (dense: every output entry mixes every token)", "duat:eq10", "fig-w-hvo",
+                 (4, 4), closed, W_HVO),
     )
 
 
@@ -123,7 +131,7 @@ def duat_boxes(depth: int) -> tuple[tuple[Box, ...], tuple[str, ...], bool]:
         Box(depth, i, tuple((paper_latex(r.symbol), paper_latex(r.definition)) for r in table.box(i)))
         for i in range(1, depth + 1)
     )
-    return boxes, tuple(latex_lines(table.form(), per_line=2)), verify_depth(depth, table).holds
+    return boxes, tuple(split_lines(paper_latex(table.form()), 330)), verify_depth(depth, table).holds
 
 
 def duat_closed_forms(depth: int) -> tuple[tuple[str, str, bool], ...]:
@@ -139,8 +147,8 @@ def duat_proof() -> dict[str, object]:
         "holds": proof.holds,
         "detail": proof.detail,
         "base": (paper_latex(proof.base.lhs), paper_latex(proof.base.rhs), proof.base.holds),
-        "step_lhs": tuple(latex_lines(proof.step.lhs, per_line=2)),
-        "step_rhs": tuple(latex_lines(proof.step.rhs, per_line=2)),
+        "step_lhs": tuple(split_lines(paper_latex(proof.step.lhs))),
+        "step_rhs": tuple(split_lines(paper_latex(proof.step.rhs))),
         "step_holds": proof.step.holds,
     }
 

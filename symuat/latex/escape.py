@@ -8,9 +8,10 @@ so a ``.tex`` file can never be broken by a name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-__all__ = ["escape_text"]
+__all__ = ["escape_text", "text_with_math"]
 
 _SPECIAL: Mapping[str, str] = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -28,10 +29,13 @@ _UNICODE: Mapping[str, str] = {
     "ℝ": r"$\mathbb{R}$", "₀": r"$_0$", "₁": r"$_1$", "₂": r"$_2$", "₃": r"$_3$", "ᵢ": r"$_i$",
     "ⱼ": r"$_j$", "²": r"$^2$", "˜": r"\textasciitilde{}", "✗": "x", "⇒": r"$\Rightarrow$",
     "§": r"\S{}", "∞": r"$\infty$", "≈": r"$\approx$", "±": r"$\pm$", "∘": r"$\circ$", "⊙": r"$\odot$",
-    "Ã": r"$\tilde{A}$", "Ũ": r"$\tilde{U}$", "Ṽ": r"$\tilde{V}$",
+    "Ã": r"$\tilde{A}$", "Ũ": r"$\tilde{U}$", "Ṽ": r"$\tilde{V}$", "Ĥ": r"$\hat{H}$", "Δ": r"$\Delta$",
+    "∪": r"$\cup$", "¥": r"\textyen{}", "¢": r"\textcent{}", "€": r"\texteuro{}",
 }
 
 _COMBINING_TILDE = "\u0303"
+_COMBINING_HAT = "\u0302"
+_COMBINING_RING = "\u030a"
 
 
 def escape_text(text: str) -> str:
@@ -40,14 +44,16 @@ def escape_text(text: str) -> str:
     >>> escape_text("W' = W ⊗ I_M, 50% & more")
     "W' = W $\\otimes$ I\\_M, 50\\% \\& more"
     >>> escape_text("c\u0303 and β\u0303")
-    '\\~{c} and $\\tilde{\\beta}$'
+    '$\\tilde{c}$ and $\\tilde{\\beta}$'
 
     """
     out: list[str] = []
     for ch in text:
-        if ch == _COMBINING_TILDE and out:
+        if ch in (_COMBINING_TILDE, _COMBINING_HAT, _COMBINING_RING) and out:
             base = out.pop()
-            out.append(rf"$\tilde{{{base.strip('$')}}}$" if base.startswith("$") else rf"\~{{{base}}}")
+            accent = {_COMBINING_TILDE: "tilde", _COMBINING_HAT: "hat", _COMBINING_RING: "mathring"}[ch]
+            out.append(rf"$\{accent}{{{base.strip('$')}}}$" if base.startswith("$") or base.isalpha()
+                       else rf"\~{{{base}}}")
             continue
         if ch in _SPECIAL:
             out.append(_SPECIAL[ch])
@@ -56,3 +62,75 @@ def escape_text(text: str) -> str:
         else:
             out.append(_UNICODE.get(ch, "?"))
     return "".join(out)
+
+
+#: Non-ASCII letters that may carry a subscript in a note (``Σ_h``, ``β_j``, ``Ũ_j``), as math.
+_MATH_LETTERS: Mapping[str, str] = {ch: tex.strip("$") for ch, tex in _UNICODE.items()
+                                    if re.fullmatch(r"\$\\([A-Za-z]+|(tilde|hat)\{[A-Za-z]\})\$", tex)}
+_ACCENTED = r"(?:[A-Za-z]|\\[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])[\u0303\u0302]"
+_BASE = r"(?:\\(?:tilde|hat|bar|mathbf|boldsymbol)\{[^{}$]*\}|[A-Za-z]+|[" + "".join(_MATH_LETTERS) + r"])"
+_SUPER = r"(?:\^(?:\{[^{}$]*\}|\([^()$]*\)|[A-Za-z0-9]+)|ᵀ)"
+_SUB = r"(?:_\{[^{}$]*\}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)"
+_SCRIPTS = rf"{_SUB}(?:{_SUPER})?|{_SUPER}(?:{_SUB})?"
+#: ASCII math in free text: ``W'_{i,3}``, ``UAT_1^R``, ``x_i``, ``W_V,h``, ``Σ_h``, ``\tilde{V}_{1}``, ``c̃_j``,
+#: ``sqrt(M)``; an accented letter (``Ũ``, ``c̃``) is math even without a script.
+_ASCII_MATH = re.compile(
+    r"(?P<path>(?<![\w.])[a-z][a-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+){2,}(?:\[[^\]\s]*\])?)|"
+    rf"(?<![A-Za-z0-9\\])(?P<sym>(?:{_ACCENTED}|[ÃŨṼĤ])'*(?:{_SCRIPTS})?|{_BASE}'*(?:{_SCRIPTS}))"
+    r"|(?P<arrow>->|<=|>=|!=)"
+    rf"|\((?P<group>[A-Za-z0-9'_{{}}, ]+)\)(?P<gsup>{_SUPER})"
+    r"|(?<![A-Za-z])sqrt\((?P<root>[^()$]*)\)"
+)
+_ACCENT = re.compile(r"(\\[A-Za-z]+ ?|.)([\u0303\u0302])")
+_ARROWS: Mapping[str, str] = {"->": r"$\to$", "<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$"}
+#: ``residual_params``, ``check_depth``: a Python name, not a subscripted symbol.
+_CODE_NAME = re.compile(r"[a-z]+(_[a-z]{3,})+")
+_ADJACENT_MATH = re.compile(r"(?<!\\)\$\$")
+_SCRIPT_ARG = re.compile(r"([_^])([A-Za-z0-9]+(?:,[A-Za-z0-9]+)?)")
+
+
+def text_with_math(text: str) -> str:
+    r"""Escape free text like :func:`escape_text`, but set ASCII math in it as LaTeX math.
+
+    >>> text_with_math("UAT_1^R and W'_{i,3} with W_V,h, scale 1/sqrt(M), 50%")
+    "$UAT_{1}^{R}$ and $W'_{i,3}$ with $W_{V,h}$, scale 1/$\\sqrt{M}$, 50\\%"
+    >>> text_with_math(r"Σ_h H_h and \tilde{V}_{1}, 'W'_{1,1}'")
+    "$\\Sigma _{h}$ $H_{h}$ and $\\tilde{V}_{1}$, '$W'_{1,1}$'"
+    >>> text_with_math("c\u0303_{i+1} and Ũ_j^(i+1), Ũ alone")
+    '$\\tilde{c}_{i+1}$ and $\\tilde{U} _{j}^{(i+1)}$, $\\tilde{U} $ alone'
+    >>> text_with_math("(W'_HVO)^T = I_N⊗W_O^T")
+    "$(W'_{HVO})^{T}$ = $I_{N} \\otimes W_{O}^{T}$"
+    >>> text_with_math("'UAT^R_{i+1} = …'")
+    "'$UAT^{R}_{i+1}$ = \\ldots{}'"
+    >>> text_with_math("symuat.expansion.check_depth, x_i, e.g. check_depth")
+    '\\texttt{symuat.\\allowbreak{}expansion.\\allowbreak{}check\\_depth}, $x_{i}$, e.g. \\texttt{check\\_depth}'
+    >>> text_with_math("depth i -> i+1, rank <= d")
+    'depth i $\\to$ i+1, rank $\\le$ d'
+    >>> text_with_math("W'_iᵀ costs $5")
+    "${W'}_{i}^{T}$ costs \\$5"
+    """
+    out, pos = [], 0
+    for m in _ASCII_MATH.finditer(text):
+        out.append(escape_text(text[pos:m.start()]))
+        if m.group("path") is not None:
+            out.append(r"\texttt{" + escape_text(m.group("path")).replace(".", r".\allowbreak{}") + "}")
+        elif m.group("arrow") is not None:
+            out.append(_ARROWS[m.group("arrow")])
+        elif m.group("root") is not None:
+            out.append(rf"$\sqrt{{{m.group('root')}}}$")
+        elif m.group("group") is not None:
+            inner = text_with_math(m.group("group")).replace("$", "")
+            out.append(f"$({inner})" + text_with_math("x" + m.group("gsup")).replace("$", "")[1:] + "$")
+        elif _CODE_NAME.fullmatch(m.group("sym")):
+            out.append(r"\texttt{" + escape_text(m.group("sym")) + "}")
+        else:
+            sym = "".join(_MATH_LETTERS[ch] + " " if ch in _MATH_LETTERS else ch for ch in m.group("sym"))
+            sym = _ACCENT.sub(lambda a: ("\\tilde{" if a.group(2) == "\u0303" else "\\hat{") + a.group(1).strip() + "}",
+                              sym)
+            sym = re.sub(r"\^\(([^()]*)\)", r"^{(\1)}", sym.replace("ᵀ", "^{T}"))
+            if "'" in sym and "^" in sym:  # W'_{i}^{T}: a prime is a superscript too
+                sym = re.sub(r"^([^_^]*'+)", r"{\1}", sym)
+            out.append("$" + _SCRIPT_ARG.sub(r"\1{\2}", sym) + "$")
+        pos = m.end()
+    out.append(escape_text(text[pos:]))
+    return _ADJACENT_MATH.sub(" ", "".join(out))

@@ -3,14 +3,18 @@ r"""Render the LaTeX appendices with jinja2.
 Templates live in ``symuat/latex/templates`` (shipped with the package).  They use
 LaTeX-safe delimiters — ``\VAR{...}`` for values, ``\BLOCK{...}`` for statements,
 ``\#{...}`` for comments — so TeX braces never clash with jinja2.  Templates only
-*arrange* strings: math arrives already printed, and free text passes through the
-``tex`` filter (:func:`~symuat.latex.escape.escape_text`).  Output is
+*arrange* strings: math arrives already printed, notes and prose reasons are LaTeX
+text mode (printed verbatim), and other free text passes through the ``tex`` filter
+(:func:`~symuat.latex.escape.escape_text`) or, when it may hold ASCII math such as a
+reference ``'UAT^R_{i+1} = …'``, the ``ref``/``text`` filters (:func:`~symuat.latex.escape.text_with_math`).  Output is
 deterministic: no timestamps, entries in ledger order.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -19,19 +23,43 @@ from types import SimpleNamespace
 import jinja2
 
 from ..errors import OutputError
+from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
-from .appendices import chains, duat_boxes, duat_closed_forms, duat_proof
-from .escape import escape_text
+from ..ledger.entry import Prose, Status
+from . import figures as _figures
+from .appendices import (
+    attention_examples,
+    chains,
+    duat_boxes,
+    duat_closed_forms,
+    duat_proof,
+    layer_equations,
+    matrix_vector_examples,
+)
+from .display import LINE_BUDGET_PT, breakable_id, display, math_width, split_lines
+from .escape import escape_text, text_with_math
+from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
 
-__all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "write_files", "render_document",
-           "format_counterexample"]
+__all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "render_beyond", "write_files",
+           "render_document", "format_counterexample", "level_marks", "paper_figures", "document_files"]
 
-#: Counterexample fields that hold LaTeX math; every other field is free text.
-_MATH_FIELDS = ("lhs", "rhs", "difference")
+#: Macro printed for a level whose checks all hold, all fail, partly hold (readings) or do not apply.
+_MARKS = {"all": r"\yes", "none": r"\no", "some": r"\some", "n/a": r"\na"}
+_SIDES = (("lhs", "left-hand side"), ("rhs", "right-hand side"), ("difference", "difference (left $-$ right)"))
+_PAPER_FIGURE = re.compile(r"(?<!paper )(?<!paper's )(?<!paper’s )\b(Figures?|Fig\.)(~|\s)*(\d+)")
+
+
+def paper_figures(text: str) -> str:
+    """References to the paper's figures as "paper Fig. N", so they cannot be read as this document's own.
+
+    >>> paper_figures("§3.2, text before Figure 5; Fig. 6; the paper's Fig.~2")
+    "§3.2, text before paper Fig. 5; paper Fig. 6; the paper's Fig.~2"
+    """
+    return _PAPER_FIGURE.sub(lambda m: f"paper Fig. {m.group(3)}", text)
 
 
 def environment() -> jinja2.Environment:
-    """The jinja2 environment with LaTeX-safe delimiters and the ``tex`` escaping filter."""
+    """The jinja2 environment with LaTeX-safe delimiters and the filters the templates use."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("symuat.latex", "templates"),
         block_start_string=r"\BLOCK{", block_end_string="}",
@@ -42,61 +70,164 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
     )
     env.filters["tex"] = escape_text
+    env.filters["note"] = paper_figures  # notes and prose reasons are LaTeX text mode already
+    env.filters["text"] = lambda s: paper_figures(text_with_math(s))  # plain text with ASCII math
+    env.filters["ref"] = lambda s: text_with_math(paper_figures(s))
+    env.filters["display"] = display
+    env.filters["breakid"] = lambda s: breakable_id(escape_text(s))
+    env.filters["lines"] = split_lines
+    env.tests["wide"] = lambda tex: math_width(tex) > LINE_BUDGET_PT + 60.0
     env.filters["counterexample"] = format_counterexample
+    env.filters["marks"] = level_marks
+    env.filters["reason"] = lambda r: r.entry.claim.reason if isinstance(r.entry.claim, Prose) else ""
+    env.filters["version"] = version_name
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env
 
 
+def level_marks(record: AuditRecord) -> tuple[str, ...]:
+    r"""One mark per evidence level (then one for the correction): ``\yes``, ``\no``, ``\some`` or ``\na``."""
+    def mark(evidence) -> str:
+        held = [ev.holds for ev in evidence]
+        key = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
+        return _MARKS[key]
+
+    per_level = tuple(mark([ev for ev in record.evidence if ev.level is level]) for level in Level)
+    return per_level + (mark(record.correction_evidence),)
+
+
+def _sizes(value) -> str:
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return escape_text(value)
+    if isinstance(value, Mapping):
+        return "$" + ", ".join(f"{k}={v}" for k, v in value.items()) + "$"
+    if isinstance(value, (list, tuple)):
+        return "$(" + ",".join(str(v) for v in value) + ")$"
+    return escape_text(str(value))
+
+
 def format_counterexample(cx: Mapping | None) -> str:
-    """A counterexample as LaTeX: free text escaped on one line, each math field on its own fitted line."""
+    r"""A counterexample in words: where it lives, then both sides and their difference as display math.
+
+    >>> print(format_counterexample({"dims": "{'m': 2}", "entry": "[1, 1]", "lhs": "a", "rhs": "b",
+    ...                              "difference": "a - b"}))
+    At sizes $m=2$, entry $(1,1)$:
+    \begin{align*}
+    \text{left-hand side:}\quad & a\\
+    \text{right-hand side:}\quad & b\\
+    \text{difference (left $-$ right):}\quad & a - b
+    \end{align*}
+    """
     if not cx:
-        return "none recorded"
-    parts, maths = [], []
-    for key, value in cx.items():
-        if key in _MATH_FIELDS:
-            maths.append(rf"\par\noindent {escape_text(key)}:\fiteq{{{value}}}")
-        elif isinstance(value, Mapping):
-            parts.append(f"{escape_text(key)}: " + escape_text(", ".join(f"{k}={v}" for k, v in value.items())))
-        elif isinstance(value, (list, tuple)):
-            parts.append(f"{escape_text(key)}: (" + escape_text(", ".join(map(str, value))) + ")")
-        else:
-            parts.append(f"{escape_text(key)}: " + escape_text(str(value)))
-    return "; ".join(parts) + "".join(maths)
+        return "none recorded."
+    if "refuted_by" in cx:
+        proof = escape_text(str(cx.get("proof", ""))).rstrip(".")
+        return f"The paper denies this identity, but it holds: {proof}."
+    where = []
+    if "reading" in cx:
+        where.append(f"reading \\emph{{{escape_text(str(cx['reading']))}}}")
+    if "case" in cx:
+        case = str(cx["case"])
+        where.append(f"depth $L={case}$" if case.isdigit() else "general depth $i$")
+    if "dims" in cx:
+        where.append(f"sizes {_sizes(cx['dims'])}")
+    if "entry" in cx:
+        where.append(f"entry {_sizes(cx['entry'])}")
+    head = ("At " + ", ".join(where) + ":") if where else "Counterexample:"
+    if "reason" in cx:
+        reason = re.sub(r" at dims \{.*\}$", "", str(cx["reason"]))
+        return f"{head} {escape_text(reason)}."
+    rows = []
+    for key, words in _SIDES:
+        if key in cx:
+            for n, line in enumerate(split_lines(str(cx[key]), LINE_BUDGET_PT - 80.0)):
+                rows.append((rf"\text{{{words}:}}\quad & " if n == 0 else r"&\qquad ") + line)
+    if not rows:
+        return head
+    return head + "\n\\begin{align*}\n" + "\\\\\n".join(rows) + "\n\\end{align*}"
+
+
+def _records(records: Iterable[AuditRecord], beyond: bool) -> tuple[AuditRecord, ...]:
+    return tuple(r for r in records if is_paper(r.entry.source.version) is not beyond)
 
 
 def render_audit(records: Iterable[AuditRecord]) -> str:
-    """The audit appendix: the ledger table and every erratum with its counterexample."""
-    records = tuple(records)
+    """The audit appendix: legend, the ledger table, every statement as printed, every erratum in full."""
+    records = _records(records, beyond=False)
     return environment().get_template("audit.tex.j2").render(
-        records=records, summary=summary(records),
-        errata=[r for r in records if r.entry.status.value == "erratum"],
+        records=records, summary=summary(records), levels=[level.value for level in Level],
+        errata=[r for r in records if r.entry.status is Status.ERRATUM],
     )
 
 
-def render_matrix_vector(equations, examples) -> str:
-    """The matrix–vector appendix: closed forms of every layer and worked examples."""
-    return environment().get_template("appendix-matrix-vector.tex.j2").render(equations=equations, examples=examples)
+def render_beyond(records: Iterable[AuditRecord]) -> str:
+    """The section "Beyond the paper": the ledger entries of version ``ext`` (none yet is said so)."""
+    records = _records(records, beyond=True)
+    return environment().get_template("beyond.tex.j2").render(
+        records=records, levels=[level.value for level in Level],
+        errata=[r for r in records if r.entry.status is Status.ERRATUM],
+    )
 
 
-def render_duat(depth: int, records: Iterable[AuditRecord]) -> str:
-    """The DUAT appendix: Figure-2 boxes for depths 1..``depth``, closed forms, induction proof, chains."""
-    tables = []
-    for d in range(1, depth + 1):
-        boxes, form, verified = duat_boxes(d)
-        tables.append(SimpleNamespace(depth=d, boxes=boxes, form=form, verified=verified))
+def render_matrix_vector(equations, examples, figures: bool = True) -> str:
+    """The matrix–vector appendix: closed forms of every layer and worked examples (with figures if ``figures``)."""
+    return environment().get_template("appendix-matrix-vector.tex.j2").render(
+        equations=equations, examples=examples, figures=figures)
+
+
+def render_duat(depth: int, records: Iterable[AuditRecord], figures: bool = True) -> str:
+    """The DUAT appendix: the Figure-2 boxes at ``depth``, closed forms, induction proof, chains, figures."""
+    boxes, form, verified = duat_boxes(depth)
+    table = SimpleNamespace(depth=depth, boxes=boxes, form=form, verified=verified)
     return environment().get_template("appendix-duat.tex.j2").render(
-        tables=tables, closed=duat_closed_forms(depth), closed_depth=depth, proof=duat_proof(),
-        chains=chains(tuple(records)),
+        table=table, closed=duat_closed_forms(depth), proof=duat_proof(),
+        chains=chains(tuple(records)), figures=figures, model=_figures.ATTRIBUTION_MODEL,
     )
 
 
-def render_document(appendices: Iterable[str]) -> str:
-    """``main.tex``: a standalone document that ``\\input``s each appendix (by file stem)."""
-    return environment().get_template("main.tex.j2").render(appendices=tuple(appendices))
+def render_document(appendices: Iterable[str], records: Iterable[AuditRecord] = ()) -> str:
+    """``main.tex``: title page, summary page, then each appendix ``\\input`` by file stem."""
+    records = tuple(records)
+    statuses = [s.value for s in Status]
+    errata = [r for r in records if r.entry.status is Status.ERRATUM]
+    return environment().get_template("main.tex.j2").render(
+        appendices=tuple(appendices), versions=paper_versions(), version=symuat_version(), date=RELEASE_DATE,
+        summaries=version_summaries(records), statuses=statuses, errata=errata, total=len(records),
+        totals=[sum(1 for r in records if r.entry.status.value == s) for s in statuses],
+    )
 
 
-def write_files(directory: str | Path, files: Mapping[str, str]) -> list[Path]:
-    """Write ``files`` (name → text) into ``directory`` atomically; raise :class:`OutputError` on failure."""
+def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, str | bytes]:
+    """Every file of the document except ``ledger.json``: name → text (``.tex``) or bytes (``.pdf`` figures).
+
+    Figures are drawn when matplotlib is installed (:func:`~symuat.latex.figures.plot_available`);
+    without it the document is complete but has no figures.
+    """
+    records = tuple(records)
+    figures = _figures.plot_available()
+    examples = matrix_vector_examples(attention_examples())
+    appendices = {
+        "appendix-matrix-vector": render_matrix_vector(layer_equations(), examples, figures),
+        "appendix-duat": render_duat(depth, records, figures),
+        "appendix-audit": render_audit(records),
+        "appendix-beyond": render_beyond(records),
+    }
+    files: dict[str, str | bytes] = {f"{name}.tex": text for name, text in appendices.items()}
+    files["symuat-macros.tex"] = environment().get_template("symuat-macros.tex.j2").render()
+    files["main.tex"] = render_document(appendices, records)
+    if figures:
+        for ex in examples:
+            files[f"{ex.figure}.pdf"] = _figures.sparsity_figure(ex.pattern, ex.block, "")
+        files["fig-attention.pdf"] = _figures.attention_figure()
+        files["fig-attribution.pdf"] = _figures.attribution_figure()
+    return files
+
+
+def write_files(directory: str | Path, files: Mapping[str, str | bytes]) -> list[Path]:
+    """Write ``files`` (name → text or bytes) into ``directory`` atomically; raise :class:`OutputError` on failure."""
     out = Path(directory)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -107,8 +238,12 @@ def write_files(directory: str | Path, files: Mapping[str, str]) -> list[Path]:
         target = out / name
         try:
             fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(text)
             os.replace(tmp, target)
         except OSError as exc:
             raise OutputError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None

@@ -1,15 +1,13 @@
-r"""Sparsity pictures of small matrix–vector forms (cf. seed 001 Figures 3–6).
+r"""Sparsity of small matrix–vector forms (cf. the paper's Figures 3–6): density and non-zero pattern.
 
-Drawn with LaTeX's built-in ``picture`` environment (no TikZ needed, so the
-appendices compile with ``texlive-latex-base`` alone): one filled square per
-structurally non-zero entry, a frame around the matrix.
+:func:`symuat.latex.figures.sparsity_figure` draws the pattern.
 """
 
 from __future__ import annotations
 
 import sympy
 
-__all__ = ["sparsity_picture", "density"]
+__all__ = ["nonzero_pattern", "density"]
 
 
 def density(matrix: sympy.MatrixBase) -> sympy.Rational:
@@ -21,16 +19,11 @@ def density(matrix: sympy.MatrixBase) -> sympy.Rational:
     return sympy.Rational(sum(1 for v in matrix if v != 0), len(matrix))
 
 
-def sparsity_picture(matrix: sympy.MatrixBase, cell_pt: float = 6.0) -> str:
-    r"""A ``picture`` of the non-zero pattern of ``matrix``, ``cell_pt`` points per entry."""
+def nonzero_pattern(matrix: sympy.MatrixBase) -> tuple[tuple[bool, ...], ...]:
+    """Row by row, whether each entry is structurally non-zero.
+
+    >>> nonzero_pattern(sympy.Matrix([[1, 0], [0, 2]]))
+    ((True, False), (False, True))
+    """
     rows, cols = matrix.shape
-    cell = f"{cell_pt:g}"
-    fill = f"{cell_pt * 0.8:g}pt"
-    lines = [rf"\setlength{{\unitlength}}{{{cell}pt}}", rf"\begin{{picture}}({cols},{rows})"]
-    lines.append(rf"\put(0,0){{\framebox({cols},{rows}){{}}}}")
-    for r in range(rows):
-        for c in range(cols):
-            if matrix[r, c] != 0:
-                lines.append(rf"\put({c}.1,{rows - r - 1}.1){{\rule{{{fill}}}{{{fill}}}}}")
-    lines.append(r"\end{picture}")
-    return "\n".join(lines)
+    return tuple(tuple(matrix[r, c] != 0 for c in range(cols)) for r in range(rows))

@@ -1,0 +1,90 @@
+"""Figures: deterministic PDF bytes, attribution shares checked against the direct forward pass."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from symuat.errors import UnsupportedError
+from symuat.latex import figures
+from symuat.numeric import forward, random_stack, vec_r
+
+REQUIRE_PLOT = os.environ.get("SYMUAT_REQUIRE_PLOT") == "1"
+needs_plot = pytest.mark.skipif(not figures.plot_available() and not REQUIRE_PLOT,
+                                reason="matplotlib not installed (CI sets SYMUAT_REQUIRE_PLOT=1)")
+
+_DIGESTS = """
+import hashlib
+from symuat.latex import figures
+for data in (figures.attention_figure(), figures.attribution_figure(),
+             figures.sparsity_figure([[1, 0], [1, 1]], (1, 1), "")):
+    print(hashlib.sha256(data).hexdigest())
+"""
+
+
+@needs_plot
+def test_figures_are_byte_identical_across_runs_and_hash_seeds():
+    assert figures.plot_available(), "SYMUAT_REQUIRE_PLOT=1 but matplotlib is missing"
+    runs = []
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _DIGESTS], env=env, capture_output=True, text=True, check=True)
+        runs.append(done.stdout)
+    here = [hashlib.sha256(d).hexdigest() for d in (figures.attention_figure(), figures.attribution_figure(),
+                                                      figures.sparsity_figure([[1, 0], [1, 1]], (1, 1), ""))]
+    assert runs[0] == runs[1] == "\n".join(here) + "\n"
+
+
+@needs_plot
+def test_figure_pdfs_carry_no_date():
+    data = figures.attribution_figure()
+    assert data.startswith(b"%PDF") and b"CreationDate" not in data and b"ModDate" not in data
+
+
+def test_attribution_terms_add_up_to_the_direct_forward_pass():
+    rng = np.random.default_rng(7)
+    stack = random_stack(rng, 3, 4, 2, 6, kind="standard")
+    X0 = rng.standard_normal((3, 4))
+    per_layer, per_token = figures.attribution_shares(stack, X0)
+    assert per_layer.shape == (3, 5) and per_token.shape == (3, 5)
+    assert np.allclose(per_layer.sum(axis=1), 1) and np.allclose(per_token.sum(axis=1), 1)
+    assert np.all(per_layer[0, 3:] == 0) and np.all(per_layer[1, 4:] == 0)  # depth l has only l sigma terms
+    # the shares come from the DUAT terms; their sum must be the direct forward pass (an independent computation)
+    from symuat.numeric import duat_form
+
+    terms = duat_form(stack, X0).terms
+    total = terms.linear_term + terms.bias_term + sum(terms.sigma_terms)
+    assert np.allclose(total, vec_r(forward(stack, X0)[-1]), atol=1e-9)
+
+
+def test_missing_matplotlib_is_an_unsupported_error(monkeypatch):
+    monkeypatch.setattr(figures, "plot_available", lambda: False)
+    with pytest.raises(UnsupportedError, match=r"pip install 'symuat\[plot\]'"):
+        figures.attribution_figure()
+
+
+def test_document_without_matplotlib_has_no_figures(monkeypatch):
+    from symuat import Entry, Identity, Status, audit, dims_grid
+    from symuat.latex.render import document_files
+
+    monkeypatch.setattr(figures, "plot_available", lambda: False)
+    same = Identity(lambda d: {"x": (d["n"], 1)}, lambda e, d: e["x"], lambda e, d: e["x"], dims_grid(n=(1,)))
+    files = document_files(audit([Entry("duat:eq5", "Eq. 5", "x", Status.PROVED, same)]), depth=1)
+    assert not any(name.endswith(".pdf") for name in files)
+    assert not any(r"\includegraphics" in text for text in files.values())
+
+
+def test_build_says_when_figures_are_left_out(monkeypatch, capsys):
+    from symuat import cli
+
+    monkeypatch.setattr(cli, "plot_available", lambda: False)
+    cli._say_if_no_figures()
+    assert "matplotlib is not installed (pip install 'symuat[plot]')" in capsys.readouterr().out
+    monkeypatch.setattr(cli, "plot_available", lambda: True)
+    cli._say_if_no_figures()
+    assert capsys.readouterr().out == ""
