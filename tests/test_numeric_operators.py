@@ -166,3 +166,19 @@ def test_validate_helpers():
 def test_kron_nested_list_is_one_matrix():
     K = Kron([[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0]])
     assert np.array_equal(K.to_dense(), np.kron([[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0]]))
+
+
+def test_batched_application_equals_one_vector_at_a_time():
+    from symuat.numeric import random_stack
+    from symuat.numeric.operators import Centering
+    from symuat.numeric.residual_params import residual_params
+
+    rng = np.random.default_rng(5)
+    for kind in ("pre_ln", "post_ln", "sublayer_post_ln"):
+        stack = random_stack(rng, 1, 6, 3, 4, kind=kind, causal=True, n_kv_heads=1, rotary_dim=2)
+        p = residual_params(stack, rng.standard_normal((4, 6)))[0]
+        for op in (p.W1, p.W2, p.W3, p.factors[0]):
+            V = rng.standard_normal((3, op.shape[1]))
+            assert np.allclose(op._matvecs(V), np.stack([op.matvec(v) for v in V]), rtol=1e-13, atol=1e-13)
+    C = Centering(4)
+    assert np.allclose(C.to_dense(), np.eye(4) - 0.25) and np.allclose(C.matvec(np.ones(4)), 0)

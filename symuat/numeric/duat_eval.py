@@ -100,7 +100,13 @@ class StreamingEvaluator:
         keys = [t.ref(A_name(i - 1)) * INPUT, t.ref(c_name(i - 1))]
         keys += [sympy.Symbol(U_name(j, i - 1), commutative=False) * self.ext.application(j)
                  for j in self.ext.nonlinear if j <= i - 1]
-        parts = [self._core(core, k) for k in keys if k != 0]
+        keys = [k for k in keys if k != 0]
+        todo = [k for k in keys if (id(core), k) not in self.core_memo]
+        if len(todo) > 1:  # one batched application for all pieces
+            for k, v in zip(todo, core._matvecs(np.stack([self.vec(k) for k in todo]))):
+                self.core_memo[(id(core), k)] = v
+            self._count("core (batched vectors)", len(todo))
+        parts = [self._core(core, k) for k in keys]
         out = parts[0]
         for q in parts[1:]:
             out = out + q
@@ -167,8 +173,8 @@ class StreamingEvaluator:
             out = v if out is None else out + v
         return out
 
-    def _count(self, what: str) -> None:
-        self.applications[what] = self.applications.get(what, 0) + 1
+    def _count(self, what: str, n: int = 1) -> None:
+        self.applications[what] = self.applications.get(what, 0) + n
 
     def _outer(self, sym: sympy.Symbol, op: BoxOperator, v: np.ndarray) -> np.ndarray:
         self._count("W'_{·," + sym.name.split(",")[-1])

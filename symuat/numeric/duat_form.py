@@ -186,6 +186,8 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
                 ops[f"W'_{{{i},4}}"] = BoxOperator(core, G4)
                 vecs[f"b'_{{{i},4}}"] = p.b4
             ev.bind(i, ops, vecs, activation_function(act_name))
+            if core is not None:
+                ev.input_core(i, core)  # every product P_i v of this box in one batched application
             lin, bias, terms = ev.box_values(i)
             x = lin + bias
             for t in terms:

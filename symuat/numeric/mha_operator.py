@@ -41,6 +41,15 @@ class MHAOperator(KronSum):
         Y = np.matmul(self._H, V)  # (H, N, d)
         return (Y.transpose(1, 0, 2).reshape(N, a.n_heads * d) @ a.W_O).reshape(-1)
 
+    def _matvecs(self, Vs):
+        a = self._attn
+        B, (N, d), G = Vs.shape[0], (self._H.shape[1], a.head_dim), a.n_kv_heads
+        V = (Vs.reshape(B * N, a.width) @ a.W_V).reshape(B, N, G, d).transpose(2, 1, 0, 3).reshape(G, N, B * d)
+        concat = np.empty((B, N, a.n_heads, d))
+        for h in range(a.n_heads):  # one GEMM per head for all B vectors
+            concat[:, :, h, :] = (self._H[h] @ V[self._group[h]]).reshape(N, B, d).transpose(1, 0, 2)
+        return (concat.reshape(B * N, a.n_heads * d) @ a.W_O).reshape(B, -1)
+
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
     r""":math:`W'_{HVO}(\mathbf 1_N\otimes\beta) = \mathbf 1_N\otimes\sum_h (W_{V,g(h)}W_{O,h})^{\mathsf T}\beta`

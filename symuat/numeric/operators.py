@@ -115,6 +115,10 @@ class LinearOperator:
             )
         return self._matvec(v)
 
+    def _matvecs(self, V: np.ndarray) -> np.ndarray:
+        """Apply to each row of ``V`` (shape ``(B, cols)``); subclasses batch the work."""
+        return np.stack([self._matvec(v) for v in V])
+
     def _dense(self) -> np.ndarray:
         # generic fallback: apply to the columns of the identity
         return np.stack([self._matvec(e) for e in np.eye(self.shape[1])], axis=1)
@@ -154,6 +158,9 @@ class IdentityOperator(LinearOperator):
     def _matvec(self, v):
         return v.copy()
 
+    def _matvecs(self, V):
+        return V.copy()
+
     def _dense(self):
         return np.eye(self.n)
 
@@ -173,6 +180,9 @@ class Diagonal(LinearOperator):
 
     def _matvec(self, v):
         return self.d * v
+
+    def _matvecs(self, V):
+        return V * self.d
 
     def _dense(self):
         return np.diag(self.d)
@@ -270,7 +280,7 @@ def _left(a: _Atom, Y: np.ndarray) -> np.ndarray:
     if isinstance(a, Diagonal):
         return a.d[:, None] * Y
     if isinstance(a, Centering):
-        return Y - Y.mean(axis=0, keepdims=True)
+        return Y - Y.mean(axis=-2, keepdims=True)
     return a @ Y
 
 
@@ -281,7 +291,7 @@ def _right_T(Y: np.ndarray, b: _Atom) -> np.ndarray:
     if isinstance(b, Diagonal):
         return Y * b.d[None, :]
     if isinstance(b, Centering):  # C_M is symmetric
-        return Y - Y.mean(axis=1, keepdims=True)
+        return Y - Y.mean(axis=-1, keepdims=True)
     return Y @ b.T
 
 
@@ -329,7 +339,7 @@ class Kron(LinearOperator):
         Y = X
         # widths of the intermediate after applying 0, 1, ... right factors (B^T = B_k^T ... B_1^T)
         rights = list(reversed(self.B_factors))
-        widths = [Y.shape[1]] + [b.shape[0] for b in rights]
+        widths = [Y.shape[-1]] + [b.shape[0] for b in rights]
         k_best = int(np.argmin(widths))
         for k, b in enumerate(rights):
             if k == k_best:
@@ -347,6 +357,10 @@ class Kron(LinearOperator):
     def _matvec(self, v):
         q, s = _shape_of(self.A_factors)[1], _shape_of(self.B_factors)[1]
         return np.ascontiguousarray(self.apply_matrix(v.reshape(q, s))).reshape(-1)
+
+    def _matvecs(self, V):
+        q, s = _shape_of(self.A_factors)[1], _shape_of(self.B_factors)[1]
+        return np.ascontiguousarray(self.apply_matrix(V.reshape(V.shape[0], q, s))).reshape(V.shape[0], -1)
 
     def _dense(self):
         return np.kron(self.A, self.B)
@@ -386,6 +400,12 @@ class Sum(LinearOperator):
         out = self.ops[0]._matvec(v)
         for o in self.ops[1:]:
             out = out + o._matvec(v)
+        return out
+
+    def _matvecs(self, V):
+        out = self.ops[0]._matvecs(V)
+        for o in self.ops[1:]:
+            out = out + o._matvecs(V)
         return out
 
     def _dense(self):
@@ -452,6 +472,11 @@ class Compose(LinearOperator):
             v = o._matvec(v)
         return v
 
+    def _matvecs(self, V):
+        for o in reversed(self.ops):
+            V = o._matvecs(V)
+        return V
+
     def _dense(self):
         out = self.ops[-1]._dense()
         for o in reversed(self.ops[:-1]):
@@ -469,6 +494,9 @@ class Scaled(LinearOperator):
 
     def _matvec(self, v):
         return self.alpha * self.op._matvec(v)
+
+    def _matvecs(self, V):
+        return self.alpha * self.op._matvecs(V)
 
     def _dense(self):
         return self.alpha * self.op._dense()
