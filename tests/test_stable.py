@@ -37,6 +37,8 @@ def test_generated_files_do_not_depend_on_rounding_digits(audited):
     files = latex_files(audited, depth=1)
     assert latex_files(_perturbed(audited), depth=1) == files
     for name, text in files.items():
+        if isinstance(text, bytes):  # figures: their bytes are checked for determinism in test_latex_figures
+            continue
         for m in _SCI.finditer(text):
             kept = text[:m.start()].endswith(("probability <= ", "tolerance ", "<="))
             assert kept or abs(float(m.group())) >= 1e-9, (name, text[m.start() - 80:m.end()])

@@ -10,8 +10,10 @@ where :math:`n` counts entries plus scalar inputs, :math:`\varepsilon` is the ma
 epsilon of the reference's dtype (float32 references are only float32-accurate), and
 :math:`m_i` is the larger of the entry's magnitude bound (every input and constant
 replaced by its absolute value, :func:`~symuat.evidence.fields.magnitude`) and, for
-polynomial entries, the same bound with every input as large as the largest one (the
-reference may form and cancel intermediates the derived side never shows).  When
+polynomial entries of explicit-matrix identities, the same bound with every input as large
+as the largest one (their hand-written references may form and cancel intermediates the
+derived side never shows; the references of opaque claims are forward passes, and for deep
+opaque tables that floor would exceed the values by orders of magnitude and hide mutations).  When
 float64 overflows at the drawn point the inputs are scaled towards 0 and redrawn: a
 true identity holds at every point.  See ``docs/evidence.md``.
 """

@@ -28,7 +28,7 @@ import sympy
 from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
 from ..names import is_vector
 from ..validation import check_callable, check_positive_int
-from .fields import SIGMA, PrimeField, RealField, evaluate, is_polynomial, magnitude, structural_degree
+from .fields import SIGMA, PrimeField, RealField, evaluate, magnitude, structural_degree
 from .protocol import SymbolicFailure
 from .verdict import Level
 
@@ -198,11 +198,10 @@ class OpaqueInstance:
     def magnitudes(self, values) -> np.ndarray:
         scale = max((float(np.max(np.abs(v))) for v in values.values()), default=1.0)
         try:
-            mags = self._entry_magnitudes({s: np.abs(v) for s, v in values.items()})
-            if is_polynomial(self.lhs) and is_polynomial(self.rhs):  # the input-scale floor
-                mags = np.maximum(mags, self._entry_magnitudes({s: np.full(v.shape, scale)
-                                                                for s, v in values.items()}))
-            return mags
+            # No input-scale floor here: the references of opaque claims are forward passes that form no
+            # intermediate larger than the entry bound, and at depth 3 the floor (every input as large as the
+            # largest, raised to the degree) would exceed the values by 1e7 and hide dropped terms.
+            return self._entry_magnitudes({s: np.abs(v) for s, v in values.items()})
         except UnsupportedError:  # every input as large as the largest one, times the width
             inflated = {s: scale * self.claim.width for s in values}
             bound = max(magnitude(self.lhs, inflated), magnitude(self.rhs, inflated), 1.0)

@@ -25,7 +25,8 @@ import jinja2
 from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
-from ..ledger.entry import Prose, Status
+from ..ledger.entry import Status
+from ..ledger.snapshot import prose_reason
 from . import figures as _figures
 from .appendices import (
     attention_examples,
@@ -79,7 +80,7 @@ def environment() -> jinja2.Environment:
     env.tests["wide"] = lambda tex: math_width(tex) > LINE_BUDGET_PT + 60.0
     env.filters["counterexample"] = format_counterexample
     env.filters["marks"] = level_marks
-    env.filters["reason"] = lambda r: r.entry.claim.reason if isinstance(r.entry.claim, Prose) else ""
+    env.filters["reason"] = lambda r: prose_reason(r.entry)
     env.filters["version"] = version_name
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env

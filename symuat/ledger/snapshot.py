@@ -22,7 +22,7 @@ from ..evidence.verdict import Evidence, Level
 from .audit import AuditRecord
 from .entry import Denial, Prose, Readings, Source, Status
 
-__all__ = ["EntrySnapshot", "CorrectionSnapshot", "claim_kind", "record_to_data", "record_from_data"]
+__all__ = ["EntrySnapshot", "CorrectionSnapshot", "claim_kind", "prose_reason", "record_to_data", "record_from_data"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,18 @@ class EntrySnapshot:
     correction: CorrectionSnapshot | None = None
     note: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    prose: str = ""
+
+
+def prose_reason(entry) -> str:
+    r"""The reason of a :class:`~symuat.ledger.entry.Prose` claim (LaTeX text), ``""`` for any other claim.
+
+    >>> prose_reason(EntrySnapshot("duat:eq1", Source("duat", "Eq. 1"), "G(x)", Status.PROSE, "prose", prose="why"))
+    'why'
+    """
+    if isinstance(entry, EntrySnapshot):
+        return entry.prose
+    return entry.claim.reason if isinstance(entry.claim, Prose) else ""
 
 
 def claim_kind(entry) -> str:
@@ -86,7 +98,7 @@ def record_to_data(record: AuditRecord) -> dict[str, Any]:
         "id": e.id, "version": e.source.version, "ref": e.source.ref, "statement": e.statement,
         "status": e.status.value, "kind": claim_kind(e),
         "correction": e.correction.statement if e.correction is not None else None,
-        "note": e.note, "tags": list(e.tags),
+        "note": e.note, "tags": list(e.tags), "prose": prose_reason(e),
         "computed": record.computed.value if record.computed is not None else None,
         "reason": record.reason,
         "evidence": _evidence_data(record.evidence),
@@ -112,7 +124,7 @@ def record_from_data(data: Mapping[str, Any]) -> AuditRecord:
             id=str(data["id"]), source=Source(data["version"], str(data["ref"])), statement=str(data["statement"]),
             status=Status(data["status"]), kind=str(data["kind"]),
             correction=CorrectionSnapshot(str(correction)) if correction is not None else None,
-            note=str(data["note"]), tags=tuple(str(t) for t in data["tags"]),
+            note=str(data["note"]), tags=tuple(str(t) for t in data["tags"]), prose=str(data["prose"]),
         )
         computed = Status(data["computed"]) if data["computed"] is not None else None
         cx = data["counterexample"]
