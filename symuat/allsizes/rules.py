@@ -3,7 +3,8 @@ r"""Index-form rules of symuat's matrix functions on :class:`~symuat.allsizes.tr
 :func:`dispatch` is the ``__symuat_function__`` hook of tracers and symbolic sizes: the
 functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their arguments to it
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
-``ones``, ``elementwise`` and :func:`~symuat.algebra.diamond.diamond`, Eq. 4).
+``ones``, ``elementwise``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and the family
+combinators of :mod:`symuat.algebra.families`, :mod:`.families`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -13,6 +14,7 @@ import contextlib
 
 import sympy
 
+from . import families
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -69,6 +71,10 @@ _HANDLERS = {
     "ones": Tracer.ones,
     "elementwise": _elementwise,
     "diamond": _diamond,
+    "family_sum": families.family_sum,
+    "row_block": families.row_block,
+    "col_block": families.col_block,
+    "diag_vector": families.diag_vector,
 }
 
 
@@ -76,7 +82,8 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
     if name not in _HANDLERS:
         raise OutsideFragment(f"{name} has no index-form rule")
-    args = tuple(a if isinstance(a, (Tracer, IndexType)) or callable(a) else as_type(a) for a in args)
+    kept = (Tracer, IndexType, families.FamilyIndex)
+    args = tuple(a if isinstance(a, kept) or callable(a) else as_type(a) for a in args)
     return _HANDLERS[name](*args, **kwargs)
 
 

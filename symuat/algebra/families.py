@@ -1,0 +1,81 @@
+r"""Families indexed by a size: :math:`\sum_{j=1}^{N} f(j)`, the block of member :math:`j`, :math:`\operatorname{diag}`.
+
+A builder that loops over neurons or heads (``for j in range(N)``) needs the concrete
+value of ``N``; written with these combinators it runs unchanged at every concrete
+size (the explicit loop) and, on tracers of symbolic size
+(:mod:`symuat.allsizes`), becomes an index-form sum over a fresh index of type ``N``.
+
+Member :math:`j` (0-based) of a family stacked along rows of blocks of ``size``
+rows is ``row_block(X, j, size)`` :math:`= X_{[j\cdot size,(j+1)size),:}`, as in
+the paper's :math:`\mathbf W_j` (seed 001 Eq. 1) and :math:`x_i` (Eq. 7–8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+
+from ..errors import ShapeError
+from .matrices import check_dim, traceable
+
+__all__ = ["family_sum", "row_block", "col_block", "diag_vector"]
+
+
+@traceable
+def family_sum(f: Callable[[int], sympy.MatrixBase], n: int) -> sympy.ImmutableMatrix:
+    r""":math:`\sum_{j=0}^{n-1} f(j)` for a matrix-valued ``f`` (seed 001 Eq. 1: :math:`\sum_j\alpha_j\sigma(\cdot)`).
+
+    >>> family_sum(lambda j: sympy.Matrix([[j, 1]]), 3)
+    Matrix([[3, 3]])
+    """
+    n = check_dim("n", n)
+    total = f(0)
+    for j in range(1, n):
+        total = total + f(j)
+    return sympy.ImmutableMatrix(total)
+
+
+def _block(X: sympy.MatrixBase, j: int, size: int, axis: int) -> sympy.ImmutableMatrix:
+    size = check_dim("size", size)
+    if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j or (j + 1) * size > X.shape[axis]:
+        raise ShapeError(f"member {j!r} of blocks of {size} does not lie in the {X.shape[axis]} "
+                         f"{'rows' if axis == 0 else 'columns'} of the family")
+    if X.shape[axis] % size:
+        raise ShapeError(f"{X.shape[axis]} {'rows' if axis == 0 else 'columns'} are not blocks of {size}")
+    part = slice(j * size, (j + 1) * size)
+    return sympy.ImmutableMatrix(X[part, :] if axis == 0 else X[:, part])
+
+
+@traceable
+def row_block(X: sympy.MatrixBase, j: int, size: int) -> sympy.ImmutableMatrix:
+    r"""Rows :math:`j\cdot size,\dots,(j+1)size-1` of ``X``: member ``j`` of a family stacked by rows.
+
+    >>> row_block(sympy.Matrix([[1], [2], [3], [4]]), 1, 2).T
+    Matrix([[3, 4]])
+    """
+    return _block(X, j, size, 0)
+
+
+@traceable
+def col_block(X: sympy.MatrixBase, j: int, size: int) -> sympy.ImmutableMatrix:
+    r"""Columns :math:`j\cdot size,\dots,(j+1)size-1` of ``X`` (the paper's :math:`x_i`, Eq. 7–8).
+
+    >>> col_block(sympy.Matrix([[1, 2, 3]]), 2, 1)
+    Matrix([[3]])
+    """
+    return _block(X, j, size, 1)
+
+
+@traceable
+def diag_vector(v: sympy.MatrixBase) -> sympy.ImmutableMatrix:
+    r""":math:`\operatorname{diag}(v)` of a column vector (seed 004 §2.1: :math:`\operatorname{diag}(\alpha_j)`).
+
+    >>> diag_vector(sympy.Matrix([1, 2]))
+    Matrix([
+    [1, 0],
+    [0, 2]])
+    """
+    if v.shape[1] != 1:
+        raise ShapeError(f"diag_vector needs a column vector, got shape {v.shape}")
+    return sympy.ImmutableMatrix(sympy.diag(*v))

@@ -1,0 +1,91 @@
+r"""Index-form rules of :mod:`symuat.algebra.families`: sums over a family index of symbolic size.
+
+``family_sum(f, N)`` calls ``f`` once with a :class:`FamilyIndex` — a fresh index
+variable of atom type ``N`` — and binds that variable as a dummy of every term:
+:math:`\sum_{j\in[N]} f(j)_{rc}` is exactly the index-form sum, for every ``N``.
+``row_block(X, j, size)`` of a matrix whose row type is :math:`[N]\times size`
+substitutes ``j`` for the outer row index (the row-major layout of the product type
+is the layout of member blocks); ``col_block`` likewise on columns.
+``diag_vector(v)`` is :math:`\delta_{rc}v_r` on the diagonal blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .index_types import UNIT, Atom, IndexType, Prod, as_type, canonical, cases, same
+from .outside import OutsideFragment
+from .terms import eliminate_deltas, fresh
+from .tracer import Tracer, _vars
+
+__all__ = ["FamilyIndex", "family_sum", "row_block", "col_block", "diag_vector"]
+
+
+@dataclass(frozen=True)
+class FamilyIndex:
+    """The index of a family member while tracing: variable ``var`` ranging over the atom ``atom``."""
+
+    var: str
+    atom: str
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"arithmetic on the family index over {self.atom} (only *_block and family_sum "
+                              "may use it)")
+
+    __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+
+
+def family_sum(f, n) -> Tracer:
+    r""":math:`\sum_{j\in[n]} f(j)` with ``j`` a dummy of type ``n`` (an atom: one size of the identity)."""
+    n = as_type(n)
+    if not isinstance(n, Atom):
+        raise OutsideFragment(f"a family indexed by the compound size {n} (only a dimension of the identity)")
+    j = FamilyIndex(fresh(), n.name)
+    out = f(j)
+    if not isinstance(out, Tracer):
+        raise OutsideFragment(f"a family member is a {type(out).__name__}, not a traced matrix")
+    blocks = {}
+    for key, (rv, cv, terms) in out.blocks.items():
+        summed = (eliminate_deltas((c, fs, ds + ((j.var, j.atom),))) for c, fs, ds in terms)
+        blocks[key] = (rv, cv, tuple(t for t in summed if t is not None))
+    return Tracer(out.rows, out.cols, blocks)
+
+
+def _member(t: IndexType, j, size) -> IndexType:
+    if not isinstance(j, FamilyIndex):
+        raise OutsideFragment(f"a block of a family at the position {j!r} (not a family index)")
+    size = as_type(size)
+    if not same(t, Prod((Atom(j.atom), size))):
+        raise OutsideFragment(f"blocks of {size} indexed by {j.atom} in a dimension of type {t}")
+    return canonical(size)
+
+
+def row_block(X: Tracer, j, size) -> Tracer:
+    """Member ``j`` of ``X`` stacked by rows: the outer row index becomes ``j``."""
+    rows = _member(X.rows, j, size)
+    rc, cc = cases(rows), cases(X.cols)
+    blocks = {}
+    for (i, k) in X.blocks:
+        rv, cv = _vars(rc[i]), _vars(cc[k])
+        blocks[i, k] = (rv, cv, tuple(X.terms((i, k), (j.var,) + rv, cv)))
+    return Tracer(rows, X.cols, blocks)
+
+
+def col_block(X: Tracer, j, size) -> Tracer:
+    """Member ``j`` of ``X`` stacked by columns."""
+    return row_block(X.T, j, size).T
+
+
+def diag_vector(v: Tracer) -> Tracer:
+    r""":math:`\operatorname{diag}(v)_{rc} = \delta_{rc} v_r` (zero between different blocks)."""
+    if not same(v.cols, UNIT):
+        raise OutsideFragment(f"diag_vector of a {v.shape} matrix")
+    rc = cases(v.rows)
+    blocks = {}
+    for (i, _) in v.blocks:
+        rv, cv = _vars(rc[i]), _vars(rc[i])
+        deltas = tuple(("d", a, b) for a, b in zip(rv, cv))
+        blocks[i, i] = (rv, cv, tuple((c * Fraction(1), fs + deltas, ds) for c, fs, ds in v.terms((i, 0), rv, ())))
+    return Tracer(v.rows, v.rows, blocks)
