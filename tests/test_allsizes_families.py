@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from symuat import Identity, dims_grid
-from symuat.algebra.families import col_block, diag_vector, family_sum, row_block
+from symuat.algebra.families import (
+    col_block,
+    diag_vector,
+    family_hstack,
+    family_member,
+    family_shapes,
+    family_sum,
+    row_block,
+)
 from symuat.algebra.matrices import elementwise, ones
 from symuat.allsizes import decide
 from symuat.evidence.fields import SIGMA
@@ -85,3 +93,48 @@ def test_unsupported_family_uses_leave_the_fragment(lhs, reason):
     ident = _identity({"W": ("N*m", "n")}, lhs, lambda W: W, N=(1,), m=(1,), n=(1,))
     d = decide(ident)
     assert not d.inside and reason in d.reason
+
+
+def _heads_shapes(d):
+    h, N, m = d["h"], d["N"], d["m"]
+    return {"X": (N, h * m), "WO": (h * m, m), **family_shapes("H", h, N, N), **family_shapes("WV", h, m, m)}
+
+
+def _head(e, d, j):
+    r""":math:`\hat H_j = H_j x_j W_{Vj}` (the paper's head, Eq. 8)."""
+    return family_member(e, "H", j) * col_block(e["X"], j, d["m"]) * family_member(e, "WV", j)
+
+
+def _heads_identity(lhs, rhs, h=(1, 2)) -> Identity:
+    return Identity(shapes=_heads_shapes, lhs=lhs, rhs=rhs, dims=dims_grid(h=h, N=(1, 2), m=(1, 2)),
+                    levels=(Level.SYMBOLIC,))
+
+
+def test_concatenated_heads_times_wo_is_a_sum_over_heads():
+    r""":math:`\mathrm{Concat}_j(\hat H_j)W_O = \sum_j \hat H_j W_{O,j}` with :math:`W_{O,j}` the rows of head j."""
+    ident = _heads_identity(lambda e, d: family_hstack(lambda j: _head(e, d, j), d["h"]) * e["WO"],
+                            lambda e, d: family_sum(lambda j: _head(e, d, j) * row_block(e["WO"], j, d["m"]), d["h"]))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds  # H1, H2, WV1, WV2 at concrete sizes
+    ev = decide(ident).evidence
+    assert ev is not None and ev.holds and "every h, N, m >= 1" in ev.detail
+
+
+def test_square_of_a_head_sum_is_not_the_sum_of_squares():
+    r""":math:`(\sum_j H_j)^2 = \sum_j H_j^2` holds for one head only: smallest witness h = 2."""
+    ident = _heads_identity(lambda e, d: family_sum(lambda j: family_member(e, "H", j), d["h"])
+                            * family_sum(lambda j: family_member(e, "H", j), d["h"]),
+                            lambda e, d: family_sum(lambda j: family_member(e, "H", j) * family_member(e, "H", j),
+                                                    d["h"]), h=(1,))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert ev is not None and not ev.holds and ev.counterexample["dims"] == {"N": 1, "h": 2, "m": 1}
+
+
+def test_heads_of_the_wrong_family_leave_the_fragment():
+    ident = _heads_identity(lambda e, d: family_hstack(lambda j: family_member(e, "X", j), d["h"]),
+                            lambda e, d: e["X"])
+    d = decide(ident)
+    assert not d.inside and "'X' is not a declared family" in d.reason
+    ident = _heads_identity(lambda e, d: family_sum(lambda j: family_member(e, "H", j), d["N"]),
+                            lambda e, d: family_member(e, "H", 0))
+    assert not decide(ident).inside

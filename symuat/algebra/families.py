@@ -19,7 +19,7 @@ import sympy
 from ..errors import ShapeError
 from .matrices import check_dim, traceable
 
-__all__ = ["family_sum", "row_block", "col_block", "diag_vector"]
+__all__ = ["family_sum", "family_hstack", "family_shapes", "family_member", "row_block", "col_block", "diag_vector"]
 
 
 @traceable
@@ -34,6 +34,42 @@ def family_sum(f: Callable[[int], sympy.MatrixBase], n: int) -> sympy.ImmutableM
     for j in range(1, n):
         total = total + f(j)
     return sympy.ImmutableMatrix(total)
+
+
+@traceable
+def family_hstack(f: Callable[[int], sympy.MatrixBase], n: int) -> sympy.ImmutableMatrix:
+    r""":math:`\mathrm{Concat}(f(0),\dots,f(n-1))` by columns (seed 001 Eq. 7: :math:`\mathrm{Concat}(\hat H_i)`).
+
+    >>> family_hstack(lambda j: sympy.Matrix([[j]]), 3)
+    Matrix([[0, 1, 2]])
+    """
+    n = check_dim("n", n)
+    return sympy.ImmutableMatrix(sympy.Matrix.hstack(*(f(j) for j in range(n))))
+
+
+@traceable
+def family_shapes(name: str, n: int, rows, cols) -> dict:
+    r"""Shapes of a family of ``n`` matrices ``name1, ..., name<n>`` of one shape (e.g. the heads' :math:`H_i`).
+
+    >>> family_shapes("H", 2, 3, 3)
+    {'H1': (3, 3), 'H2': (3, 3)}
+    """
+    n = check_dim("n", n)
+    return {f"{name}{i + 1}": (rows, cols) for i in range(n)}
+
+
+def family_member(env, name: str, j: int):
+    r"""Member ``j`` (0-based) of the family ``name`` declared by :func:`family_shapes`: ``env[name<j+1>]``.
+
+    >>> family_member({"H1": 1, "H2": 2}, "H", 1)
+    2
+    """
+    hook = getattr(j, "__symuat_function__", None)
+    if hook is not None:
+        return hook("family_member", (env, name, j), {})
+    if isinstance(j, bool) or not isinstance(j, int) or f"{name}{j + 1}" not in env:
+        raise ShapeError(f"the family {name!r} has no member {j!r}")
+    return env[f"{name}{j + 1}"]
 
 
 def _block(X: sympy.MatrixBase, j: int, size: int, axis: int) -> sympy.ImmutableMatrix:

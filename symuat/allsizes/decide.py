@@ -28,13 +28,14 @@ from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
+from .families import FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .rules import tracing
 from .terms import canonical_poly, index_counts
 from .tracer import Tracer
 
-__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,14 @@ def _shapes(identity: Identity, dims) -> dict:
                     for name, shape in shapes.items()}
     else:
         declared = shapes(dims)
-    return {name: (as_type(r), as_type(c)) for name, (r, c) in declared.items()}
+    return {name: shape if isinstance(shape, FamilyShape) else (as_type(shape[0]), as_type(shape[1]))
+            for name, shape in declared.items()}
+
+
+def inputs(identity: Identity, dims) -> dict:
+    """The traced environment: a :class:`Tracer` per declared matrix, a :class:`FamilyInput` per declared family."""
+    return {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
+            for name, s in _shapes(identity, dims).items()}
 
 
 class _LayoutMismatch(OutsideFragment):
@@ -98,7 +106,7 @@ def normal_form(identity: Identity):
     Raises :class:`~symuat.allsizes.outside.OutsideFragment` when a side leaves the fragment.
     """
     dims = _symbolic_dims(identity)
-    env = {name: Tracer.input(name, r, c) for name, (r, c) in _shapes(identity, dims).items()}
+    env = inputs(identity, dims)
     sides = []
     for side in (identity.lhs, identity.rhs):
         try:

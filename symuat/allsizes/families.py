@@ -19,7 +19,8 @@ from .outside import OutsideFragment
 from .terms import eliminate_deltas, fresh
 from .tracer import Tracer, _vars
 
-__all__ = ["FamilyIndex", "family_sum", "row_block", "col_block", "diag_vector"]
+__all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hstack", "family_shapes", "family_member",
+           "row_block", "col_block", "diag_vector"]
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,74 @@ class FamilyIndex:
     __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
 
 
-def family_sum(f, n) -> Tracer:
-    r""":math:`\sum_{j\in[n]} f(j)` with ``j`` a dummy of type ``n`` (an atom: one size of the identity)."""
+@dataclass(frozen=True)
+class FamilyShape:
+    """A declared family: ``n`` (an atom) matrices of index types ``rows`` x ``cols``."""
+
+    n: IndexType
+    rows: IndexType
+    cols: IndexType
+
+
+@dataclass(frozen=True)
+class FamilyInput:
+    """The traced family ``name``: entry :math:`X^{(j)}_{rc}` is the input entry with indices ``(j, r, c)``."""
+
+    name: str
+    shape: FamilyShape
+
+    def member(self, j) -> Tracer:
+        if not isinstance(j, FamilyIndex) or j.atom != self.shape.n.name:
+            raise OutsideFragment(f"member {j!r} of the family {self.name} indexed by {self.shape.n}")
+        rc, cc = cases(self.shape.rows), cases(self.shape.cols)
+        blocks = {}
+        for ri, r in enumerate(rc):
+            for ci, c in enumerate(cc):
+                rv, cv = _vars(r), _vars(c)
+                blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", self.name, ri, ci, (j.var,) + rv + cv),), ()),))
+        return Tracer(self.shape.rows, self.shape.cols, blocks)
+
+
+def _family_atom(n) -> Atom:
     n = as_type(n)
     if not isinstance(n, Atom):
         raise OutsideFragment(f"a family indexed by the compound size {n} (only a dimension of the identity)")
-    j = FamilyIndex(fresh(), n.name)
+    return n
+
+
+def family_shapes(name, n, rows, cols) -> dict:
+    """``{name: FamilyShape}``: one declared family instead of ``name1 .. name<n>``."""
+    if not isinstance(name, str):
+        raise OutsideFragment(f"a family named {name!r}")
+    return {name: FamilyShape(_family_atom(n), as_type(rows), as_type(cols))}
+
+
+def family_member(env, name, j) -> Tracer:
+    """Member ``j`` of the traced family ``env[name]``."""
+    fam = env.get(name) if isinstance(env, dict) else None
+    if not isinstance(fam, FamilyInput):
+        raise OutsideFragment(f"{name!r} is not a declared family")
+    return fam.member(j)
+
+
+def _member_value(f, n):
+    j = FamilyIndex(fresh(), _family_atom(n).name)
     out = f(j)
     if not isinstance(out, Tracer):
         raise OutsideFragment(f"a family member is a {type(out).__name__}, not a traced matrix")
+    return j, out
+
+
+def family_hstack(f, n) -> Tracer:
+    r""":math:`\mathrm{Concat}_j f(j)`: the family index becomes the outer column index (row-major layout)."""
+    j, out = _member_value(f, n)
+    blocks = {key: (rv, (j.var,) + cv, terms) for key, (rv, cv, terms) in out.blocks.items()}
+    return Tracer(out.rows, Prod((Atom(j.atom), out.cols)), blocks)
+
+
+def family_sum(f, n) -> Tracer:
+    r""":math:`\sum_{j\in[n]} f(j)` with ``j`` a dummy of type ``n`` (an atom: one size of the identity)."""
+    j, out = _member_value(f, n)
     blocks = {}
     for key, (rv, cv, terms) in out.blocks.items():
         summed = (eliminate_deltas((c, fs, ds + ((j.var, j.atom),))) for c, fs, ds in terms)

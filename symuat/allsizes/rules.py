@@ -75,6 +75,9 @@ _HANDLERS = {
     "row_block": families.row_block,
     "col_block": families.col_block,
     "diag_vector": families.diag_vector,
+    "family_hstack": families.family_hstack,
+    "family_shapes": families.family_shapes,
+    "family_member": families.family_member,
 }
 
 
@@ -82,13 +85,13 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
     if name not in _HANDLERS:
         raise OutsideFragment(f"{name} has no index-form rule")
-    kept = (Tracer, IndexType, families.FamilyIndex)
-    args = tuple(a if isinstance(a, kept) or callable(a) else as_type(a) for a in args)
+    args = tuple(as_type(a) if isinstance(a, int) else a for a in args)
     return _HANDLERS[name](*args, **kwargs)
 
 
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
+families.FamilyIndex.__symuat_function__ = staticmethod(dispatch)
 
 
 @contextlib.contextmanager
