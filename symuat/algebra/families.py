@@ -19,7 +19,9 @@ import sympy
 from ..errors import ShapeError
 from .matrices import check_dim, traceable
 
-__all__ = ["family_sum", "family_hstack", "family_shapes", "family_member", "row_block", "col_block", "diag_vector"]
+__all__ = ["family_sum", "family_hstack", "family_shapes", "family_member", "family_of", "as_family", "family_size",
+           "member_shape", "family_block_diagonal", "block_size", "basis_vector", "row_block", "col_block",
+           "diag_vector"]
 
 
 @traceable
@@ -115,3 +117,82 @@ def diag_vector(v: sympy.MatrixBase) -> sympy.ImmutableMatrix:
     if v.shape[1] != 1:
         raise ShapeError(f"diag_vector needs a column vector, got shape {v.shape}")
     return sympy.ImmutableMatrix(sympy.diag(*v))
+
+
+@traceable
+def family_of(env, name: str, n: int) -> tuple:
+    r"""The declared family ``name`` as a tuple ``(env[name1], ..., env[name<n>])`` (a traced family when tracing).
+
+    >>> family_of({"H1": 1, "H2": 2}, "H", 2)
+    (1, 2)
+    """
+    return tuple(family_member(env, name, j) for j in range(check_dim("n", n)))
+
+
+@traceable
+def as_family(members) -> tuple:
+    """A sequence of members as a tuple (a traced family is kept as it is).
+
+    >>> as_family([1, 2])
+    (1, 2)
+    """
+    return tuple(members)
+
+
+@traceable
+def family_size(members) -> int:
+    """Number of members of a family (``len`` of the tuple)."""
+    return len(members)
+
+
+@traceable
+def member_shape(members) -> tuple:
+    """Shape of the members of a non-empty family of equally shaped matrices.
+
+    >>> member_shape((sympy.zeros(2, 3), sympy.ones(2, 3)))
+    (2, 3)
+    """
+    if not members:
+        raise ShapeError("an empty family has no member shape")
+    shape = members[0].shape
+    if any(M.shape != shape for M in members):
+        raise ShapeError(f"every member must have the shape {shape} of the first")
+    return shape
+
+
+@traceable
+def family_block_diagonal(members) -> sympy.ImmutableMatrix:
+    r""":math:`\operatorname{diag}(B_1,\dots,B_h)` of a family (the paper's block-diagonal :math:`W_V`, Eq. 7).
+
+    >>> family_block_diagonal((sympy.Matrix([[1]]), sympy.Matrix([[2]])))
+    Matrix([
+    [1, 0],
+    [0, 2]])
+    """
+    return sympy.ImmutableMatrix(sympy.diag(*members))
+
+
+@traceable
+def block_size(total: int, n: int) -> int:
+    """The width of each of ``n`` equal blocks of ``total`` (``total // n``; traced: the inner factor of ``n*size``).
+
+    >>> block_size(6, 2)
+    3
+    """
+    total, n = check_dim("total", total), check_dim("n", n)
+    if total % n:
+        raise ShapeError(f"{n} blocks do not divide {total}")
+    return total // n
+
+
+@traceable
+def basis_vector(j: int, n: int) -> sympy.ImmutableMatrix:
+    r"""The unit column :math:`e_j\in\mathbb R^n` (0-based ``j``): ``kron(e_j, B)`` puts ``B`` in block ``j``.
+
+    >>> basis_vector(1, 3).T
+    Matrix([[0, 1, 0]])
+    """
+    n = check_dim("n", n)
+    if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < n:
+        raise ShapeError(f"basis vector {j!r} of R^{n}")
+    return sympy.ImmutableMatrix(n, 1, lambda r, _: 1 if r == j else 0)

@@ -80,8 +80,13 @@ def _shapes(identity: Identity, dims) -> dict:
 
 def inputs(identity: Identity, dims) -> dict:
     """The traced environment: a :class:`Tracer` per declared matrix, a :class:`FamilyInput` per declared family."""
-    return {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
-            for name, s in _shapes(identity, dims).items()}
+    shapes = _shapes(identity, dims)
+    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
+           for name, s in shapes.items()}
+    for name, s in shapes.items():  # the first member under its concrete name: a generalisation (never a guess)
+        if isinstance(s, FamilyShape) and f"{name}1" not in env:
+            env[f"{name}1"] = Tracer.input(f"{name}1", s.rows, s.cols)
+    return env
 
 
 class _LayoutMismatch(OutsideFragment):

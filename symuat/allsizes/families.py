@@ -20,7 +20,8 @@ from .terms import eliminate_deltas, fresh
 from .tracer import Tracer, _vars
 
 __all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hstack", "family_shapes", "family_member",
-           "row_block", "col_block", "diag_vector"]
+           "row_block", "col_block", "diag_vector", "TracedFamily", "family_of", "as_family", "family_size",
+           "member_shape", "family_block_diagonal", "block_size", "basis_vector"]
 
 
 @dataclass(frozen=True)
@@ -149,3 +150,72 @@ def diag_vector(v: Tracer) -> Tracer:
         deltas = tuple(("d", a, b) for a, b in zip(rv, cv))
         blocks[i, i] = (rv, cv, tuple((c * Fraction(1), fs + deltas, ds) for c, fs, ds in v.terms((i, 0), rv, ())))
     return Tracer(v.rows, v.rows, blocks)
+
+
+@dataclass(frozen=True)
+class TracedFamily:
+    """A declared family handed to a builder as a whole (``family_of``): members by family index only."""
+
+    family: FamilyInput
+
+    def __getitem__(self, j) -> Tracer:
+        return self.family.member(j)
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"iterating over the family {self.family.name} of symbolic size {self.family.shape.n}")
+
+    __iter__ = __len__ = __bool__ = _refuse
+
+
+def family_of(env, name, n) -> TracedFamily:
+    fam = env.get(name) if isinstance(env, dict) else None
+    if not isinstance(fam, FamilyInput) or not same(fam.shape.n, n):
+        raise OutsideFragment(f"{name!r} is not a declared family of size {n}")
+    return TracedFamily(fam)
+
+
+def as_family(members) -> TracedFamily:
+    if not isinstance(members, TracedFamily):
+        raise OutsideFragment(f"a family of {type(members).__name__}")
+    return members
+
+
+def family_size(members) -> IndexType:
+    return as_family(members).family.shape.n
+
+
+def member_shape(members) -> tuple:
+    s = as_family(members).family.shape
+    return (s.rows, s.cols)
+
+
+def family_block_diagonal(members) -> Tracer:
+    r""":math:`\operatorname{diag}(B_j)_{(i,r),(k,c)} = \delta_{ik}(B_i)_{rc}` (a fresh column member index)."""
+    fam = as_family(members).family
+    j = FamilyIndex(fresh(), fam.shape.n.name)
+    out = fam.member(j)
+    blocks = {}
+    for key, (rv, cv, terms) in out.blocks.items():
+        k = fresh()
+        blocks[key] = ((j.var,) + rv, (k,) + cv, tuple((c, fs + (("d", j.var, k),), ds) for c, fs, ds in terms))
+    n = Atom(j.atom)
+    return Tracer(Prod((n, out.rows)), Prod((n, out.cols)), blocks)
+
+
+def block_size(total, n) -> IndexType:
+    """The inner factor of ``total = n*size`` (exact: the layout of ``n`` blocks of ``size``)."""
+    total, n = as_type(total), as_type(n)
+    if isinstance(n, Atom) and isinstance(total, Prod) and same(total.factors[0], n):
+        return canonical(Prod(total.factors[1:]))
+    if same(total, n):
+        return UNIT
+    raise OutsideFragment(f"{total} is not {n} blocks of one size")
+
+
+def basis_vector(j, n) -> Tracer:
+    r""":math:`(e_j)_r = \delta_{rj}` over the atom ``n``."""
+    n = as_type(n)
+    if not isinstance(j, FamilyIndex) or not same(n, Atom(j.atom)):
+        raise OutsideFragment(f"basis vector {j!r} of {n}")
+    r = fresh()
+    return Tracer(n, UNIT, {(0, 0): ((r,), (), ((Fraction(1), (("d", r, j.var),), ()),))})

@@ -78,6 +78,13 @@ _HANDLERS = {
     "family_hstack": families.family_hstack,
     "family_shapes": families.family_shapes,
     "family_member": families.family_member,
+    "family_of": families.family_of,
+    "as_family": families.as_family,
+    "family_size": families.family_size,
+    "member_shape": families.member_shape,
+    "family_block_diagonal": families.family_block_diagonal,
+    "block_size": families.block_size,
+    "basis_vector": families.basis_vector,
 }
 
 
@@ -91,7 +98,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
 
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
-families.FamilyIndex.__symuat_function__ = staticmethod(dispatch)
+families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
 
 
 @contextlib.contextmanager
