@@ -6,15 +6,19 @@ import pytest
 
 from symuat import Identity, dims_grid
 from symuat.algebra.families import (
+    basis_vector,
+    block_size,
     col_block,
     diag_vector,
+    family_block_diagonal,
     family_hstack,
     family_member,
+    family_of,
     family_shapes,
     family_sum,
     row_block,
 )
-from symuat.algebra.matrices import elementwise, ones
+from symuat.algebra.matrices import elementwise, kron, ones
 from symuat.allsizes import decide
 from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
@@ -138,3 +142,63 @@ def test_heads_of_the_wrong_family_leave_the_fragment():
     ident = _heads_identity(lambda e, d: family_sum(lambda j: family_member(e, "H", j), d["N"]),
                             lambda e, d: family_member(e, "H", 0))
     assert not decide(ident).inside
+
+
+def _fam(e, d, name):
+    return family_of(e, name, d["h"])
+
+
+def test_block_diagonal_of_a_family_acts_head_by_head():
+    r""":math:`X\operatorname{diag}(W_{V1..h}) = \mathrm{Concat}_j(x_jW_{Vj})` for every h, N, m."""
+    ident = _heads_identity(lambda e, d: e["X"] * family_block_diagonal(_fam(e, d, "WV")),
+                            lambda e, d: family_hstack(lambda j: col_block(e["X"], j, d["m"])
+                                                       * _fam(e, d, "WV")[j], d["h"]))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert ev is not None and ev.holds
+
+
+def test_block_diagonal_is_not_the_full_kronecker_sum():
+    r""":math:`\operatorname{diag}(W_j) = \sum_j \mathbf 1_h\mathbf 1_h^T\otimes W_j` only for h = 1."""
+    def rhs(e, d):
+        return family_sum(lambda j: kron(ones(d["h"]) * ones(d["h"]).T, _fam(e, d, "WV")[j]), d["h"])
+    ident = _heads_identity(lambda e, d: family_block_diagonal(_fam(e, d, "WV")), rhs, h=(1,))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert ev is not None and not ev.holds and ev.counterexample["dims"]["h"] == 2
+
+
+def test_basis_vectors_rebuild_a_family_stack():
+    r""":math:`\sum_j e_j\otimes B_j` stacks the members; with :math:`\mathbf 1_h` for :math:`e_j` it does not."""
+    stack = _heads_identity(lambda e, d: family_sum(lambda j: kron(basis_vector(j, d["h"]), _fam(e, d, "H")[j]),
+                                                    d["h"]),
+                            lambda e, d: family_hstack(lambda j: _fam(e, d, "H")[j].T, d["h"]).T)
+    ev = decide(stack).evidence
+    assert ev is not None and ev.holds
+    wrong = _heads_identity(lambda e, d: family_sum(lambda j: kron(ones(d["h"]), _fam(e, d, "H")[j]), d["h"]),
+                            lambda e, d: family_hstack(lambda j: _fam(e, d, "H")[j].T, d["h"]).T, h=(1,))
+    ev = decide(wrong).evidence
+    assert ev is not None and not ev.holds and ev.counterexample["dims"]["h"] == 2
+
+
+def test_first_member_is_the_first_block_and_H1():
+    r""":math:`H_1x_1 = ` the first block of :math:`\mathrm{Concat}_j(H_jx_j)`; member 2 is not (witness h = 2)."""
+    def concat(e, d):
+        return family_hstack(lambda j: _fam(e, d, "H")[j] * col_block(e["X"], j, d["m"]), d["h"])
+    ident = _heads_identity(lambda e, d: e["H1"] * e["X"][:, :d["m"]], lambda e, d: concat(e, d)[:, :d["m"]])
+    ev = decide(ident).evidence
+    assert ev is not None and ev.holds
+    last = _heads_identity(lambda e, d: e["H1"] * e["X"][:, :d["m"]],
+                           lambda e, d: family_sum(lambda j: concat(e, d), d["h"])[:, :d["m"]], h=(1,))
+    ev = decide(last).evidence
+    assert ev is not None and not ev.holds and ev.counterexample["dims"]["h"] == 2
+
+
+def test_block_size_and_family_misuse_leave_the_fragment():
+    r"""``block_size`` of a width that is not h blocks, and iterating a traced family, are outside the fragment."""
+    ident = _heads_identity(lambda e, d: col_block(e["WO"], 0, block_size(d["N"], d["h"])), lambda e, d: e["WO"])
+    assert "is not h blocks of one size" in decide(ident).reason
+    ident = _heads_identity(lambda e, d: sum(_fam(e, d, "H")), lambda e, d: e["H1"])
+    assert "iterating over the family H" in decide(ident).reason
+    ident = _heads_identity(lambda e, d: family_of(e, "X", d["h"])[0], lambda e, d: e["X"])
+    assert "'X' is not a declared family" in decide(ident).reason

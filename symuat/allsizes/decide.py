@@ -28,11 +28,11 @@ from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
-from .families import FamilyInput, FamilyShape
+from .families import FamilyIndex, FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .rules import tracing
-from .terms import canonical_poly, index_counts
+from .terms import canonical_poly, first, index_counts
 from .tracer import Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs"]
@@ -83,9 +83,9 @@ def inputs(identity: Identity, dims) -> dict:
     shapes = _shapes(identity, dims)
     env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
            for name, s in shapes.items()}
-    for name, s in shapes.items():  # the first member under its concrete name: a generalisation (never a guess)
+    for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
         if isinstance(s, FamilyShape) and f"{name}1" not in env:
-            env[f"{name}1"] = Tracer.input(f"{name}1", s.rows, s.cols)
+            env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
     return env
 
 
