@@ -142,7 +142,19 @@ def normal_form(identity: Identity):
             for t in terms:
                 for a, n in index_counts(t, atoms).items():
                     bounds[a] = max(bounds.get(a, 1), n)
+                for a in _coefficient_sizes(t):  # a scalar such as 1/sqrt(h*m) may differ only from size 2 on
+                    bounds[a] = max(bounds.get(a, 1), 2)
     return forms, bounds, diff.rows, diff.cols
+
+
+def _coefficient_sizes(term) -> set:
+    """Names of the sizes in the (scalar) coefficients of ``term`` and its σ arguments."""
+    out = {s.name for s in term[0].free_symbols} if hasattr(term[0], "free_symbols") else set()
+    for f in term[1]:
+        if f[0] == "s":
+            for inner in f[2]:
+                out |= _coefficient_sizes(inner)
+    return out
 
 
 def _names(dims) -> str:

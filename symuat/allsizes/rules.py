@@ -11,6 +11,7 @@ combinators of :mod:`symuat.algebra.families`, :mod:`.families`).
 from __future__ import annotations
 
 import contextlib
+from fractions import Fraction
 
 import sympy
 
@@ -63,6 +64,23 @@ def _elementwise(f, X: Tracer) -> Tracer:
     return X.applyfunc(f)
 
 
+def _softmax(S: Tracer) -> Tracer:
+    r"""Row-wise :math:`e^{S_{rc}}/\sum_k e^{S_{rk}}` (Eq. 8, 35): ``exp`` and the reciprocal as opaque functions."""
+    rc, cc = cases(S._r), cases(S._c)
+    blocks = {}
+    for i in range(len(rc)):
+        for j in range(len(cc)):
+            rv, cv = _vars(rc[i]), _vars(cc[j])
+            denominator = []
+            for k in range(len(cc)):
+                kv = _vars(cc[k])
+                exp_k = ("s", "softmax:exp", tuple(S.terms((i, k), rv, kv)))
+                denominator.append((Fraction(1), (exp_k,), tuple(zip(kv, cc[k]))))
+            exp_j = ("s", "softmax:exp", tuple(S.terms((i, j), rv, cv)))
+            blocks[i, j] = (rv, cv, ((Fraction(1), (exp_j, ("s", "softmax:inv", tuple(denominator))), ()),))
+    return Tracer(S._r, S._c, blocks)
+
+
 _HANDLERS = {
     "vec_r": _vec_r,
     "unvec_r": _unvec_r,
@@ -71,6 +89,7 @@ _HANDLERS = {
     "ones": Tracer.ones,
     "elementwise": _elementwise,
     "diamond": _diamond,
+    "softmax": _softmax,
     "family_sum": families.family_sum,
     "row_block": families.row_block,
     "col_block": families.col_block,

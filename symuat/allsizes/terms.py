@@ -21,6 +21,8 @@ import itertools
 import math
 from fractions import Fraction
 
+import sympy
+
 from .outside import OutsideFragment
 
 __all__ = ["fresh", "first", "rename", "instantiate", "multiply", "eliminate_deltas", "canonical_poly", "index_counts",
@@ -188,6 +190,7 @@ def canonical_poly(terms, outer=None) -> tuple:
     for t in terms:
         k = _term_key(t, outer)
         acc[k] = acc.get(k, Fraction(0)) + t[0]
+    acc = {k: sympy.expand(c) if isinstance(c, sympy.Basic) else c for k, c in acc.items()}
     return tuple(sorted(((k, c) for k, c in acc.items() if c != 0), key=repr))
 
 

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, same
+from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, same
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
@@ -31,6 +31,8 @@ def _scalar(x) -> Fraction:
         return Fraction(x)
     if isinstance(x, sympy.Basic) and x.is_Rational:
         return Fraction(int(x.p), int(x.q))
+    if is_size_scalar(x) and x != 0:
+        return x  # a scalar of the sizes, e.g. 1/sqrt(h*m): a coefficient, the same at every entry
     raise OutsideFragment(f"the scalar {x!r} is not rational (only rational coefficients are in the fragment)")
 
 
@@ -200,7 +202,11 @@ class Tracer:
     def _refuse(self, *_args, **_kw):
         raise OutsideFragment("the builder uses a matrix operation the tracer does not model")
 
-    __iter__ = __len__ = __pow__ = __truediv__ = _refuse
+    def __truediv__(self, other):
+        c = _scalar(other)
+        return self.scale(1 / c if isinstance(c, sympy.Basic) else Fraction(1) / c)
+
+    __iter__ = __len__ = __pow__ = _refuse
 
 
 def _vars(case) -> tuple:

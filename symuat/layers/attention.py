@@ -40,7 +40,7 @@ from ..algebra.families import (
     member_shape,
     row_block,
 )
-from ..algebra.matrices import check_dim, identity_matrix, kron, ones, symbolic_matrix
+from ..algebra.matrices import check_dim, identity_matrix, kron, ones, symbolic_matrix, traceable
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -86,6 +86,7 @@ def row_stochastic_matrix(name: str, n: int) -> Matrix:
                   else 1 - sum((free[i, k] for k in range(n - 1)), sympy.S.Zero))
 
 
+@traceable
 def softmax(S: sympy.MatrixBase) -> Matrix:
     r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij}=e^{S_{ij}}/\sum_k e^{S_{ik}}` (Eq. 8, 35).
 
