@@ -123,7 +123,8 @@ def normal_form(identity: Identity):
             raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
                                   f"{_where(exc)}") from None
         if not isinstance(value, Tracer):
-            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
+            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
+                                  "a size itself)")
         sides.append(value)
     lhs, rhs = sides
     if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
