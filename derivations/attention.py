@@ -16,7 +16,6 @@ two is meant, the entry is a :class:`~symuat.Readings` with both.
 from __future__ import annotations
 
 import numpy as np
-import sympy
 
 from symuat import Correction, Entry, Identity, Readings, Status, diamond, dims_grid, vec_r
 from symuat.algebra.families import family_of, family_shapes
