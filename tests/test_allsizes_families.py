@@ -202,3 +202,14 @@ def test_block_size_and_family_misuse_leave_the_fragment():
     assert "iterating over the family H" in decide(ident).reason
     ident = _heads_identity(lambda e, d: family_of(e, "X", d["h"])[0], lambda e, d: e["X"])
     assert "'X' is not a declared family" in decide(ident).reason
+
+
+def test_a_family_index_that_escapes_its_sum_leaves_the_fragment():
+    escaped = []
+
+    def lhs(W, N, m):
+        family_sum(lambda j: escaped.append(j) or row_block(W, j, m), N)
+        return row_block(W, escaped[0], m)
+    ident = _identity({"W": ("N*m", "n")}, lhs, lambda W, m: W[:m, :], N=(1,), m=(1,), n=(1,))
+    d = decide(ident)
+    assert not d.inside and "outside the family_sum" in d.reason

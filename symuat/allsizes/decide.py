@@ -136,7 +136,11 @@ def normal_form(identity: Identity):
         if key not in diff.blocks:
             continue
         rv, cv, terms = diff.blocks[key]
-        form = canonical_poly(terms, {v: ("f", n) for n, v in enumerate(rv + cv)})
+        try:
+            form = canonical_poly(terms, {v: ("f", n) for n, v in enumerate(rv + cv)})
+        except KeyError:
+            raise OutsideFragment("a family index is used outside the family_sum or family_hstack that "
+                                  "introduced it") from None
         if form:
             forms[key] = form
             atoms = rc[key[0]] + cc[key[1]]
