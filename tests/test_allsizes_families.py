@@ -213,3 +213,12 @@ def test_a_family_index_that_escapes_its_sum_leaves_the_fragment():
     ident = _identity({"W": ("N*m", "n")}, lhs, lambda W, m: W[:m, :], N=(1,), m=(1,), n=(1,))
     d = decide(ident)
     assert not d.inside and "outside the family_sum" in d.reason
+
+
+def test_a_branch_on_the_family_index_leaves_the_fragment():
+    r"""``A if j == 0 else B`` must not be traced as :math:`\sum_j B` (the comparison depends on the member)."""
+    ident = _identity({"W": ("N*m", "n")},
+                      lambda W, N, m: family_sum(lambda j: row_block(W, j, m) if j == 0 else 0 * row_block(W, j, m), N),
+                      lambda W, m: W[:m, :], N=(1,), m=(1,), n=(1,))
+    d = decide(ident)
+    assert not d.inside and "compares the family index" in d.reason

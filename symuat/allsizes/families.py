@@ -24,7 +24,7 @@ __all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hs
            "member_shape", "family_block_diagonal", "block_size", "basis_vector"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FamilyIndex:
     """The index of a family member while tracing: variable ``var`` ranging over the atom ``atom``."""
 
@@ -35,6 +35,16 @@ class FamilyIndex:
         raise OutsideFragment(f"arithmetic on the family index over {self.atom} (only *_block and family_sum "
                               "may use it)")
 
+    def __eq__(self, other):
+        """Only ``j == j``: whether a member index equals a position (or another index) depends on the member."""
+        if other is self:
+            return True
+        raise OutsideFragment(f"the builder compares the family index over {self.atom} with {other!r}")
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
     __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
 
