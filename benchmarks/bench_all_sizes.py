@@ -25,11 +25,10 @@ from collections import Counter
 
 from symuat import load_entries
 from symuat.allsizes import decide
-from symuat.allsizes.decide import _shapes, _symbolic_dims
+from symuat.allsizes.decide import _symbolic_dims, inputs
 from symuat.allsizes.rules import tracing
 from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.terms import canonical_poly
-from symuat.allsizes.tracer import Tracer
 from symuat.evidence.identity import Identity
 from symuat.evidence.levels import Run, symbolic_level
 from symuat.ledger.entry import Denial, Readings
@@ -52,7 +51,7 @@ def explicit_identities(entries):
 def _side_forms(identity):
     """Canonical forms of each side separately (to deduplicate the same statement in three versions)."""
     dims = _symbolic_dims(identity)
-    env = {n: Tracer.input(n, r, c) for n, (r, c) in _shapes(identity, dims).items()}
+    env = inputs(identity, dims)
     out = []
     for side in (identity.lhs, identity.rhs):
         with tracing():

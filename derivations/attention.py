@@ -16,9 +16,9 @@ two is meant, the entry is a :class:`~symuat.Readings` with both.
 from __future__ import annotations
 
 import numpy as np
-import sympy
 
 from symuat import Correction, Entry, Identity, Readings, Status, diamond, dims_grid, vec_r
+from symuat.algebra.families import family_of, family_shapes
 from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
@@ -36,17 +36,11 @@ _SCOPE = ("$H_i$ are free symbol matrices (parameters); every entry is a polynom
 def _shapes(d):
     h, N, m = d["h"], d["N"], d["m"]
     dv = d.get("d", m)
-    shapes = {"X": (N, h * m), "WO": (h * dv, h * m)}
-    for i in range(h):
-        shapes[f"H{i + 1}"] = (N, N)
-        shapes[f"WV{i + 1}"] = (m, dv)
-    return shapes
+    return {"X": (N, h * m), "WO": (h * dv, h * m), **family_shapes("H", h, N, N), **family_shapes("WV", h, m, dv)}
 
 
 def _paper(e, d) -> PaperMultiHeadAttention:
-    h = d["h"]
-    return PaperMultiHeadAttention(tuple(e[f"H{i + 1}"] for i in range(h)),
-                                   tuple(e[f"WV{i + 1}"] for i in range(h)), e["WO"])
+    return PaperMultiHeadAttention(family_of(e, "H", d["h"]), family_of(e, "WV", d["h"]), e["WO"])
 
 
 def _np_heads(a, d) -> np.ndarray:
@@ -97,7 +91,7 @@ def values_definition() -> Identity:
 def figure5(transpose_output: bool = False) -> Identity:
     r"""Figure 5: (W'_HV)^T x' = Ĥ' with (W'_HV)^T the derived W_HV; ``transpose_output``: the text's (Ĥ')^T."""
     def lhs(e, d):
-        out = vec_r(sympy.ImmutableMatrix.hstack(*_paper(e, d).heads(e["X"])))
+        out = vec_r(_paper(e, d).concat(e["X"]))
         return out.T if transpose_output else out
     return _identity(lhs, lambda e, d: _paper(e, d).as_standard().W_HV() * _x(e),
                      lambda a, d: _np_heads(a, d).reshape(-1))
@@ -106,7 +100,7 @@ def figure5(transpose_output: bool = False) -> Identity:
 def output_projection(printed_rhs_is_input: bool = False) -> Identity:
     r"""Figure 6.b: (W'_O)^T Ĥ' = H̊', (W'_O)^T = I_N ⊗ W_O^T; ``printed_rhs_is_input``: the printed '= Ĥ''."""
     def Hhat(e, d):
-        return sympy.ImmutableMatrix.hstack(*_paper(e, d).heads(e["X"]))
+        return _paper(e, d).concat(e["X"])
     lhs = (lambda e, d: vec_r(Hhat(e, d))) if printed_rhs_is_input else (lambda e, d: vec_r(Hhat(e, d) * e["WO"]))
     ref = (lambda a, d: _np_heads(a, d).reshape(-1)) if printed_rhs_is_input else _np_mha
     return _identity(lhs, lambda e, d: _paper(e, d).as_standard().W_O_prime() * vec_r(Hhat(e, d)), ref,
@@ -146,7 +140,7 @@ def value_form(transposed: bool) -> Identity:
     def rhs(e, d):
         W = _paper(e, d).as_standard().W_HV()
         return (W.T if transposed else W) * _x(e)
-    return _identity(lambda e, d: vec_r(sympy.ImmutableMatrix.hstack(*_paper(e, d).heads(e["X"]))), rhs,
+    return _identity(lambda e, d: vec_r(_paper(e, d).concat(e["X"])), rhs,
                      lambda a, d: _np_heads(a, d).reshape(-1), square=True)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
+from symuat.algebra.families import col_block, diag_vector, family_sum, row_block
 from symuat.algebra.matrices import elementwise, kron, ones, vec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
@@ -47,9 +48,9 @@ def np_ffn(W1, b1, W2, x) -> np.ndarray:
 def ffn_is_eq1() -> Identity:
     r"""Eq. 1 with scalar output: :math:`W_2\sigma(W_1x+b_1) = \sum_j \alpha_j\sigma(\mathbf W_j^{\mathsf T}x+b_j)`."""
     def eq1(W1, b1, W2, x, N):
-        W = [W1[j, :].T for j in range(N)]  # W_j in R^n
-        terms = [W2[0, j] * SIGMA((W[j].T * x)[0, 0] + b1[j, 0]) for j in range(N)]
-        return sympy.ImmutableMatrix([[sympy.Add(*terms)]])
+        def unit(j):  # alpha_j sigma(W_j^T x + b_j), W_j = (W1)_{j,:}^T in R^n, as a 1x1 matrix
+            return col_block(W2, j, 1) * elementwise(SIGMA, row_block(W1, j, 1) * x + row_block(b1, j, 1))
+        return family_sum(unit, N)
 
     return Identity(shapes={"W1": ("N", "n"), "b1": ("N", 1), "W2": (1, "N"), "x": ("n", 1)},
                     lhs=ffn, rhs=eq1, dims=dims_grid(N=(1, 2, 3, 4), n=(1, 2, 3)),
@@ -73,16 +74,14 @@ def multi_output(reading: str) -> Identity:
     shapes = {"W1": (k, "n"), "b1": (k, 1), "W2": ("m", k), "x": ("n", 1)}
 
     def form(W1, b1, W2, x, N, m):
-        total = sympy.zeros(m, 1)
-        for j in range(N):
+        def unit(j):
             if reading == "matrix":
-                blk = slice(j * m, (j + 1) * m)
-                Wj, bj, aj = W1[blk, :].T, b1[blk, :], W2[:, blk]
+                Wj, bj, aj = row_block(W1, j, m).T, row_block(b1, j, m), col_block(W2, j, m)
             else:
-                Wj = W1[j, :].T * ones(m).T
-                bj, aj = b1[j, 0] * ones(m), sympy.diag(*W2[:, j])
-            total += aj * elementwise(SIGMA, Wj.T * x + bj)
-        return sympy.ImmutableMatrix(total)
+                Wj = row_block(W1, j, 1).T * ones(m).T
+                bj, aj = ones(m) * row_block(b1, j, 1), diag_vector(col_block(W2, j, 1))
+            return aj * elementwise(SIGMA, Wj.T * x + bj)
+        return family_sum(unit, N)
 
     return Identity(shapes=shapes, lhs=ffn, rhs=form, dims=dims_grid(N=(1, 2, 3), m=(1, 2), n=(1, 2)),
                     reference=np_ffn, random_dims={"N": 3, "m": 3, "n": 4},

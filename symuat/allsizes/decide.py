@@ -28,13 +28,14 @@ from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
+from .families import FamilyIndex, FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .rules import tracing
-from .terms import canonical_poly, index_counts
+from .terms import canonical_poly, first, index_counts
 from .tracer import Tracer
 
-__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache"]
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,19 @@ def _shapes(identity: Identity, dims) -> dict:
                     for name, shape in shapes.items()}
     else:
         declared = shapes(dims)
-    return {name: (as_type(r), as_type(c)) for name, (r, c) in declared.items()}
+    return {name: shape if isinstance(shape, FamilyShape) else (as_type(shape[0]), as_type(shape[1]))
+            for name, shape in declared.items()}
+
+
+def inputs(identity: Identity, dims) -> dict:
+    """The traced environment: a :class:`Tracer` per declared matrix, a :class:`FamilyInput` per declared family."""
+    shapes = _shapes(identity, dims)
+    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
+           for name, s in shapes.items()}
+    for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
+        if isinstance(s, FamilyShape) and f"{name}1" not in env:
+            env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
+    return env
 
 
 class _LayoutMismatch(OutsideFragment):
@@ -98,7 +111,7 @@ def normal_form(identity: Identity):
     Raises :class:`~symuat.allsizes.outside.OutsideFragment` when a side leaves the fragment.
     """
     dims = _symbolic_dims(identity)
-    env = {name: Tracer.input(name, r, c) for name, (r, c) in _shapes(identity, dims).items()}
+    env = inputs(identity, dims)
     sides = []
     for side in (identity.lhs, identity.rhs):
         try:
@@ -110,7 +123,8 @@ def normal_form(identity: Identity):
             raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
                                   f"{_where(exc)}") from None
         if not isinstance(value, Tracer):
-            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
+            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
+                                  "a size itself)")
         sides.append(value)
     lhs, rhs = sides
     if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
@@ -122,14 +136,30 @@ def normal_form(identity: Identity):
         if key not in diff.blocks:
             continue
         rv, cv, terms = diff.blocks[key]
-        form = canonical_poly(terms, {v: ("f", n) for n, v in enumerate(rv + cv)})
+        try:
+            form = canonical_poly(terms, {v: ("f", n) for n, v in enumerate(rv + cv)})
+        except KeyError:
+            raise OutsideFragment("a family index is used outside the family_sum or family_hstack that "
+                                  "introduced it") from None
         if form:
             forms[key] = form
             atoms = rc[key[0]] + cc[key[1]]
             for t in terms:
                 for a, n in index_counts(t, atoms).items():
                     bounds[a] = max(bounds.get(a, 1), n)
+                for a in _coefficient_sizes(t):  # a scalar such as 1/sqrt(h*m) may differ only from size 2 on
+                    bounds[a] = max(bounds.get(a, 1), 2)
     return forms, bounds, diff.rows, diff.cols
+
+
+def _coefficient_sizes(term) -> set:
+    """Names of the sizes in the (scalar) coefficients of ``term`` and its σ arguments."""
+    out = {s.name for s in term[0].free_symbols} if hasattr(term[0], "free_symbols") else set()
+    for f in term[1]:
+        if f[0] == "s":
+            for inner in f[2]:
+                out |= _coefficient_sizes(inner)
+    return out
 
 
 def _names(dims) -> str:

@@ -19,9 +19,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import sympy
+
 from .outside import OutsideFragment
 
-__all__ = ["IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
+__all__ = ["size_symbol", "is_size_scalar",
+           "IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
            "size_of", "same"]
 
 
@@ -81,6 +84,31 @@ class IndexType:
 
     def key(self) -> tuple:
         raise NotImplementedError
+
+    def _sympy_(self):
+        """The size as a SymPy expression in positive integer symbols (for scalars such as :math:`1/\\sqrt{hm}`)."""
+        t = canonical(self)
+        if isinstance(t, Atom):
+            return size_symbol(t.name)
+        if isinstance(t, Sum):
+            return sympy.Add(*(p._sympy_() for p in t.parts))
+        return sympy.Mul(*(f._sympy_() for f in t.factors))
+
+
+def size_symbol(name: str) -> sympy.Symbol:
+    """The dimension ``name`` as a positive integer SymPy symbol."""
+    return sympy.Symbol(name, positive=True, integer=True)
+
+
+def is_size_scalar(x) -> bool:
+    """A SymPy expression whose only symbols are sizes (a nonzero-safe coefficient such as ``1/sqrt(h*m)``).
+
+    >>> is_size_scalar(1 / sympy.sqrt(size_symbol("h"))), is_size_scalar(sympy.Symbol("w"))
+    (True, False)
+    """
+    return (isinstance(x, sympy.Expr) and bool(x.free_symbols)
+            and all(s.is_positive and s.is_integer for s in x.free_symbols)
+            and not x.atoms(sympy.Function) and x.is_finite is not False)
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,16 +3,19 @@ r"""Index-form rules of symuat's matrix functions on :class:`~symuat.allsizes.tr
 :func:`dispatch` is the ``__symuat_function__`` hook of tracers and symbolic sizes: the
 functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their arguments to it
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
-``ones``, ``elementwise`` and :func:`~symuat.algebra.diamond.diamond`, Eq. 4).
+``ones``, ``elementwise``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and the family
+combinators of :mod:`symuat.algebra.families`, :mod:`.families`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+from fractions import Fraction
 
 import sympy
 
+from . import families
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -61,6 +64,23 @@ def _elementwise(f, X: Tracer) -> Tracer:
     return X.applyfunc(f)
 
 
+def _softmax(S: Tracer) -> Tracer:
+    r"""Row-wise :math:`e^{S_{rc}}/\sum_k e^{S_{rk}}` (Eq. 8, 35): ``exp`` and the reciprocal as opaque functions."""
+    rc, cc = cases(S._r), cases(S._c)
+    blocks = {}
+    for i in range(len(rc)):
+        for j in range(len(cc)):
+            rv, cv = _vars(rc[i]), _vars(cc[j])
+            denominator = []
+            for k in range(len(cc)):
+                kv = _vars(cc[k])
+                exp_k = ("s", "softmax:exp", tuple(S.terms((i, k), rv, kv)))
+                denominator.append((Fraction(1), (exp_k,), tuple(zip(kv, cc[k]))))
+            exp_j = ("s", "softmax:exp", tuple(S.terms((i, j), rv, cv)))
+            blocks[i, j] = (rv, cv, ((Fraction(1), (exp_j, ("s", "softmax:inv", tuple(denominator))), ()),))
+    return Tracer(S._r, S._c, blocks)
+
+
 _HANDLERS = {
     "vec_r": _vec_r,
     "unvec_r": _unvec_r,
@@ -69,6 +89,21 @@ _HANDLERS = {
     "ones": Tracer.ones,
     "elementwise": _elementwise,
     "diamond": _diamond,
+    "softmax": _softmax,
+    "family_sum": families.family_sum,
+    "row_block": families.row_block,
+    "col_block": families.col_block,
+    "diag_vector": families.diag_vector,
+    "family_hstack": families.family_hstack,
+    "family_shapes": families.family_shapes,
+    "family_member": families.family_member,
+    "family_of": families.family_of,
+    "as_family": families.as_family,
+    "family_size": families.family_size,
+    "member_shape": families.member_shape,
+    "family_block_diagonal": families.family_block_diagonal,
+    "block_size": families.block_size,
+    "basis_vector": families.basis_vector,
 }
 
 
@@ -76,12 +111,13 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
     if name not in _HANDLERS:
         raise OutsideFragment(f"{name} has no index-form rule")
-    args = tuple(a if isinstance(a, (Tracer, IndexType)) or callable(a) else as_type(a) for a in args)
+    args = tuple(as_type(a) if isinstance(a, int) else a for a in args)
     return _HANDLERS[name](*args, **kwargs)
 
 
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
+families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
 
 
 @contextlib.contextmanager

@@ -22,10 +22,9 @@ from collections.abc import Mapping
 from ..algebra.matrices import kron
 from ..evidence.declare import DeclaredShapes
 from ..evidence.identity import Identity
-from .decide import _shapes
+from .decide import inputs
 from .index_types import Atom, IndexType, size_of
 from .rules import tracing
-from .tracer import Tracer
 
 __all__ = ["size_only_mutants", "standard_polynomial", "wedge"]
 
@@ -116,7 +115,7 @@ def _size(size, dims):
 def _output_types(identity: Identity):
     """The right-hand side's row and column index types (the identity must be in the fragment)."""
     dims = {k: Atom(k) for k in identity.dims[0]}
-    env = {n: Tracer.input(n, r, c) for n, (r, c) in _shapes(identity, dims).items()}
+    env = inputs(identity, dims)
     with tracing():
         out = identity.rhs(env, dims)
     return out.rows, out.cols

@@ -21,9 +21,11 @@ import itertools
 import math
 from fractions import Fraction
 
+import sympy
+
 from .outside import OutsideFragment
 
-__all__ = ["fresh", "rename", "instantiate", "multiply", "eliminate_deltas", "canonical_poly", "index_counts",
+__all__ = ["fresh", "first", "rename", "instantiate", "multiply", "eliminate_deltas", "canonical_poly", "index_counts",
            "MAX_LABELLINGS"]
 
 #: Labellings tried per term before the term is declared too symmetric to canonicalise.
@@ -125,14 +127,23 @@ def _indices(term) -> set:
     return out
 
 
+def first(atom: str) -> str:
+    """The constant index 0 of the atom type ``atom`` (the first member of a family, ``X[:, :m]`` of ``h*m``)."""
+    return f"#0:{atom}"
+
+
+def _label(mapping, v):
+    return ("c", v) if v.startswith("#") else mapping[v]
+
+
 def _key(term, mapping):
     """Serialisation of ``term`` under a complete labelling of its indices."""
     parts = []
     for f in term[1]:
         if f[0] == "e":
-            parts.append(("e", f[1], f[2], f[3], tuple(mapping[v] for v in f[4])))
+            parts.append(("e", f[1], f[2], f[3], tuple(_label(mapping, v) for v in f[4])))
         elif f[0] == "d":
-            parts.append(("d",) + tuple(sorted((mapping[f[1]], mapping[f[2]]))))
+            parts.append(("d",) + tuple(sorted((_label(mapping, f[1]), _label(mapping, f[2])))))
         else:
             parts.append(("s", f[1], canonical_poly(f[2], mapping)))
     return (tuple(sorted(parts, key=repr)), tuple(sorted(repr(mapping[v]) + a for v, a in term[2])))
@@ -179,6 +190,7 @@ def canonical_poly(terms, outer=None) -> tuple:
     for t in terms:
         k = _term_key(t, outer)
         acc[k] = acc.get(k, Fraction(0)) + t[0]
+    acc = {k: sympy.expand(c) if isinstance(c, sympy.Basic) else c for k, c in acc.items()}
     return tuple(sorted(((k, c) for k, c in acc.items() if c != 0), key=repr))
 
 
@@ -188,12 +200,18 @@ def index_counts(term, free_atoms) -> dict:
     for a in free_atoms:
         counts[a] = counts.get(a, 0) + 1
 
+    constants = set()
+
     def walk(t):
         for _, a in t[2]:
             counts[a] = counts.get(a, 0) + 1
+        constants.update(v for v in _indices(t) if v.startswith("#"))
         for f in t[1]:
             if f[0] == "s":
                 for inner in f[2]:
                     walk(inner)
     walk(term)
+    for c in constants:
+        a = c.split(":", 1)[1]
+        counts[a] = counts.get(a, 0) + 1
     return counts

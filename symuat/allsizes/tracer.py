@@ -14,9 +14,9 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, IndexType, Sum, as_type, canonical, cases, same
+from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, same
 from .outside import OutsideFragment
-from .terms import eliminate_deltas, fresh, instantiate, multiply
+from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
 __all__ = ["Tracer", "MAX_TERMS"]
 
@@ -31,6 +31,8 @@ def _scalar(x) -> Fraction:
         return Fraction(x)
     if isinstance(x, sympy.Basic) and x.is_Rational:
         return Fraction(int(x.p), int(x.q))
+    if is_size_scalar(x) and x != 0:
+        return x  # a scalar of the sizes, e.g. 1/sqrt(h*m): a coefficient, the same at every entry
     raise OutsideFragment(f"the scalar {x!r} is not rational (only rational coefficients are in the fragment)")
 
 
@@ -168,6 +170,10 @@ class Tracer:
     def __getitem__(self, key):
         if not (isinstance(key, tuple) and len(key) == 2):
             raise OutsideFragment("indexing a matrix by a single (flat) index")
+        if _is_first_member(self._r, key[0]):
+            return _first_member(self, key[1])
+        if _is_first_member(self._c, key[1]):
+            return _first_member(self.T, key[0]).T
         rows, rmap = _slice(self._r, key[0])
         cols, cmap = _slice(self._c, key[1])
         blocks = {(rmap.index(i), cmap.index(j)): b for (i, j), b in self.blocks.items() if i in rmap and j in cmap}
@@ -196,11 +202,36 @@ class Tracer:
     def _refuse(self, *_args, **_kw):
         raise OutsideFragment("the builder uses a matrix operation the tracer does not model")
 
-    __iter__ = __len__ = __pow__ = __truediv__ = _refuse
+    def __truediv__(self, other):
+        c = _scalar(other)
+        return self.scale(1 / c if isinstance(c, sympy.Basic) else Fraction(1) / c)
+
+    __iter__ = __len__ = __pow__ = _refuse
 
 
 def _vars(case) -> tuple:
     return tuple(fresh() for _ in case)
+
+
+def _is_first_member(t: IndexType, s) -> bool:
+    """``s`` is ``[:size]`` (or ``[0:size]``) of ``t = a*size`` with ``a`` an atom: the first of ``a`` blocks."""
+    if not (isinstance(s, slice) and s.step is None and isinstance(s.stop, (IndexType, int))
+            and (s.start is None or isinstance(s.start, int) and s.start == 0)):
+        return False
+    return (isinstance(t, Prod) and isinstance(t.factors[0], Atom)
+            and same(canonical(Prod(t.factors[1:])), s.stop))
+
+
+def _first_member(X: Tracer, cols_key) -> Tracer:
+    """Rows ``[:size]`` of ``X`` (row type ``a*size``): the outer row index is the constant first index of ``a``."""
+    t = X.rows
+    head, rows = t.factors[0], canonical(Prod(t.factors[1:]))
+    rc, cc = cases(rows), cases(X.cols)
+    blocks = {}
+    for (i, k) in X.blocks:
+        rv, cv = _vars(rc[i]), _vars(cc[k])
+        blocks[i, k] = (rv, cv, tuple(X.terms((i, k), (first(head.name),) + rv, cv)))
+    return Tracer(rows, X.cols, blocks)[:, cols_key]
 
 
 def _slice(t: IndexType, s) -> tuple[IndexType, list[int]]:

@@ -28,7 +28,19 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import check_dim, identity_matrix, kron, ones, symbolic_matrix
+from ..algebra.families import (
+    as_family,
+    basis_vector,
+    block_size,
+    col_block,
+    family_block_diagonal,
+    family_hstack,
+    family_size,
+    family_sum,
+    member_shape,
+    row_block,
+)
+from ..algebra.matrices import check_dim, identity_matrix, kron, ones, symbolic_matrix, traceable
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -74,6 +86,7 @@ def row_stochastic_matrix(name: str, n: int) -> Matrix:
                   else 1 - sum((free[i, k] for k in range(n - 1)), sympy.S.Zero))
 
 
+@traceable
 def softmax(S: sympy.MatrixBase) -> Matrix:
     r"""Row-wise softmax :math:`\operatorname{softmax}(S)_{ij}=e^{S_{ij}}/\sum_k e^{S_{ik}}` (Eq. 8, 35).
 
@@ -101,6 +114,11 @@ def attention_matrix(X: sympy.MatrixBase, W_Q: sympy.MatrixBase, W_K: sympy.Matr
 
 
 def _check_heads(H: tuple) -> int:
+    if not isinstance(H, tuple):  # a declared family: one shape for every member
+        N, cols = member_shape(H)
+        if cols != N:
+            raise ShapeError(f"the attention matrices are {N} x {cols}, not square")
+        return N
     if not H:
         raise ShapeError("n_heads=0: at least one attention matrix H_h is needed")
     N = H[0].shape[0]
@@ -138,10 +156,10 @@ class MultiHeadAttention:
     b_O: Matrix | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "H", tuple(self.H))
+        object.__setattr__(self, "H", as_family(self.H))
         _check_heads(self.H)
         D = self.W_V.shape[1]
-        if D % self.n_heads:
+        if isinstance(D, int) and D % self.n_heads:
             raise ShapeError(f"n_heads={self.n_heads} must divide the value width D={D} of W_V")
         if self.W_O.shape[0] != D:
             raise ShapeError(f"W_O has {self.W_O.shape[0]} rows, expected D={D} (the columns of W_V)")
@@ -150,26 +168,26 @@ class MultiHeadAttention:
 
     @property
     def n_heads(self) -> int:
-        return len(self.H)
+        return family_size(self.H)
 
     @property
     def N(self) -> int:
-        return self.H[0].shape[0]
+        return member_shape(self.H)[0]
 
     @property
     def head_dim(self) -> int:
-        return self.W_V.shape[1] // self.n_heads
+        return block_size(self.W_V.shape[1], self.n_heads)
 
     def _cols(self, h: int) -> slice:
         return slice(h * self.head_dim, (h + 1) * self.head_dim)
 
     def W_V_head(self, h: int) -> Matrix:
         r""":math:`W_{V,h}`: the columns of head ``h`` (0-based)."""
-        return Matrix(self.W_V[:, self._cols(h)])
+        return col_block(self.W_V, h, self.head_dim)
 
     def W_O_head(self, h: int) -> Matrix:
         r""":math:`W_{O,h}`: the rows of head ``h`` (0-based)."""
-        return Matrix(self.W_O[self._cols(h), :])
+        return row_block(self.W_O, h, self.head_dim)
 
     def apply(self, X: sympy.MatrixBase) -> Matrix:
         r"""Direct computation: values, per-head mixing, concatenation, output projection (Eq. 7)."""
@@ -178,19 +196,17 @@ class MultiHeadAttention:
         V = X * self.W_V
         if self.b_V is not None:
             V = V + ones(self.N) * self.b_V.T
-        concat = Matrix.hstack(*(Hh * V[:, self._cols(h)] for h, Hh in enumerate(self.H)))
+        concat = family_hstack(lambda h: self.H[h] * col_block(V, h, self.head_dim), self.n_heads)
         Y = concat * self.W_O
         return Matrix(Y if self.b_O is None else Y + ones(self.N) * self.b_O.T)
 
     def W_HV(self) -> Matrix:
         r""":math:`W'_{HV}=\sum_h H_h\otimes(P_hW_V^T)`, so :math:`W'_{HV}x'=\hat H'` (Figure 5)."""
         Wt = self.W_V.T
-        out = sympy.zeros(self.N * Wt.shape[0], self.N * Wt.shape[1])
-        for h, Hh in enumerate(self.H):
-            rows = self._cols(h)
-            P_Wt = Matrix(Wt.shape[0], Wt.shape[1], lambda r, c: Wt[r, c] if rows.start <= r < rows.stop else 0)
-            out += kron(Hh, P_Wt)
-        return Matrix(out)
+
+        def head(h):  # P_h W_V^T: the rows of head h kept in place, the others zero
+            return kron(self.H[h], kron(basis_vector(h, self.n_heads), row_block(Wt, h, self.head_dim)))
+        return family_sum(head, self.n_heads)
 
     def W_O_prime(self) -> Matrix:
         r""":math:`W'_O=I_N\otimes W_O^T`, so :math:`W'_O\hat H'=\mathring H'` (Figure 6)."""
@@ -202,8 +218,7 @@ class MultiHeadAttention:
 
     def W_HVO_closed_form(self) -> Matrix:
         r""":math:`\sum_h H_h\otimes(W_{V,h}W_{O,h})^T` — the product the paper leaves uncomputed."""
-        terms = [kron(Hh, (self.W_V_head(h) * self.W_O_head(h)).T) for h, Hh in enumerate(self.H)]
-        return Matrix(sum(terms[1:], terms[0]))
+        return family_sum(lambda h: kron(self.H[h], (self.W_V_head(h) * self.W_O_head(h)).T), self.n_heads)
 
     def b_prime(self) -> Matrix:
         r"""Static bias :math:`\mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h}+b_O)`.
@@ -247,32 +262,44 @@ class PaperMultiHeadAttention:
     W_O: Matrix
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "H", tuple(self.H))
-        object.__setattr__(self, "W_V", tuple(self.W_V))
+        object.__setattr__(self, "H", as_family(self.H))
+        object.__setattr__(self, "W_V", as_family(self.W_V))
         _check_heads(self.H)
-        if len(self.W_V) != len(self.H):
-            raise ShapeError(f"n_heads={len(self.H)} attention matrices but {len(self.W_V)} value matrices W_Vi")
-        shape = self.W_V[0].shape
-        if any(W.shape != shape for W in self.W_V):
-            raise ShapeError(f"every W_Vi must have the shape {shape} of W_V1")
-        if self.W_O.shape[0] != len(self.H) * shape[1]:
-            raise ShapeError(f"W_O has {self.W_O.shape[0]} rows, expected n_heads*d={len(self.H) * shape[1]}")
+        if family_size(self.W_V) != family_size(self.H):
+            raise ShapeError(f"n_heads={family_size(self.H)} attention matrices but {family_size(self.W_V)} value "
+                             "matrices W_Vi")
+        if isinstance(self.W_V, tuple) and any(W.shape != self.W_V[0].shape for W in self.W_V):
+            raise ShapeError(f"every W_Vi must have the shape {self.W_V[0].shape} of W_V1")
+        shape = member_shape(self.W_V)
+        if self.W_O.shape[0] != family_size(self.H) * shape[1]:
+            raise ShapeError(f"W_O has {self.W_O.shape[0]} rows, expected n_heads*d={family_size(self.H) * shape[1]}")
 
     @property
     def n_heads(self) -> int:
-        return len(self.H)
+        return family_size(self.H)
+
+    def head(self, X: sympy.MatrixBase, i: int) -> Matrix:
+        r""":math:`\hat H_i=H_i[x_iW_{Vi}]` (Eq. 8), ``i`` 0-based; :math:`x_i` the i-th column block of X."""
+        m = block_size(X.shape[1], self.n_heads)
+        if m != member_shape(self.W_V)[0]:
+            raise ShapeError(f"x_i has {m} columns, W_Vi has {member_shape(self.W_V)[0]} rows")
+        return Matrix(self.H[i] * (col_block(X, i, m) * self.W_V[i]))
 
     def heads(self, X: sympy.MatrixBase) -> tuple[Matrix, ...]:
-        r""":math:`\hat H_i=H_i[x_iW_{Vi}]` (Eq. 8)."""
-        xs = split_columns(X, self.n_heads)
-        if xs[0].shape[1] != self.W_V[0].shape[0]:
-            raise ShapeError(f"x_i has {xs[0].shape[1]} columns, W_Vi has {self.W_V[0].shape[0]} rows")
-        return tuple(Matrix(Hi * (xi * Wi)) for Hi, xi, Wi in zip(self.H, xs, self.W_V))
+        r""":math:`\hat H_1,\dots,\hat H_h` (Eq. 8)."""
+        split_columns(X, self.n_heads)  # the width check
+        return tuple(self.head(X, i) for i in range(self.n_heads))
+
+    def concat(self, X: sympy.MatrixBase) -> Matrix:
+        r""":math:`\hat H=\mathrm{Concat}(\hat H_1,\dots,\hat H_h)` (Eq. 7)."""
+        if isinstance(self.H, tuple):
+            split_columns(X, self.n_heads)  # the width check
+        return family_hstack(lambda i: self.head(X, i), self.n_heads)
 
     def apply(self, X: sympy.MatrixBase) -> Matrix:
         r""":math:`\mathring H=\mathrm{Concat}(\hat H_1,\dots,\hat H_h)W_O` (Eq. 7)."""
-        return Matrix(Matrix.hstack(*self.heads(X)) * self.W_O)
+        return Matrix(self.concat(X) * self.W_O)
 
     def as_standard(self) -> MultiHeadAttention:
         r"""The same layer as a standard MHA with :math:`W_V=\operatorname{diag}(W_{V1},\dots,W_{Vh})`."""
-        return MultiHeadAttention(self.H, block_diagonal(*self.W_V), self.W_O)
+        return MultiHeadAttention(self.H, family_block_diagonal(self.W_V), self.W_O)

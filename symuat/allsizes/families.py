@@ -1,0 +1,231 @@
+r"""Index-form rules of :mod:`symuat.algebra.families`: sums over a family index of symbolic size.
+
+``family_sum(f, N)`` calls ``f`` once with a :class:`FamilyIndex` — a fresh index
+variable of atom type ``N`` — and binds that variable as a dummy of every term:
+:math:`\sum_{j\in[N]} f(j)_{rc}` is exactly the index-form sum, for every ``N``.
+``row_block(X, j, size)`` of a matrix whose row type is :math:`[N]\times size`
+substitutes ``j`` for the outer row index (the row-major layout of the product type
+is the layout of member blocks); ``col_block`` likewise on columns.
+``diag_vector(v)`` is :math:`\delta_{rc}v_r` on the diagonal blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .index_types import UNIT, Atom, IndexType, Prod, as_type, canonical, cases, same
+from .outside import OutsideFragment
+from .terms import eliminate_deltas, fresh
+from .tracer import Tracer, _vars
+
+__all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hstack", "family_shapes", "family_member",
+           "row_block", "col_block", "diag_vector", "TracedFamily", "family_of", "as_family", "family_size",
+           "member_shape", "family_block_diagonal", "block_size", "basis_vector"]
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyIndex:
+    """The index of a family member while tracing: variable ``var`` ranging over the atom ``atom``."""
+
+    var: str
+    atom: str
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"arithmetic on the family index over {self.atom} (only *_block and family_sum "
+                              "may use it)")
+
+    def __eq__(self, other):
+        """Only ``j == j``: whether a member index equals a position (or another index) depends on the member."""
+        if other is self:
+            return True
+        raise OutsideFragment(f"the builder compares the family index over {self.atom} with {other!r}")
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+    __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+
+
+@dataclass(frozen=True)
+class FamilyShape:
+    """A declared family: ``n`` (an atom) matrices of index types ``rows`` x ``cols``."""
+
+    n: IndexType
+    rows: IndexType
+    cols: IndexType
+
+
+@dataclass(frozen=True)
+class FamilyInput:
+    """The traced family ``name``: entry :math:`X^{(j)}_{rc}` is the input entry with indices ``(j, r, c)``."""
+
+    name: str
+    shape: FamilyShape
+
+    def member(self, j) -> Tracer:
+        if not isinstance(j, FamilyIndex) or j.atom != self.shape.n.name:
+            raise OutsideFragment(f"member {j!r} of the family {self.name} indexed by {self.shape.n}")
+        rc, cc = cases(self.shape.rows), cases(self.shape.cols)
+        blocks = {}
+        for ri, r in enumerate(rc):
+            for ci, c in enumerate(cc):
+                rv, cv = _vars(r), _vars(c)
+                blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", self.name, ri, ci, (j.var,) + rv + cv),), ()),))
+        return Tracer(self.shape.rows, self.shape.cols, blocks)
+
+
+def _family_atom(n) -> Atom:
+    n = as_type(n)
+    if not isinstance(n, Atom):
+        raise OutsideFragment(f"a family indexed by the compound size {n} (only a dimension of the identity)")
+    return n
+
+
+def family_shapes(name, n, rows, cols) -> dict:
+    """``{name: FamilyShape}``: one declared family instead of ``name1 .. name<n>``."""
+    if not isinstance(name, str):
+        raise OutsideFragment(f"a family named {name!r}")
+    return {name: FamilyShape(_family_atom(n), as_type(rows), as_type(cols))}
+
+
+def family_member(env, name, j) -> Tracer:
+    """Member ``j`` of the traced family ``env[name]``."""
+    fam = env.get(name) if isinstance(env, dict) else None
+    if not isinstance(fam, FamilyInput):
+        raise OutsideFragment(f"{name!r} is not a declared family")
+    return fam.member(j)
+
+
+def _member_value(f, n):
+    j = FamilyIndex(fresh(), _family_atom(n).name)
+    out = f(j)
+    if not isinstance(out, Tracer):
+        raise OutsideFragment(f"a family member is a {type(out).__name__}, not a traced matrix")
+    return j, out
+
+
+def family_hstack(f, n) -> Tracer:
+    r""":math:`\mathrm{Concat}_j f(j)`: the family index becomes the outer column index (row-major layout)."""
+    j, out = _member_value(f, n)
+    blocks = {key: (rv, (j.var,) + cv, terms) for key, (rv, cv, terms) in out.blocks.items()}
+    return Tracer(out.rows, Prod((Atom(j.atom), out.cols)), blocks)
+
+
+def family_sum(f, n) -> Tracer:
+    r""":math:`\sum_{j\in[n]} f(j)` with ``j`` a dummy of type ``n`` (an atom: one size of the identity)."""
+    j, out = _member_value(f, n)
+    blocks = {}
+    for key, (rv, cv, terms) in out.blocks.items():
+        summed = (eliminate_deltas((c, fs, ds + ((j.var, j.atom),))) for c, fs, ds in terms)
+        blocks[key] = (rv, cv, tuple(t for t in summed if t is not None))
+    return Tracer(out.rows, out.cols, blocks)
+
+
+def _member(t: IndexType, j, size) -> IndexType:
+    if not isinstance(j, FamilyIndex):
+        raise OutsideFragment(f"a block of a family at the position {j!r} (not a family index)")
+    size = as_type(size)
+    if not same(t, Prod((Atom(j.atom), size))):
+        raise OutsideFragment(f"blocks of {size} indexed by {j.atom} in a dimension of type {t}")
+    return canonical(size)
+
+
+def row_block(X: Tracer, j, size) -> Tracer:
+    """Member ``j`` of ``X`` stacked by rows: the outer row index becomes ``j``."""
+    rows = _member(X.rows, j, size)
+    rc, cc = cases(rows), cases(X.cols)
+    blocks = {}
+    for (i, k) in X.blocks:
+        rv, cv = _vars(rc[i]), _vars(cc[k])
+        blocks[i, k] = (rv, cv, tuple(X.terms((i, k), (j.var,) + rv, cv)))
+    return Tracer(rows, X.cols, blocks)
+
+
+def col_block(X: Tracer, j, size) -> Tracer:
+    """Member ``j`` of ``X`` stacked by columns."""
+    return row_block(X.T, j, size).T
+
+
+def diag_vector(v: Tracer) -> Tracer:
+    r""":math:`\operatorname{diag}(v)_{rc} = \delta_{rc} v_r` (zero between different blocks)."""
+    if not same(v.cols, UNIT):
+        raise OutsideFragment(f"diag_vector of a {v.shape} matrix")
+    rc = cases(v.rows)
+    blocks = {}
+    for (i, _) in v.blocks:
+        rv, cv = _vars(rc[i]), _vars(rc[i])
+        deltas = tuple(("d", a, b) for a, b in zip(rv, cv))
+        blocks[i, i] = (rv, cv, tuple((c * Fraction(1), fs + deltas, ds) for c, fs, ds in v.terms((i, 0), rv, ())))
+    return Tracer(v.rows, v.rows, blocks)
+
+
+@dataclass(frozen=True)
+class TracedFamily:
+    """A declared family handed to a builder as a whole (``family_of``): members by family index only."""
+
+    family: FamilyInput
+
+    def __getitem__(self, j) -> Tracer:
+        return self.family.member(j)
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"iterating over the family {self.family.name} of symbolic size {self.family.shape.n}")
+
+    __iter__ = __len__ = __bool__ = _refuse
+
+
+def family_of(env, name, n) -> TracedFamily:
+    fam = env.get(name) if isinstance(env, dict) else None
+    if not isinstance(fam, FamilyInput) or not same(fam.shape.n, n):
+        raise OutsideFragment(f"{name!r} is not a declared family of size {n}")
+    return TracedFamily(fam)
+
+
+def as_family(members) -> TracedFamily:
+    if not isinstance(members, TracedFamily):
+        raise OutsideFragment(f"a family of {type(members).__name__}")
+    return members
+
+
+def family_size(members) -> IndexType:
+    return as_family(members).family.shape.n
+
+
+def member_shape(members) -> tuple:
+    s = as_family(members).family.shape
+    return (s.rows, s.cols)
+
+
+def family_block_diagonal(members) -> Tracer:
+    r""":math:`\operatorname{diag}(B_j)_{(i,r),(k,c)} = \delta_{ik}(B_i)_{rc}` (a fresh column member index)."""
+    fam = as_family(members).family
+    j = FamilyIndex(fresh(), fam.shape.n.name)
+    out = fam.member(j)
+    blocks = {}
+    for key, (rv, cv, terms) in out.blocks.items():
+        k = fresh()
+        blocks[key] = ((j.var,) + rv, (k,) + cv, tuple((c, fs + (("d", j.var, k),), ds) for c, fs, ds in terms))
+    n = Atom(j.atom)
+    return Tracer(Prod((n, out.rows)), Prod((n, out.cols)), blocks)
+
+
+def block_size(total, n) -> IndexType:
+    """The inner factor of ``total = n*size`` (exact: the layout of ``n`` blocks of ``size``)."""
+    total, n = as_type(total), as_type(n)
+    if isinstance(n, Atom) and isinstance(total, Prod) and same(total.factors[0], n):
+        return canonical(Prod(total.factors[1:]))
+    if same(total, n):
+        return UNIT
+    raise OutsideFragment(f"{total} is not {n} blocks of one size")
+
+
+def basis_vector(j, n) -> Tracer:
+    r""":math:`(e_j)_r = \delta_{rj}` over the atom ``n``."""
+    n = as_type(n)
+    if not isinstance(j, FamilyIndex) or not same(n, Atom(j.atom)):
+        raise OutsideFragment(f"basis vector {j!r} of {n}")
+    r = fresh()
+    return Tracer(n, UNIT, {(0, 0): ((r,), (), ((Fraction(1), (("d", r, j.var),), ()),))})
