@@ -44,7 +44,7 @@ def _example(kind: str, holds: bool) -> AuditRecord:
     """A one-entry record for the doctests."""
     evidence = [[level, holds, "detail", None] for level in ("symbolic", "exact")]
     return record_from_data({"id": "duat:eq1", "version": "duat", "ref": "Eq. 1", "statement": "AB = BA",
-                             "status": "proved", "kind": kind, "correction": None, "note": "", "tags": [],
+                             "status": "proved", "kind": kind, "correction": None, "note": "", "tags": [], "prose": "",
                              "computed": "proved", "reason": "holds as printed", "evidence": evidence,
                              "counterexample": None, "correction_evidence": []})
 
