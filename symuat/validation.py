@@ -21,7 +21,7 @@ import numpy as np
 from .errors import ArgumentTypeError, InvalidValueError, ShapeError
 
 __all__ = ["check_positive_int", "check_callable", "as_finite_array", "check_shape", "check_positive_dim",
-           "check_real_number"]
+           "check_real_number", "frozen_array"]
 
 
 def check_positive_int(name: str, value: object, error: type[Exception] = ShapeError) -> int:
@@ -135,3 +135,22 @@ def check_real_number(name: str, x: Any, *, positive: bool = False) -> float:
     if positive and v <= 0:
         raise InvalidValueError(f"{name} must be > 0, got {v}")
     return v
+
+
+def frozen_array(name: str, a: Any, shape: Sequence[int | None], *, optional: bool = False) -> np.ndarray | None:
+    """A validated read-only copy of ``a``: finite, of ``shape`` (``None`` = any size), every size at least 1.
+
+    ``optional`` lets ``a`` be ``None`` (an absent bias), returned as is.
+
+    >>> frozen_array("b", [1.0, 2.0], (2,)).flags.writeable
+    False
+    """
+    if a is None and optional:
+        return None
+    arr = as_finite_array(name, a, ndim=len(shape))
+    check_shape(name, arr, shape)
+    for i, n in enumerate(arr.shape):
+        check_positive_dim(f"{name}.shape[{i}]", n)
+    arr = arr.copy()
+    arr.setflags(write=False)
+    return arr

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..names import logistic
-from ..validation import as_finite_array, check_positive_dim, check_shape
+from ..validation import as_finite_array, check_shape, frozen_array
 from .operators import IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
@@ -65,17 +65,6 @@ def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:
     return lambda x: _ACT[name](np.asarray(x, dtype=np.float64))
 
 
-def _frozen(name: str, a: Any, shape: Tuple[Optional[int], ...], optional: bool = False) -> Optional[np.ndarray]:
-    if a is None and optional:
-        return None
-    arr = as_finite_array(name, a, ndim=len(shape))
-    check_shape(name, arr, shape)
-    for i, n in enumerate(arr.shape):
-        check_positive_dim(f"{name}.shape[{i}]", n)
-    arr = arr.copy()
-    arr.setflags(write=False)
-    return arr
-
 
 def _check_activation(act: Optional[str]) -> None:
     if act is not None:
@@ -105,12 +94,12 @@ class FFNWeights:
     activation: Optional[str] = None
 
     def __post_init__(self) -> None:
-        W1 = _frozen("W1", self.W1, (None, None))
+        W1 = frozen_array("W1", self.W1, (None, None))
         M, F = W1.shape
         object.__setattr__(self, "W1", W1)
-        object.__setattr__(self, "b1", _frozen("b1", self.b1, (F,), optional=True))
-        object.__setattr__(self, "W2", _frozen("W2", self.W2, (F, M)))
-        object.__setattr__(self, "b2", _frozen("b2", self.b2, (M,), optional=True))
+        object.__setattr__(self, "b1", frozen_array("b1", self.b1, (F,), optional=True))
+        object.__setattr__(self, "W2", frozen_array("W2", self.W2, (F, M)))
+        object.__setattr__(self, "b2", frozen_array("b2", self.b2, (M,), optional=True))
         _check_activation(self.activation)
 
     gated = False
@@ -152,14 +141,14 @@ class GatedFFNWeights:
     gated = True
 
     def __post_init__(self) -> None:
-        Wg = _frozen("W_gate", self.W_gate, (None, None))
+        Wg = frozen_array("W_gate", self.W_gate, (None, None))
         M, F = Wg.shape
         object.__setattr__(self, "W_gate", Wg)
-        object.__setattr__(self, "W_up", _frozen("W_up", self.W_up, (M, F)))
-        object.__setattr__(self, "W_down", _frozen("W_down", self.W_down, (F, M)))
-        object.__setattr__(self, "b_gate", _frozen("b_gate", self.b_gate, (F,), optional=True))
-        object.__setattr__(self, "b_up", _frozen("b_up", self.b_up, (F,), optional=True))
-        object.__setattr__(self, "b_down", _frozen("b_down", self.b_down, (M,), optional=True))
+        object.__setattr__(self, "W_up", frozen_array("W_up", self.W_up, (M, F)))
+        object.__setattr__(self, "W_down", frozen_array("W_down", self.W_down, (F, M)))
+        object.__setattr__(self, "b_gate", frozen_array("b_gate", self.b_gate, (F,), optional=True))
+        object.__setattr__(self, "b_up", frozen_array("b_up", self.b_up, (F,), optional=True))
+        object.__setattr__(self, "b_down", frozen_array("b_down", self.b_down, (M,), optional=True))
         _check_activation(self.activation)
 
     @property

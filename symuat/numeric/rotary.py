@@ -20,26 +20,17 @@ changes the attention matrices :math:`H_h` and nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from ..validation import check_positive_dim, check_real_number, frozen_array
 
 __all__ = ["ROTARY_STYLES", "Rotary", "apply_rotary"]
 
 ROTARY_STYLES = ("half", "interleaved")
 
-
-def _frozen(name: str, a: Any, shape: Tuple[Optional[int], ...]) -> Optional[np.ndarray]:
-    if a is None:
-        return None
-    arr = as_finite_array(name, a, ndim=len(shape))
-    check_shape(name, arr, shape)
-    arr = arr.copy()
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True)
@@ -64,11 +55,11 @@ class Rotary:
         object.__setattr__(self, "base", check_real_number("rotary base", self.base, positive=True))
         if self.style not in ROTARY_STYLES:
             raise InvalidValueError(f"rotary style must be one of {ROTARY_STYLES}, got {self.style!r}")
-        object.__setattr__(self, "inv_freq", _frozen("rotary inv_freq", self.inv_freq, (r // 2,)))
+        object.__setattr__(self, "inv_freq", frozen_array("rotary inv_freq", self.inv_freq, (r // 2,), optional=True))
         if (self.cos is None) != (self.sin is None):
             raise InvalidValueError("rotary cos and sin tables must be given together")
-        object.__setattr__(self, "cos", _frozen("rotary cos", self.cos, (None, r // 2)))
-        object.__setattr__(self, "sin", _frozen("rotary sin", self.sin, (None, r // 2)))
+        object.__setattr__(self, "cos", frozen_array("rotary cos", self.cos, (None, r // 2), optional=True))
+        object.__setattr__(self, "sin", frozen_array("rotary sin", self.sin, (None, r // 2), optional=True))
 
     def __repr__(self) -> str:
         return f"Rotary(dim={self.dim}, base={self.base}, style={self.style!r})"
