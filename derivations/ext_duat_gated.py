@@ -27,7 +27,7 @@ from symuat.numeric import duat_form, dynamic_parameters, random_stack
 
 from .ext_duat_blocks import _table_identity, induction_identity, np_eq20
 
-__all__ = ["entries", "measured_dynamic"]
+__all__ = ["entries", "gated_np", "measured_dynamic"]
 
 _FIELDS = ("W1", "W2", "W3", "W4", "b2", "b3", "b4")
 
@@ -79,8 +79,12 @@ _DYN_TEX = (r"\text{gated: } \mathbf{W}'_{i,4}, \mathbf{b}'_{i,4} \text{ are dyn
             r" \tilde\beta_j \text{ are}")
 
 
+def gated_np(a, i, x):
+    """The gated Eq. 20 layer in NumPy (the independent reference of the gated tables)."""
+    return np_eq20(a, True, i, x)
+
+
 def entries() -> list[Entry]:
-    gated_np = lambda a, i, x: np_eq20(a, True, i, x)  # noqa: E731
     return [
         Entry("ext:gated-ffn.table", "gated FFN, substitution table",
               r"\tilde P_i = \mathbf{W}'_{i,4}\tilde A_{i-1},\ \tilde\gamma_i = \mathbf{W}'_{i,4}(\tilde c_{i-1} +"

@@ -144,7 +144,10 @@ class Tracer:
     def __rmul__(self, other):
         return self.scale(other)
 
-    __matmul__ = matmul = lambda self, other: _matmul(self, other)  # noqa: E731
+    def __matmul__(self, other):
+        return _matmul(self, other)
+
+    matmul = __matmul__
 
     @property
     def T(self) -> Tracer:
