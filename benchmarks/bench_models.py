@@ -15,30 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 import tracemalloc
 
 import numpy as np
 
+from symuat.models import from_module, library_float64, random_init
+from symuat.numeric import duat_form
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def _randomize(model, seed=0):
-    import torch
-
-    g = torch.Generator().manual_seed(seed)
-    model = model.double().eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(p.shape[-1]))
-            elif "norm" in name.lower() and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-            else:
-                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return model
 
 
 def _configs(T):
@@ -72,7 +60,6 @@ def _torch_encoder():
 def _library(model, X, widened):
     import torch
 
-    from symuat.models import library_float64
 
     x = torch.from_numpy(X)[None]
     with torch.no_grad():
@@ -88,11 +75,9 @@ def _library(model, X, widened):
 def run(name, make, tokens, repeats=2):
     import torch
 
-    from symuat.models import from_module
-    from symuat.numeric import duat_form
 
     torch.manual_seed(0)
-    model = _randomize(make())
+    model = random_init(make())
     is_encoder = isinstance(model, torch.nn.TransformerEncoder)
     stack = from_module(model, causal=True) if is_encoder else from_module(model)
     X = np.random.default_rng(0).standard_normal((tokens, stack.width))

@@ -6,11 +6,12 @@ Not a test module.  Tests that need torch skip when it is missing and fail when 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 
 import numpy as np
 import pytest
+
+from symuat.models import random_init as randomize  # noqa: F401  (re-exported for the model tests)
 
 TOL = 1e-12
 
@@ -28,21 +29,6 @@ def require_torch():
     return torch, transformers
 
 
-def randomize(model, seed: int = 0):
-    """float64, eval mode, O(1) random weights (HF's 0.02-std init makes attention nearly uniform)."""
-    import torch
-
-    g = torch.Generator().manual_seed(seed)
-    model = model.double().eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(p.shape[-1]))
-            elif "norm" in name.lower() and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-            else:
-                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return model
 
 
 def library_states(model, X: np.ndarray, mask=None):

@@ -10,5 +10,6 @@ function here is called, so ``import symuat`` stays NumPy-only.
 
 from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
 from .precision import library_float64
+from .random_init import random_init
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "library_float64"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "library_float64", "random_init"]
