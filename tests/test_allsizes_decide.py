@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import pytest
 import sympy
@@ -14,32 +13,16 @@ from symuat import Identity, dims_grid
 from symuat.algebra.diamond import diamond
 from symuat.algebra.matrices import elementwise, identity_matrix, kron, vec_r
 from symuat.allsizes import decide, normal_form
+from symuat.allsizes.size_mutants import standard_polynomial, wedge
 from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
 from symuat.evidence.verdict import Level
 
 
-def _sign(perm) -> int:
-    inversions = sum(1 for a, b in itertools.combinations(perm, 2) if a > b)
-    return -1 if inversions % 2 else 1
-
-
-def _standard_polynomial(mats):
-    r""":math:`S_k(A_1..A_k) = \sum_\pi \operatorname{sgn}(\pi) A_{\pi 1}\cdots A_{\pi k}`."""
-    total = None
-    for perm in itertools.permutations(range(len(mats))):
-        prod = mats[perm[0]]
-        for p in perm[1:]:
-            prod = prod * mats[p]
-        term = prod if _sign(perm) > 0 else -prod
-        total = term if total is None else total + term
-    return total
-
-
 def _s4(grid) -> Identity:
     names = ("A", "B", "C", "D")
     return Identity(shapes=lambda d: {k: (d["n"], d["n"]) for k in names},
-                    lhs=lambda e, d: _standard_polynomial([e[k] for k in names]),
+                    lhs=lambda e, d: standard_polynomial([e[k] for k in names]),
                     rhs=lambda e, d: 0 * e["A"], dims=dims_grid(n=grid), levels=(Level.SYMBOLIC,))
 
 
@@ -58,14 +41,7 @@ def _wedge4() -> Identity:
     r"""Antisymmetrised :math:`v_1\otimes v_2\otimes v_3\otimes v_4`: zero exactly when :math:`n \le 3`."""
     names = ("u1", "u2", "u3", "u4")
 
-    def lhs(e, d):
-        total = None
-        for perm in itertools.permutations(names):
-            t = kron(kron(e[perm[0]], e[perm[1]]), kron(e[perm[2]], e[perm[3]]))
-            t = t if _sign([names.index(p) for p in perm]) > 0 else -t
-            total = t if total is None else total + t
-        return total
-    return Identity(shapes=lambda d: {k: (d["n"], 1) for k in names}, lhs=lhs,
+    return Identity(shapes=lambda d: {k: (d["n"], 1) for k in names}, lhs=lambda e, d: wedge([e[k] for k in names]),
                     rhs=lambda e, d: 0 * kron(kron(e["u1"], e["u1"]), kron(e["u1"], e["u1"])),
                     dims=dims_grid(n=(1, 2, 3)), levels=(Level.SYMBOLIC,))
 
