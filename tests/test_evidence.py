@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from symuat import SIGMA, Identity, Level, check_identity, dims_grid, identity_matrix, kron, vec_r
 from symuat.errors import SymuatError, UnsupportedError
-from symuat.evidence.fields import MERSENNE_61, PrimeField, RealField, evaluate, structural_degree
+from symuat.evidence.fields import (
+    MERSENNE_61,
+    PrimeField,
+    RealField,
+    evaluate,
+    is_polynomial,
+    sigma_arguments,
+    structural_degree,
+)
 
 SHAPES = lambda d: {"A": (d["N"], d["N"]), "X": (d["N"], d["M"]), "B": (d["M"], d["M"])}  # noqa: E731
 DIMS = dims_grid(N=(1, 2, 3), M=(1, 2))
@@ -209,3 +217,30 @@ def test_overflow_at_the_drawn_point_is_retried_closer_to_zero():
     assert all(ev.holds for ev in details)
     assert any("scaled by 0.0625" in ev.detail for ev in details)
     assert not any("scaled by 1 " in ev.detail for ev in details)
+
+
+# --- DAG walks agree with SymPy's tree walks (``atoms``) -------------------------------------------------
+
+_x, _y = sympy.symbols("x y")
+_LEAVES = [_x, _y, sympy.Integer(2), sympy.Rational(1, 3), sympy.pi]
+_WRAPS = [SIGMA, sympy.exp, sympy.sqrt, sympy.Abs, sympy.Function("g"), lambda a: sympy.Max(a, _y),
+          lambda a: a**2, lambda a: a**-1, lambda a: -a]
+
+
+@st.composite
+def _shared_expressions(draw):
+    nodes = list(_LEAVES)
+    for _ in range(draw(st.integers(1, 12))):
+        a, b = draw(st.sampled_from(nodes)), draw(st.sampled_from(nodes))
+        op = draw(st.sampled_from(["add", "mul", "wrap"]))
+        nodes.append(a + b if op == "add" else a * b if op == "mul" else draw(st.sampled_from(_WRAPS))(a))
+    return nodes[-1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_shared_expressions())
+def test_dag_walks_agree_with_sympy_atoms(expr):
+    by_atoms = (all(f.func == SIGMA for f in expr.atoms(sympy.Function))
+                and all(p.exp.is_Integer for p in expr.atoms(sympy.Pow)))
+    assert is_polynomial(expr) == by_atoms
+    assert sigma_arguments([expr]) == {a for a in expr.atoms(sympy.core.function.AppliedUndef) if a.func == SIGMA}

@@ -30,7 +30,7 @@ from ..errors import UnsupportedError
 from ..names import SIGMA, logistic
 
 __all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree",
-           "magnitude", "is_polynomial"]
+           "magnitude", "is_polynomial", "sigma_arguments"]
 
 MERSENNE_61 = (1 << 61) - 1
 
@@ -238,13 +238,48 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
     return m
 
 
-def is_polynomial(expr: sympy.Basic) -> bool:
+def is_polynomial(expr: sympy.Basic, memo: dict | None = None) -> bool:
     r"""Only +, ×, integer powers, numbers, symbols and the uninterpreted σ.
+
+    Shared sub-expressions are visited once (``memo``), so the cost is linear in the
+    expression DAG, not in its expanded tree.
 
     >>> x = sympy.Symbol("x")
     >>> is_polynomial(x**2 + SIGMA(x)), is_polynomial(sympy.exp(x)), is_polynomial(sympy.sqrt(x))
     (True, False, False)
     """
-    if any(f.func != SIGMA for f in expr.atoms(sympy.Function)):
-        return False
-    return all(p.exp.is_Integer for p in expr.atoms(sympy.Pow))
+    memo = {} if memo is None else memo
+    hit = memo.get(expr)
+    if hit is not None:
+        return hit
+    if expr.is_Atom:
+        out = True
+    elif isinstance(expr, sympy.Function) and expr.func != SIGMA:
+        out = False
+    elif expr.is_Pow and not expr.exp.is_Integer:
+        out = False
+    else:
+        out = all(is_polynomial(a, memo) for a in expr.args)
+    memo[expr] = out
+    return out
+
+
+def sigma_arguments(exprs, memo: set | None = None) -> set:
+    r"""The distinct applications :math:`\sigma(\cdot)` inside ``exprs``, each shared node visited once.
+
+    >>> x, y = sympy.symbols("x y")
+    >>> sorted(map(str, sigma_arguments([SIGMA(x) * SIGMA(x) + SIGMA(y), x])))
+    ['sigma(x)', 'sigma(y)']
+    """
+    seen = set() if memo is None else memo
+    found: set = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if getattr(e, "func", None) == SIGMA:
+            found.add(e)
+        stack.extend(e.args)
+    return found

@@ -31,7 +31,7 @@ from ..algebra.matrices import symbolic_matrix
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
 from ..validation import check_callable
 from .declare import DeclaredShapes, as_builder, check_dims
-from .fields import SIGMA, evaluate, is_polynomial, magnitude, structural_degree
+from .fields import evaluate, is_polynomial, magnitude, sigma_arguments, structural_degree
 from .pipeline import check_identity
 from .protocol import SymbolicFailure
 from .verdict import Level
@@ -217,8 +217,7 @@ class ExplicitInstance:
         memo: dict = {}
         sides = (self.lhs, self.rhs)
         degree = max(structural_degree(m[i], memo) for m in sides for i in range(len(m)))
-        n_sigma = len({a for m in sides for i in range(len(m))
-                       for a in m[i].atoms(sympy.core.function.AppliedUndef) if a.func == SIGMA})
+        n_sigma = len(sigma_arguments(m[i] for m in sides for i in range(len(m))))
         return degree, n_sigma
 
     @property
@@ -262,12 +261,18 @@ class ExplicitInstance:
         memo: dict = {}
 
         def floor(i: int) -> float:
-            if not (is_polynomial(self.lhs[i]) and is_polynomial(self.rhs[i])):
+            if not self._polynomial_entries[i]:
                 return 0.0  # exp, sqrt, ...: the magnitude bound is not meaningful there
             return max(magnitude(self.lhs[i], uniform, memo), magnitude(self.rhs[i], uniform, memo))
 
         with np.errstate(over="ignore"):
             return np.array([floor(i) for i in range(len(self.lhs))], dtype=float)
+
+    @cached_property
+    def _polynomial_entries(self) -> tuple[bool, ...]:
+        memo: dict = {}
+        return tuple(is_polynomial(self.lhs[i], memo) and is_polynomial(self.rhs[i], memo)
+                     for i in range(len(self.lhs)))
 
     def input_count(self) -> int:
         return sum(len(m) for m in self.env.values())

@@ -28,7 +28,7 @@ import sympy
 from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
 from ..names import is_vector
 from ..validation import check_callable, check_positive_int
-from .fields import SIGMA, PrimeField, RealField, evaluate, magnitude, structural_degree
+from .fields import PrimeField, RealField, evaluate, magnitude, sigma_arguments, structural_degree
 from .protocol import SymbolicFailure
 from .verdict import Level
 
@@ -165,8 +165,7 @@ class OpaqueInstance:
     @cached_property
     def _degree(self) -> tuple[int, int]:
         degree = max(structural_degree(self.lhs), structural_degree(self.rhs))
-        n_sigma = len({a for side in (self.lhs, self.rhs) for a in side.atoms(sympy.core.function.AppliedUndef)
-                       if a.func == SIGMA})
+        n_sigma = len(sigma_arguments((self.lhs, self.rhs)))
         return degree, n_sigma
 
     @property
