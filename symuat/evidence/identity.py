@@ -33,7 +33,7 @@ from ..validation import check_callable
 from .declare import DeclaredShapes, as_builder, check_dims
 from .fields import evaluate, is_polynomial, magnitude, sigma_arguments, structural_degree
 from .pipeline import check_identity
-from .protocol import SymbolicFailure
+from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
 
 __all__ = ["Identity", "ExplicitInstance", "check_identity", "dims_grid"]
@@ -207,9 +207,9 @@ class ExplicitInstance:
             diff = sympy.expand(self.lhs[idx] - self.rhs[idx], deep=True)
             if diff != 0:
                 r, c = divmod(idx, self.ncols)
-                return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}",
-                                       {"entry": [r + 1, c + 1], "lhs": sympy.latex(self.lhs[idx]),
-                                        "rhs": sympy.latex(self.rhs[idx]), "difference": sympy.latex(diff)})
+                return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(
+                    lambda: {"entry": [r + 1, c + 1], "lhs": sympy.latex(self.lhs[idx]),
+                             "rhs": sympy.latex(self.rhs[idx]), "difference": sympy.latex(diff)}))
         return None
 
     @cached_property

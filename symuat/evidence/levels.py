@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .fields import MERSENNE_61, PrimeField
-from .protocol import Claim, Instance, InstanceCache
+from .protocol import Claim, Instance, InstanceCache, LazyData
 from .verdict import Evidence, Level
 
 __all__ = ["Run", "LevelRunner", "RUNNERS", "register_level", "OPTIONAL_RUNNERS", "register_optional_level",
@@ -78,7 +78,8 @@ def symbolic_level(claim: Claim, run: Run) -> Evidence:
             return shape_failure(Level.SYMBOLIC, exc, point)
         failure = inst.symbolic_failure()
         if failure is not None:
-            return Evidence(Level.SYMBOLIC, False, failure.detail, {**inst.point, **failure.data})
+            return Evidence(Level.SYMBOLIC, False, failure.detail,
+                            LazyData(lambda: {**inst.point, **failure.data}))
     scope = f" {claim.scope}" if claim.scope else ""
     return Evidence(Level.SYMBOLIC, True, f"{claim.symbolic_statement()}.{scope}")
 

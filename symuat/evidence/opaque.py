@@ -29,7 +29,7 @@ from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
 from ..names import is_vector
 from ..validation import check_callable, check_positive_int
 from .fields import PrimeField, RealField, evaluate, magnitude, sigma_arguments, structural_degree
-from .protocol import SymbolicFailure
+from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
 
 __all__ = ["OpaqueIdentity", "OpaqueInstance", "is_vector_symbol"]
@@ -158,9 +158,8 @@ class OpaqueInstance:
         diff = sympy.expand(self.lhs - self.rhs, deep=True)
         if diff == 0:
             return None
-        return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}",
-                               {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs),
-                                "difference": sympy.latex(diff)})
+        return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}", LazyData(
+            lambda: {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs), "difference": sympy.latex(diff)}))
 
     @cached_property
     def _degree(self) -> tuple[int, int]:

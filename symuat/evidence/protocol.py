@@ -23,12 +23,46 @@ import sympy
 
 from .verdict import Level
 
-__all__ = ["Claim", "Instance", "SymbolicFailure", "InstanceCache"]
+__all__ = ["Claim", "Instance", "SymbolicFailure", "InstanceCache", "LazyData"]
+
+
+class LazyData(Mapping):
+    r"""Counterexample data computed on first read (printing both sides in LaTeX costs more than the check).
+
+    >>> calls = []
+    >>> data = LazyData(lambda: calls.append(1) or {"lhs": "a"})
+    >>> len(calls)
+    0
+    >>> dict(data), dict(data), len(calls)
+    ({'lhs': 'a'}, {'lhs': 'a'}, 1)
+    """
+
+    __slots__ = ("_make", "_data")
+
+    def __init__(self, make: Callable[[], Mapping[str, Any]]):
+        self._make, self._data = make, None
+
+    def _resolved(self) -> Mapping[str, Any]:
+        if self._data is None:
+            self._data, self._make = dict(self._make()), None
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._resolved()[key]
+
+    def __iter__(self):
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+    def __repr__(self) -> str:
+        return repr(self._resolved())
 
 
 @dataclass(frozen=True)
 class SymbolicFailure:
-    """Where ``lhs - rhs`` did not expand to 0: a message and the data to replay it."""
+    """Where ``lhs - rhs`` did not expand to 0: a message and the data to replay it (read lazily)."""
 
     detail: str
     data: Mapping[str, Any]

@@ -79,10 +79,16 @@ def claim_kind(entry) -> str:
     return "opaque" if type(claim).__name__ == "OpaqueIdentity" else "identity"
 
 
+def _mapping_as_dict(value: Any) -> dict:
+    if isinstance(value, Mapping):  # e.g. evidence data read lazily
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _plain(value: Any) -> Any:
     """``value`` after a JSON round trip (tuples become lists); LedgerError if it has no JSON form."""
     try:
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, default=_mapping_as_dict))
     except (TypeError, ValueError) as exc:
         raise LedgerError(f"audit data has no JSON form: {exc}") from None
 
