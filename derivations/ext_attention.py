@@ -58,8 +58,8 @@ def _rope_rhs(e, d):
     W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
     for h in range(d["h"]):
         cols = slice(h * dd, (h + 1) * dd)
-        Q = unvec_r(R * kron(identity_matrix(N), e["WQ"][:, cols].T) * x, N, dd)
-        K = unvec_r(R * kron(identity_matrix(N), e["WK"][:, cols].T) * x, N, dd)
+        Q = unvec_r(R * (kron(identity_matrix(N), e["WQ"][:, cols].T) * x), N, dd)
+        K = unvec_r(R * (kron(identity_matrix(N), e["WK"][:, cols].T) * x), N, dd)
         S = Q * K.T
         Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
         W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
@@ -121,9 +121,11 @@ def _qk_rhs(e, d):
     W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
     for h in range(d["h"]):
         cols = slice(h * dd, (h + 1) * dd)
-        q = RMSNorm(e["gq"]).matrix_vector_form(e[f"r{h + 1}"]).W_prime * kron(identity_matrix(N), e["WQ"][:, cols].T)
-        k = RMSNorm(e["gk"]).matrix_vector_form(e[f"s{h + 1}"]).W_prime * kron(identity_matrix(N), e["WK"][:, cols].T)
-        S = unvec_r(q * x, N, dd) * unvec_r(k * x, N, dd).T
+        Dq = RMSNorm(e["gq"]).matrix_vector_form(e[f"r{h + 1}"]).W_prime
+        Dk = RMSNorm(e["gk"]).matrix_vector_form(e[f"s{h + 1}"]).W_prime
+        q = Dq * (kron(identity_matrix(N), e["WQ"][:, cols].T) * x)
+        k = Dk * (kron(identity_matrix(N), e["WK"][:, cols].T) * x)
+        S = unvec_r(q, N, dd) * unvec_r(k, N, dd).T
         Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
         W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
     return Matrix(W * x)
