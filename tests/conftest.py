@@ -26,6 +26,9 @@ def pytest_configure(config):
     if hasattr(config, "workerinput"):  # an xdist worker: keep the controller's directory, one process per worker
         os.environ.setdefault("SYMUAT_JOBS", "1")
         return
+    if config.getoption("numprocesses", None):  # one thread per worker: BLAS/torch pools would oversubscribe 2 cores
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
     path = tempfile.mkdtemp(prefix="symuat-test-cache-")
     os.environ[_OWN_CACHE] = os.environ["SYMUAT_CACHE_DIR"] = path
 
