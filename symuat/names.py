@@ -23,8 +23,9 @@ __all__ = ["SIGMA", "logistic", "PaperName", "structure", "is_vector", "VECTOR_H
            "layer_weight", "layer_bias", "layer_state", "A_tilde", "c_tilde", "U_tilde", "V_tilde", "beta_tilde",
            "residual", "matrix_entry"]
 
-#: The paper's activation :math:`\sigma`, an uninterpreted (elementwise) function in symbolic work.
-SIGMA = sympy.Function("sigma")
+#: The paper's activation :math:`\sigma`, an uninterpreted (elementwise) function in symbolic work; its values are
+#: finite numbers (SymPy then skips the :math:`0\cdot\infty` checks of its matrix product).
+SIGMA = sympy.Function("sigma", finite=True)
 
 
 def logistic(x):

@@ -59,6 +59,9 @@ def check_dim(name: str, value: object) -> int:
 def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.ImmutableMatrix:
     r"""Matrix of fresh scalar symbols ``name_{i,j}`` (1-based, as in the paper).
 
+    The symbols are declared finite (they stand for numbers), which spares SymPy's
+    matrix product its :math:`0\cdot\infty` check on every entry.
+
     >>> symbolic_matrix("w", 2, 2)
     Matrix([
     [w_{1,1}, w_{1,2}],
@@ -67,7 +70,7 @@ def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.ImmutableMatrix:
     check_dim("rows", rows)
     check_dim("cols", cols)
     return sympy.ImmutableMatrix(
-        rows, cols, lambda i, j: sympy.Symbol(f"{name}_{{{i + 1},{j + 1}}}")
+        rows, cols, lambda i, j: sympy.Symbol(f"{name}_{{{i + 1},{j + 1}}}", finite=True)
     )
 
 
@@ -78,7 +81,7 @@ def symbolic_vector(name: str, length: int) -> sympy.ImmutableMatrix:
     Matrix([[b_{1}, b_{2}]])
     """
     check_dim("length", length)
-    return sympy.ImmutableMatrix(length, 1, lambda i, _: sympy.Symbol(f"{name}_{{{i + 1}}}"))
+    return sympy.ImmutableMatrix(length, 1, lambda i, _: sympy.Symbol(f"{name}_{{{i + 1}}}", finite=True))
 
 
 @traceable
