@@ -9,6 +9,7 @@ import pytest
 import sympy
 
 from symuat import (
+    SIGMA,
     Correction,
     Denial,
     Entry,
@@ -86,4 +87,6 @@ def test_only_sigma_is_an_uninterpreted_function():
     for fld in (PrimeField(seed=0), RealField()):
         with pytest.raises(UnsupportedError, match="cannot evaluate"):
             evaluate(sympy.Function("f")(x), {x: 1}, fld)
-    assert np.isclose(evaluate(sympy.Function("sigma")(x), {x: 0.0}, RealField()), 0.5)
+    assert np.isclose(evaluate(SIGMA(x), {x: 0.0}, RealField()), 0.5)
+    with pytest.raises(UnsupportedError, match="not symuat.SIGMA"):  # a look-alike is named, not evaluated
+        evaluate(sympy.Function("sigma")(x), {x: 0.0}, RealField())

@@ -170,6 +170,9 @@ def _eval(e, values, fld, memo):
         if isinstance(fld, PrimeField):
             raise UnsupportedError(f"the exponential {e} has no value in F_p")
         out = np.exp(_eval(e.args[0], values, fld, memo))
+    elif getattr(e.func, "__name__", None) == SIGMA.__name__:
+        raise UnsupportedError(f"cannot evaluate {e}: a function named sigma that is not symuat.SIGMA "
+                               "(build σ with symuat.SIGMA, the finite uninterpreted activation)")
     else:
         raise UnsupportedError(f"cannot evaluate {type(e).__name__} node {e} in {type(fld).__name__}")
     memo[e] = out
