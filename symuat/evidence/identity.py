@@ -31,6 +31,7 @@ from ..algebra.matrices import symbolic_matrix
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
 from ..validation import check_callable
 from .declare import DeclaredShapes, as_builder, check_dims
+from .expand import expand_shared
 from .fields import evaluate, is_polynomial, magnitude, sigma_arguments, structural_degree
 from .pipeline import check_identity
 from .protocol import LazyData, SymbolicFailure
@@ -203,8 +204,9 @@ class ExplicitInstance:
         return self.lhs.shape[1]
 
     def symbolic_failure(self) -> SymbolicFailure | None:
+        memo: dict = {}  # entries share sub-expressions: expand each once
         for idx in range(len(self.lhs)):
-            diff = sympy.expand(self.lhs[idx] - self.rhs[idx], deep=True)
+            diff = expand_shared(self.lhs[idx] - self.rhs[idx], memo)
             if diff != 0:
                 r, c = divmod(idx, self.ncols)
                 return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(

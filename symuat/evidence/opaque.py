@@ -28,6 +28,7 @@ import sympy
 from ..errors import ArgumentTypeError, InvalidValueError, UnsupportedError
 from ..names import is_vector
 from ..validation import check_callable, check_positive_int
+from .expand import expand_shared
 from .fields import PrimeField, RealField, evaluate, magnitude, sigma_arguments, structural_degree
 from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
@@ -155,7 +156,8 @@ class OpaqueInstance:
         return tuple(sorted(self.lhs.free_symbols | self.rhs.free_symbols, key=lambda s: s.name))
 
     def symbolic_failure(self) -> SymbolicFailure | None:
-        diff = sympy.expand(self.lhs - self.rhs, deep=True)
+        memo: dict = {}
+        diff = expand_shared(self.lhs - self.rhs, memo)
         if diff == 0:
             return None
         return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}", LazyData(
