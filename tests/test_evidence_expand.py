@@ -48,7 +48,8 @@ def test_a_shared_memo_gives_the_same_result_as_a_fresh_one():
 
 def _claims(entries):
     out = [e.claim for e in entries if isinstance(e.claim, (Identity, OpaqueIdentity))]
-    return out + [m.claim for m in ledger_mutants(entries)[::150]]
+    some = [e for e in entries if e.id in ("duat:eq9", "duat:eq10.part2", "duat:eq20", "ext:gqa.closed-form")]
+    return out + [m.claim for m in ledger_mutants(some)]
 
 
 def test_zero_exactly_when_sympy_says_zero_on_the_ledger_and_its_mutants(ledger):
