@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from types import ModuleType
 from typing import Any
 
 import sympy
@@ -134,6 +135,27 @@ _ORIGINAL = {name: MatrixBase.__dict__[name] for name in ("__mul__", "__matmul__
 _KRON = _matrices.kron
 
 
+_HOLDERS: dict[int, list[tuple[str, ModuleType]]] = {}
+
+
+def _kron_holders() -> list[ModuleType]:
+    """Modules of symuat and of the derivations that imported ``kron`` by name.
+
+    Scanning ``sys.modules`` (thousands of entries once torch is loaded) on every build
+    is slow, so the scan is kept while the module count is unchanged and every module
+    found is still the one registered under its name.
+    """
+    count = len(sys.modules)
+    cached = _HOLDERS.get(count)
+    if cached is None or any(sys.modules.get(name) is not m for name, m in cached):
+        cached = [(name, m) for name, m in list(sys.modules.items())
+                  if name.partition(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
+                  and getattr(m, "kron", None) is _KRON]
+        _HOLDERS.clear()
+        _HOLDERS[count] = cached
+    return [m for _, m in cached]
+
+
 @contextmanager
 def _intercept(rec: _Recorder) -> Iterator[None]:
     """Route sympy's top-level matrix ``*``, ``@``, ``+``, ``-``, ``.T`` and symuat's ``kron`` through ``rec``."""
@@ -164,9 +186,7 @@ def _intercept(rec: _Recorder) -> Iterator[None]:
                "__add__": guarded("sum", _ORIGINAL["__add__"]), "__sub__": sub,
                "transpose": guarded("transpose", _ORIGINAL["transpose"])}
     kron = guarded("kron", _KRON)
-    holders = [m for name, m in list(sys.modules.items())
-               if name.split(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
-               and getattr(m, "kron", None) is _KRON]
+    holders = _kron_holders()
     try:
         for name, f in patches.items():
             setattr(MatrixBase, name, f)
