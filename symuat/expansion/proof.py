@@ -69,25 +69,31 @@ class IdentityCheck:
         Whether the expanded sides are identical.
     lhs, rhs : sympy.Expr
         The two expanded sides.
+    note : str
+        What the check stands for, if the name does not say it.
+    difference : sympy.Expr
+        The canonical expansion of ``lhs - rhs`` (0 when it holds).
     detail : str
-        Human-readable explanation (the difference when it fails).
+        Human-readable explanation with the difference when it fails (printed when read).
     """
 
     name: str
     holds: bool
     lhs: sympy.Expr
     rhs: sympy.Expr
-    detail: str
+    note: str = ""
+    difference: sympy.Expr = sympy.S.Zero
+
+    @property
+    def detail(self) -> str:
+        text = f"{self.name}: {'holds' if self.holds else 'FAILS'}" + (f" ({self.note})" if self.note else "")
+        return text if self.holds else f"{text}; lhs - rhs = {self.difference}"
 
 
 def _identity(name: str, lhs: sympy.Expr, rhs: sympy.Expr, note: str = "") -> IdentityCheck:
     lhs, rhs = _expand(lhs), _expand(rhs)
     diff = sympy.S.Zero if lhs == rhs else canonical_expand(lhs - rhs)
-    holds = diff == 0
-    detail = f"{name}: {'holds' if holds else 'FAILS'}" + (f" ({note})" if note else "")
-    if not holds:
-        detail += f"; lhs - rhs = {diff}"
-    return IdentityCheck(name, bool(holds), lhs, rhs, detail)
+    return IdentityCheck(name, bool(diff == 0), lhs, rhs, note, diff)
 
 
 @dataclass(frozen=True)
