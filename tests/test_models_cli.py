@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from models_support import randomize, require_torch
 
 torch, T = require_torch()
+#: One worker imports transformers' model classes (about 3.5 s per process) and runs every model test.
+pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.cli import main  # noqa: E402
 

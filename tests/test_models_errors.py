@@ -7,6 +7,8 @@ import pytest
 from models_support import library_states, randomize, require_torch, row_errors
 
 torch, T = require_torch()
+#: One worker imports transformers' model classes (about 3.5 s per process) and runs every model test.
+pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import InvalidValueError, ShapeError, SymuatError, UnsupportedError  # noqa: E402
 from symuat.models import from_module, from_pretrained  # noqa: E402

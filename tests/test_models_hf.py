@@ -8,6 +8,8 @@ import pytest
 from models_support import assert_reproduces, library_states, randomize, require_torch, row_errors
 
 torch, transformers = require_torch()
+#: One worker imports transformers' model classes (about 3.5 s per process) and runs every model test.
+pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.models import from_module, from_pretrained  # noqa: E402
 from symuat.numeric import duat_form, stack_output  # noqa: E402

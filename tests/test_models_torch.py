@@ -10,6 +10,8 @@ import pytest
 from models_support import TOL, randomize, require_torch, row_errors
 
 torch, _ = require_torch()
+#: One worker imports transformers' model classes (about 3.5 s per process) and runs every model test.
+pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.models import from_module  # noqa: E402
 from symuat.numeric import duat_form  # noqa: E402
