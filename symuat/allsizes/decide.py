@@ -32,10 +32,11 @@ from .families import FamilyIndex, FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .rules import tracing
+from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
 from .terms import canonical_poly, first, index_counts
 from .tracer import Tracer
 
-__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs"]
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
 
 
 @dataclass(frozen=True)
@@ -105,32 +106,59 @@ def _where(exc: Exception) -> str:
     return f" (at {short}:{f.lineno})"
 
 
+def _run(side, env, dims):
+    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened."""
+    try:
+        with tracing():
+            value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
+    except SplitRequest:
+        raise
+    except OutsideFragment as exc:
+        raise OutsideFragment(f"{exc}{_where(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
+        raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
+                              f"{_where(exc)}") from None
+    if not isinstance(value, Tracer):
+        raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
+                              "a size itself)")
+    return value
+
+
+def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, frozenset]:
+    r"""Both sides traced: ``(lhs, rhs, symbolic dims, split dimensions)``.
+
+    A dimension a builder splits with :func:`~symuat.algebra.halves.halves` is traced as two
+    halves (:mod:`symuat.allsizes.splits`); every other dimension is an atom.
+    """
+    split: set = set()
+    while True:
+        dims = split_dims(_symbolic_dims(identity), split)
+        env = inputs(identity, dims)
+        try:
+            lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
+        except SplitRequest as exc:
+            if exc.name in split or exc.name not in dims:
+                raise OutsideFragment(f"{exc} more than once or not a dimension of the identity") from None
+            split.add(exc.name)
+            continue
+        return lhs, rhs, dims, frozenset(split)
+
+
 def normal_form(identity: Identity):
     r"""Trace both sides; return ``(per-block canonical forms of lhs - rhs, bounds, row type, col type)``.
 
+    ``bounds`` maps each dimension to the size up to which a witness is searched.
     Raises :class:`~symuat.allsizes.outside.OutsideFragment` when a side leaves the fragment.
     """
-    dims = _symbolic_dims(identity)
-    env = inputs(identity, dims)
-    sides = []
-    for side in (identity.lhs, identity.rhs):
-        try:
-            with tracing():
-                value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
-        except OutsideFragment as exc:
-            raise OutsideFragment(f"{exc}{_where(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
-            raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
-                                  f"{_where(exc)}") from None
-        if not isinstance(value, Tracer):
-            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
-                                  "a size itself)")
-        sides.append(value)
-    lhs, rhs = sides
+    return _normal_form(identity)[:4]
+
+
+def _normal_form(identity: Identity):
+    lhs, rhs, dims, split = traced_sides(identity)
     if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
         raise _LayoutMismatch(f"the sides have index types {lhs.shape} and {rhs.shape}")
     diff = lhs - rhs
-    forms, bounds = {}, {k: 1 for k in dims}
+    forms, bounds, used = {}, {k: 1 for k in dims}, []
     rc, cc = cases(diff.rows), cases(diff.cols)
     for key in diff.keys():
         if key not in diff.blocks:
@@ -144,12 +172,13 @@ def normal_form(identity: Identity):
         if form:
             forms[key] = form
             atoms = rc[key[0]] + cc[key[1]]
+            used.extend(terms)
             for t in terms:
                 for a, n in index_counts(t, atoms).items():
                     bounds[a] = max(bounds.get(a, 1), n)
                 for a in _coefficient_sizes(t):  # a scalar such as 1/sqrt(h*m) may differ only from size 2 on
                     bounds[a] = max(bounds.get(a, 1), 2)
-    return forms, bounds, diff.rows, diff.cols
+    return forms, partition_bounds(used, witness_bounds(bounds, split)), diff.rows, diff.cols, split
 
 
 def _coefficient_sizes(term) -> set:
@@ -160,6 +189,13 @@ def _coefficient_sizes(term) -> set:
             for inner in f[2]:
                 out |= _coefficient_sizes(inner)
     return out
+
+
+def _split_note(split) -> str:
+    if not split:
+        return ""
+    halves = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" for k in sorted(split))
+    return f" ({halves}, the halves traced as independent sizes, the second possibly 0)"
 
 
 def _names(dims) -> str:
@@ -180,7 +216,7 @@ def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
 def _decide(identity: Identity) -> Decision:
     dims = list(identity.dims[0])
     try:
-        forms, bounds, rows, cols = normal_form(identity)
+        forms, bounds, rows, cols, split = _normal_form(identity)
     except _LayoutMismatch as exc:
         beyond = {k: max(d[k] for d in identity.dims) + 1 for k in dims}
         witness = _witness(identity, beyond, shapes_count=True)
@@ -193,10 +229,11 @@ def _decide(identity: Identity) -> Decision:
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1"))
+                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"))
     witness = _witness(identity, bounds)
     if witness is None:
-        return Decision(None, f"normal forms differ but no witness up to {bounds} (a bug of the all-sizes level)")
+        return Decision(None, f"normal forms differ but no witness up to {bounds} (a statement that needs a partition "
+                              "indicator to be 0/1, or a bug of the all-sizes level)")
     d = witness.counterexample["dims"]
     where = ", ".join(f"{k}={v}" for k, v in d.items())
     r, c = witness.counterexample["entry"]

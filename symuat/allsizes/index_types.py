@@ -25,7 +25,7 @@ from .outside import OutsideFragment
 
 __all__ = ["size_symbol", "is_size_scalar",
            "IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
-           "size_of", "same"]
+           "size_of", "same", "Half", "may_be_empty"]
 
 
 class IndexType:
@@ -59,7 +59,9 @@ class IndexType:
         if not isinstance(other, (IndexType, int)) or isinstance(other, bool):
             return NotImplemented
         if isinstance(other, int) and other <= 0:
-            return False  # every size is positive
+            if may_be_empty(self):
+                raise OutsideFragment(f"the builder compares the size {self}, which may be 0, with {other}")
+            return False  # every other size is positive
         if same(self, other):
             return True
         raise OutsideFragment(f"the builder compares the sizes {self} and {other!r}, equal at some sizes only")
@@ -124,6 +126,30 @@ class Atom(IndexType):
         return self.name
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class Half(Atom):
+    r"""One half of a split size: :math:`\lceil N/2\rceil` (``part`` 1) or :math:`\lfloor N/2\rfloor` (``part`` 2).
+
+    The second half is 0 when :math:`N = 1`: it may be empty, so it has no constant first index,
+    no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
+
+    >>> Half.of("N", 1), Half.of("N", 2)
+    (⌈N/2⌉, ⌊N/2⌋)
+    """
+
+    parent: str = ""
+    part: int = 1
+
+    @classmethod
+    def of(cls, parent: str, part: int) -> Half:
+        return cls(f"⌈{parent}/2⌉" if part == 1 else f"⌊{parent}/2⌋", parent, part)
+
+    def _sympy_(self):
+        if self.part == 1:
+            return size_symbol(self.name)
+        return sympy.Symbol(self.name, nonnegative=True, integer=True)  # not a size scalar: may be 0
+
+
 @dataclass(frozen=True, eq=False)
 class Prod(IndexType):
     """Row-major pairs (tuples) of indices of the factors."""
@@ -152,6 +178,22 @@ class Sum(IndexType):
 
 #: The one-element type (an empty product): the column type of a vector.
 UNIT = Prod(())
+
+
+def may_be_empty(t: IndexType) -> bool:
+    r"""Whether ``t`` has size 0 for some value of the dimensions (a second half :math:`\lfloor N/2\rfloor`).
+
+    >>> may_be_empty(Half.of("N", 2) * Atom("n")), may_be_empty(Half.of("N", 1) + Half.of("N", 2))
+    (True, False)
+    """
+    t = canonical(t)
+    if isinstance(t, Half):
+        return t.part == 2
+    if isinstance(t, Atom):
+        return False
+    if isinstance(t, Sum):
+        return all(may_be_empty(p) for p in t.parts)
+    return any(may_be_empty(f) for f in t.factors)
 
 
 def same(a, b) -> bool:

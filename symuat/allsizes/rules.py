@@ -4,7 +4,8 @@ r"""Index-form rules of symuat's matrix functions on :class:`~symuat.allsizes.tr
 functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their arguments to it
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
 ``ones``, ``elementwise``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and the family
-combinators of :mod:`symuat.algebra.families`, :mod:`.families`).
+combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``, :mod:`.splits`, and
+``pair_matrix``, :mod:`.entrywise`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -15,7 +16,7 @@ from fractions import Fraction
 
 import sympy
 
-from . import families
+from . import entrywise, families, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -104,6 +105,10 @@ _HANDLERS = {
     "family_block_diagonal": families.family_block_diagonal,
     "block_size": families.block_size,
     "basis_vector": families.basis_vector,
+    "halves": splits.halves,
+    "partition_indicator": splits.partition_indicator,
+    "pair_matrix": entrywise.pair_matrix,
+    "kronecker_delta": entrywise.kronecker_delta,
 }
 
 
@@ -118,6 +123,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
 families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
+Tracer._entry = staticmethod(entrywise.entry)  # X[i, k] at pair_matrix index variables
 
 
 @contextlib.contextmanager

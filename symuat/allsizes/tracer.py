@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, same
+from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, may_be_empty, same
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
@@ -173,6 +173,8 @@ class Tracer:
     def __getitem__(self, key):
         if not (isinstance(key, tuple) and len(key) == 2):
             raise OutsideFragment("indexing a matrix by a single (flat) index")
+        if not all(isinstance(k, (slice, int)) for k in key):
+            return self._entry(self, key)
         if _is_first_member(self._r, key[0]):
             return _first_member(self, key[1])
         if _is_first_member(self._c, key[1]):
@@ -205,6 +207,10 @@ class Tracer:
     def _refuse(self, *_args, **_kw):
         raise OutsideFragment("the builder uses a matrix operation the tracer does not model")
 
+    @staticmethod
+    def _entry(_X, key):
+        raise OutsideFragment(f"an entry of a matrix at {key!r}")
+
     def __truediv__(self, other):
         c = _scalar(other)
         return self.scale(1 / c if isinstance(c, sympy.Basic) else Fraction(1) / c)
@@ -221,7 +227,7 @@ def _is_first_member(t: IndexType, s) -> bool:
     if not (isinstance(s, slice) and s.step is None and isinstance(s.stop, (IndexType, int))
             and (s.start is None or isinstance(s.start, int) and s.start == 0)):
         return False
-    return (isinstance(t, Prod) and isinstance(t.factors[0], Atom)
+    return (isinstance(t, Prod) and isinstance(t.factors[0], Atom) and not may_be_empty(t.factors[0])
             and same(canonical(Prod(t.factors[1:])), s.stop))
 
 
