@@ -24,6 +24,8 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import sympy
+
 from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
@@ -118,9 +120,10 @@ def _run(side, env, dims):
     except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
         raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
                               f"{_where(exc)}") from None
+    if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
+        return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
     if not isinstance(value, Tracer):
-        raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
-                              "a size itself)")
+        raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
     return value
 
 
@@ -176,18 +179,27 @@ def _normal_form(identity: Identity):
             for t in terms:
                 for a, n in index_counts(t, atoms).items():
                     bounds[a] = max(bounds.get(a, 1), n)
-                for a in _coefficient_sizes(t):  # a scalar such as 1/sqrt(h*m) may differ only from size 2 on
-                    bounds[a] = max(bounds.get(a, 1), 2)
+                for a, b in _coefficient_sizes(t).items():
+                    bounds[a] = max(bounds.get(a, 1), b)
     return forms, partition_bounds(used, witness_bounds(bounds, split)), diff.rows, diff.cols, split
 
 
-def _coefficient_sizes(term) -> set:
-    """Names of the sizes in the (scalar) coefficients of ``term`` and its σ arguments."""
-    out = {s.name for s in term[0].free_symbols} if hasattr(term[0], "free_symbols") else set()
+def _coefficient_sizes(term) -> dict:
+    r"""Witness bound of each size in the (scalar) coefficients of ``term`` and its σ arguments.
+
+    A nonzero polynomial of degree :math:`d` in a size is nonzero somewhere in :math:`1,\dots,d+1`; any other
+    scalar (such as :math:`1/\sqrt{hm}`) gets 2.
+    """
+    out: dict = {}
+    c = term[0]
+    for s in getattr(c, "free_symbols", ()):
+        d = sympy.degree(c, s) if c.is_polynomial(s) else 1
+        out[s.name] = max(out.get(s.name, 2), int(d) + 1)
     for f in term[1]:
         if f[0] == "s":
             for inner in f[2]:
-                out |= _coefficient_sizes(inner)
+                for k, v in _coefficient_sizes(inner).items():
+                    out[k] = max(out.get(k, 2), v)
     return out
 
 

@@ -14,7 +14,20 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, may_be_empty, same
+from .index_types import (
+    UNIT,
+    Atom,
+    IndexType,
+    Prod,
+    Sum,
+    as_type,
+    canonical,
+    cases,
+    from_int,
+    is_size_scalar,
+    may_be_empty,
+    same,
+)
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
@@ -65,6 +78,13 @@ class Tracer:
                 rv, cv = _vars(rc), _vars(cc)
                 blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", name, ri, ci, rv + cv),), ()),))
         return cls(rows, cols, blocks)
+
+    @classmethod
+    def constant(cls, M) -> Tracer:
+        r"""An explicit matrix of rationals and scalars of the sizes (e.g. ``[[n]]``: a statement about a size)."""
+        rows, cols = from_int(M.rows), from_int(M.cols)
+        return cls(rows, cols, {(i, j): ((), (), ((_scalar(M[i, j]), (), ()),))
+                                for i in range(M.rows) for j in range(M.cols) if M[i, j] != 0})
 
     @classmethod
     def identity(cls, n) -> Tracer:
@@ -183,6 +203,20 @@ class Tracer:
         cols, cmap = _slice(self._c, key[1])
         blocks = {(rmap.index(i), cmap.index(j)): b for (i, j), b in self.blocks.items() if i in rmap and j in cmap}
         return Tracer(rows, cols, blocks)
+
+    def multiply_elementwise(self, other: Tracer) -> Tracer:
+        r"""Hadamard product :math:`(A\odot B)_{rc} = A_{rc}B_{rc}` (e.g. a gated FFN's :math:`\sigma(z)\odot u`)."""
+        if not isinstance(other, Tracer):
+            raise OutsideFragment(f"elementwise product with {type(other).__name__}")
+        self._same_shape(other, "elementwise product")
+        rc, cc = cases(self._r), cases(self._c)
+        blocks = {}
+        for key in sorted(set(self.blocks) & set(other.blocks)):
+            rv, cv = _vars(rc[key[0]]), _vars(cc[key[1]])
+            mine, theirs = self.terms(key, rv, cv), other.terms(key, rv, cv)
+            terms = (eliminate_deltas(multiply(a, b)) for a in mine for b in theirs)
+            blocks[key] = (rv, cv, tuple(t for t in terms if t is not None))
+        return Tracer(self._r, self._c, blocks)
 
     def applyfunc(self, f) -> Tracer:
         r"""Elementwise opaque function, e.g. :math:`\sigma`: one atom per entry, applied to the normalised entry."""
