@@ -35,9 +35,9 @@ import sympy
 
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.algebra.families import diag_vector
-from symuat.algebra.halves import halves
 from symuat.algebra.matrices import elementwise, ones
 from symuat.algebra.partitions import partition_indicator
+from symuat.algebra.splits import halves
 from symuat.evidence.fields import SIGMA
 from symuat.numeric import duat_form, forward, random_stack, vec_r
 from symuat.numeric.stack import TransformerStack

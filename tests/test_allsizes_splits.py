@@ -1,18 +1,19 @@
-r"""All-sizes rules of the pruning split (seed 001 Eq. 14): ``halves`` (N as ⌈N/2⌉ + ⌊N/2⌋) and partition indicators."""
+r"""All-sizes rules of split sizes: ``halves`` (N as ⌈N/2⌉ + ⌊N/2⌋), ``but_last`` (N as (N-1) + 1), partitions."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
+import sympy
 
 from symuat import Identity, dims_grid
 from symuat.algebra.families import diag_vector
-from symuat.algebra.halves import halves
 from symuat.algebra.matrices import elementwise, kron, ones
 from symuat.algebra.partitions import partition_indicator
-from symuat.allsizes import decide
-from symuat.allsizes.index_types import Half
+from symuat.algebra.splits import but_last, halves
+from symuat.allsizes import Atom, Tracer, decide
+from symuat.allsizes.index_types import UNIT, Part
 from symuat.allsizes.outside import OutsideFragment
 from symuat.allsizes.splits import halves as traced_halves
 from symuat.evidence.fields import SIGMA
@@ -109,7 +110,7 @@ def test_halves_of_a_compound_size_are_outside():
 
 
 def test_traced_halves_errors():
-    N = Half.of("N", 1) + Half.of("M", 2)
+    N = Part.of("N", "halves", 1) + Part.of("M", "halves", 2)
     with pytest.raises(OutsideFragment, match=r"halves of the compound size ⌈N/2⌉\+⌊M/2⌋"):
         traced_halves(N)
 
@@ -147,5 +148,35 @@ def test_a_statement_true_only_for_0_1_indicators_gets_no_verdict():
                       N=(1, 2), P=(1, 2, 3, 4))
     assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
     d = decide(ident)
-    assert not d.inside and "needs a partition indicator to be 0/1" in d.reason
+    assert not d.inside and "uses that a partition indicator is 0/1" in d.reason
     assert "'P': 2" in d.reason  # the search covered every partition of N <= 1
+
+
+# --- all but the last index ---------------------------------------------------------------------------
+
+def _stochastic(H, N):
+    free = but_last(N)
+    return sympy.ImmutableMatrix.hstack(H[:, :free], ones(N) - H[:, :free] * ones(N)[:free, :])
+
+
+def test_a_row_stochastic_matrix_has_rows_summing_to_one_for_every_size():
+    ident = _identity({"H": ("N", "N")}, lambda H, N: _stochastic(H, N) * ones(N), lambda N: ones(N), N=(1, 2))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert ev is not None and ev.holds and "N as (N-1) + 1" in ev.detail
+
+
+def test_its_columns_sum_to_one_at_one_index_only():
+    ident = _identity({"H": ("N", "N")}, lambda H, N: _stochastic(H, N).T * ones(N), lambda N: ones(N), N=(1,))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert ev is not None and not ev.holds and ev.counterexample["dims"] == {"N": 2} and _fails_at(ident, {"N": 2})
+
+
+def test_the_first_of_a_possibly_empty_part_is_outside():
+    """``N-1`` is 0 at N = 1: it has no first member."""
+    ident = _identity({"X": ("N*M", 1)}, lambda X, N, M: X[:M, :], lambda X, N, M: X[:M, :], N=(1,), M=(1,))
+    assert decide(ident).evidence.holds  # the first block of N blocks exists
+    X = Tracer.input("X", Part.of("N", "last", 1) * Atom("M"), UNIT)
+    with pytest.raises(OutsideFragment, match=r"slice bound M of N-1\*M is not a boundary"):
+        X[:Atom("M"), :]

@@ -16,6 +16,7 @@ from symuat.allsizes.terms import canonical_poly
 from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
 from symuat.evidence.verdict import Level
+from symuat.layers.layernorm import centring_matrix
 
 N, M, h, m = Atom("N"), Atom("M"), Atom("h"), Atom("m")
 
@@ -147,3 +148,21 @@ def test_a_constant_side_with_an_unknown_symbol_is_outside():
     ident = _sym({"x": ("N", 1)}, lambda x: x.T * x, lambda: sympy.Matrix([[sympy.Symbol("w")]]), N=(1,))
     d = decide(ident)
     assert not d.inside and "is not rational" in d.reason
+
+
+def test_the_centring_matrix_subtracts_the_mean_for_every_size():
+    ident = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * x, lambda x, M: x - ones(M) * (ones(M).T * x) / M,
+                 M=(1, 2))
+    assert decide(ident).evidence.holds
+    wrong = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * x, lambda x: x, M=(2,))
+    ev = decide(wrong).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"M": 1}
+
+
+def test_an_identity_needing_the_sum_of_ones_is_outside_not_rejected():
+    r""":math:`C_M^2 = C_M` uses :math:`\mathbf 1^{\mathsf T}\mathbf 1 = M`, which the normal form does not evaluate."""
+    ident = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * centring_matrix(M) * x,
+                 lambda x, M: centring_matrix(M) * x, M=(1, 2))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    d = decide(ident)
+    assert not d.inside and "the difference may vanish at every size" in d.reason

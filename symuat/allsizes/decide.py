@@ -127,13 +127,14 @@ def _run(side, env, dims):
     return value
 
 
-def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, frozenset]:
+def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
     r"""Both sides traced: ``(lhs, rhs, symbolic dims, split dimensions)``.
 
-    A dimension a builder splits with :func:`~symuat.algebra.halves.halves` is traced as two
-    halves (:mod:`symuat.allsizes.splits`); every other dimension is an atom.
+    A dimension a builder splits with :func:`~symuat.algebra.splits.halves` or ``but_last`` is
+    traced as its parts (:mod:`symuat.allsizes.splits`; the last value maps it to the kind);
+    every other dimension is an atom.
     """
-    split: set = set()
+    split: dict = {}
     while True:
         dims = split_dims(_symbolic_dims(identity), split)
         env = inputs(identity, dims)
@@ -141,10 +142,10 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, frozenset]:
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
             if exc.name in split or exc.name not in dims:
-                raise OutsideFragment(f"{exc} more than once or not a dimension of the identity") from None
-            split.add(exc.name)
+                raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
+            split[exc.name] = exc.kind
             continue
-        return lhs, rhs, dims, frozenset(split)
+        return lhs, rhs, dims, split
 
 
 def normal_form(identity: Identity):
@@ -206,8 +207,9 @@ def _coefficient_sizes(term) -> dict:
 def _split_note(split) -> str:
     if not split:
         return ""
-    halves = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" for k in sorted(split))
-    return f" ({halves}, the halves traced as independent sizes, the second possibly 0)"
+    parts = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" if split[k] == "halves" else f"{k} as ({k}-1) + 1"
+                      for k in sorted(split))
+    return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
 
 
 def _names(dims) -> str:
@@ -244,8 +246,9 @@ def _decide(identity: Identity) -> Decision:
                                  f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"))
     witness = _witness(identity, bounds)
     if witness is None:
-        return Decision(None, f"normal forms differ but no witness up to {bounds} (a statement that needs a partition "
-                              "indicator to be 0/1, or a bug of the all-sizes level)")
+        return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
+                              "size (the normal form neither evaluates a sum over an unused index to its size nor uses "
+                              "that a partition indicator is 0/1)")
     d = witness.counterexample["dims"]
     where = ", ".join(f"{k}={v}" for k, v in d.items())
     r, c = witness.counterexample["entry"]

@@ -25,7 +25,7 @@ from .outside import OutsideFragment
 
 __all__ = ["size_symbol", "is_size_scalar",
            "IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
-           "size_of", "same", "Half", "may_be_empty"]
+           "size_of", "same", "Part", "may_be_empty"]
 
 
 class IndexType:
@@ -127,25 +127,32 @@ class Atom(IndexType):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Half(Atom):
-    r"""One half of a split size: :math:`\lceil N/2\rceil` (``part`` 1) or :math:`\lfloor N/2\rfloor` (``part`` 2).
+class Part(Atom):
+    r"""A part of a split dimension: :math:`\lceil N/2\rceil`, :math:`\lfloor N/2\rfloor` (``"halves"``) or :math:`N-1`.
 
-    The second half is 0 when :math:`N = 1`: it may be empty, so it has no constant first index,
-    no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
+    ``kind`` is ``"halves"`` (parts 1 and 2) or ``"last"`` (part 1, :math:`N-1`, followed by one index).
+    :math:`\lfloor N/2\rfloor` and :math:`N-1` are 0 when :math:`N = 1`: such a part may be empty, so it
+    has no constant first index, no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
 
-    >>> Half.of("N", 1), Half.of("N", 2)
-    (⌈N/2⌉, ⌊N/2⌋)
+    >>> Part.of("N", "halves", 1), Part.of("N", "halves", 2), Part.of("N", "last", 1)
+    (⌈N/2⌉, ⌊N/2⌋, N-1)
     """
 
     parent: str = ""
+    kind: str = "halves"
     part: int = 1
 
     @classmethod
-    def of(cls, parent: str, part: int) -> Half:
-        return cls(f"⌈{parent}/2⌉" if part == 1 else f"⌊{parent}/2⌋", parent, part)
+    def of(cls, parent: str, kind: str, part: int) -> Part:
+        names = {("halves", 1): f"⌈{parent}/2⌉", ("halves", 2): f"⌊{parent}/2⌋", ("last", 1): f"{parent}-1"}
+        return cls(names[kind, part], parent, kind, part)
+
+    @property
+    def empty_at_one(self) -> bool:
+        return (self.kind, self.part) != ("halves", 1)
 
     def _sympy_(self):
-        if self.part == 1:
+        if not self.empty_at_one:
             return size_symbol(self.name)
         return sympy.Symbol(self.name, nonnegative=True, integer=True)  # not a size scalar: may be 0
 
@@ -181,14 +188,14 @@ UNIT = Prod(())
 
 
 def may_be_empty(t: IndexType) -> bool:
-    r"""Whether ``t`` has size 0 for some value of the dimensions (a second half :math:`\lfloor N/2\rfloor`).
+    r"""Whether ``t`` has size 0 for some value of the dimensions (:math:`\lfloor N/2\rfloor`, :math:`N-1`).
 
-    >>> may_be_empty(Half.of("N", 2) * Atom("n")), may_be_empty(Half.of("N", 1) + Half.of("N", 2))
+    >>> may_be_empty(Part.of("N", "halves", 2) * Atom("n")), may_be_empty(Part.of("N", "last", 1) + 1)
     (True, False)
     """
     t = canonical(t)
-    if isinstance(t, Half):
-        return t.part == 2
+    if isinstance(t, Part):
+        return t.empty_at_one
     if isinstance(t, Atom):
         return False
     if isinstance(t, Sum):

@@ -3,8 +3,8 @@ r"""Index-form rules of symuat's matrix functions on :class:`~symuat.allsizes.tr
 :func:`dispatch` is the ``__symuat_function__`` hook of tracers and symbolic sizes: the
 functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their arguments to it
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
-``ones``, ``elementwise``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and the family
-combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``, :mod:`.splits`, and
+``ones``, ``elementwise``, LayerNorm's ``centring_matrix``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and
+the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/``but_last``, :mod:`.splits`, and
 ``pair_matrix``, :mod:`.entrywise`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
@@ -61,6 +61,11 @@ def _diamond(W: Tracer, x: Tracer) -> Tracer:
     return W.T.matmul(x)
 
 
+def _centring(M) -> Tracer:
+    r""":math:`C_M = I_M - \tfrac1M\mathbf 1\mathbf 1^{\mathsf T}` (LayerNorm), :math:`1/M` a size scalar."""
+    return Tracer.identity(M) - Tracer.ones(M) * Tracer.ones(M).T / M
+
+
 def _elementwise(f, X: Tracer) -> Tracer:
     return X.applyfunc(f)
 
@@ -89,6 +94,7 @@ _HANDLERS = {
     "identity_matrix": Tracer.identity,
     "ones": Tracer.ones,
     "elementwise": _elementwise,
+    "centring_matrix": _centring,
     "diamond": _diamond,
     "softmax": _softmax,
     "family_sum": families.family_sum,
@@ -106,6 +112,7 @@ _HANDLERS = {
     "block_size": families.block_size,
     "basis_vector": families.basis_vector,
     "halves": splits.halves,
+    "but_last": splits.but_last,
     "partition_indicator": splits.partition_indicator,
     "pair_matrix": entrywise.pair_matrix,
     "kronecker_delta": entrywise.kronecker_delta,

@@ -1,60 +1,79 @@
-r"""Index-form rules of sizes split in two: :func:`symuat.algebra.halves.halves` and partition indicators.
+r"""Index-form rules of split sizes: :func:`~symuat.algebra.splits.halves`, ``but_last`` and partition indicators.
 
-A builder that calls ``halves(N)`` on the atom :math:`[N]` raises :class:`SplitRequest`; the
-level then traces the identity again with :math:`[N]` replaced everywhere by the concatenation
-:math:`[\lceil N/2\rceil] + [\lfloor N/2\rfloor]` of two atoms (:class:`~.index_types.Half`),
-and ``halves`` returns those two atoms, so ``X[:n1, :]`` and ``X[n1:, :]`` are head and tail
-blocks of the concatenation.
+A builder that calls ``halves(N)`` (or ``but_last(N)``) on the atom :math:`[N]` raises
+:class:`SplitRequest`; the level then traces the identity again with :math:`[N]` replaced
+everywhere by the concatenation :math:`[\lceil N/2\rceil] + [\lfloor N/2\rfloor]` (or
+:math:`[N-1] + 1`) of :class:`~.index_types.Part` atoms, and the call returns the parts, so
+``X[:n1, :]`` and ``X[n1:, :]`` are head and tail blocks of the concatenation.
 
-Soundness.  The normal form treats the two halves as *independent* sizes, the second possibly
-0 (:math:`N = 1`): every rewrite of the normal form holds for empty ranges too (a sum over
-an empty range is 0, a block with an empty free range has no entries), and a half that may
-be empty gets no constant index, no size scalar and no comparison with 0.  So equal normal
-forms prove the identity for every pair of sizes, in particular for every split
-:math:`(\lceil N/2\rceil, \lfloor N/2\rfloor)` that occurs.  Different normal forms differ
-once each half is at least its witness bound :math:`b`; both halves of :math:`N = 2b` are, so
-the witness search runs the explicit level up to that :math:`N` (:func:`witness_bounds`).
+Soundness.  The normal form treats the parts as *independent* sizes, :math:`\lfloor N/2\rfloor`
+and :math:`N-1` possibly 0 (:math:`N = 1`): every rewrite of the normal form holds for empty
+ranges too (a sum over an empty range is 0, a block with an empty free range has no entries),
+and a part that may be empty gets no constant index, no size scalar and no comparison with 0.
+So equal normal forms prove the identity for every size of the parts, in particular for the
+sizes that occur.  Different normal forms differ once each part is at least its witness bound
+:math:`b`; both halves of :math:`N = 2b` are, and :math:`N-1` is at :math:`N = b+1`, so the
+witness search runs the explicit level up to that :math:`N` (:func:`witness_bounds`).
 """
 
 from __future__ import annotations
 
-from .index_types import UNIT, Atom, Half, IndexType, Sum, as_type, canonical
+from .index_types import UNIT, Atom, IndexType, Part, Sum, as_type, canonical, same
 from .outside import OutsideFragment
 from .tracer import Tracer
 
-__all__ = ["SplitRequest", "split_dims", "halves", "witness_bounds", "partition_indicator", "partition_bounds"]
+__all__ = ["SplitRequest", "split_dims", "halves", "but_last", "witness_bounds", "partition_indicator",
+           "partition_bounds"]
 
 
 class SplitRequest(OutsideFragment):
-    """The builder split the dimension ``name``: trace it again as two halves."""
+    """The builder split the dimension ``name`` (``kind``: ``"halves"`` or ``"last"``): trace it again split."""
 
-    def __init__(self, name: str):
-        super().__init__(f"the builder splits the size {name} into halves")
-        self.name = name
-
-
-def split_dims(dims: dict, names) -> dict:
-    """``dims`` with each dimension of ``names`` replaced by :math:`[\\lceil N/2\\rceil] + [\\lfloor N/2\\rfloor]`."""
-    return {k: Sum((Half.of(k, 1), Half.of(k, 2))) if k in names else v for k, v in dims.items()}
+    def __init__(self, name: str, kind: str):
+        super().__init__(f"the builder splits the size {name} ({kind})")
+        self.name, self.kind = name, kind
 
 
-def halves(n: IndexType) -> tuple[Half, Half]:
-    r"""The traced sizes of :math:`\Lambda_1, \Lambda_2`: the two halves of a split dimension."""
-    n = canonical(n)
-    if isinstance(n, Atom) and not isinstance(n, Half):
-        raise SplitRequest(n.name)
-    if (isinstance(n, Sum) and len(n.parts) == 2 and all(isinstance(p, Half) for p in n.parts)
-            and n.parts[0].parent == n.parts[1].parent and (n.parts[0].part, n.parts[1].part) == (1, 2)):
+def _split(name: str, kind: str) -> IndexType:
+    if kind == "halves":
+        return Sum((Part.of(name, kind, 1), Part.of(name, kind, 2)))
+    return Sum((Part.of(name, kind, 1), UNIT))
+
+
+def split_dims(dims: dict, splits: dict) -> dict:
+    """``dims`` with each dimension ``k`` of ``splits`` (name -> kind) replaced by its parts."""
+    return {k: _split(k, splits[k]) if k in splits else v for k, v in dims.items()}
+
+
+def _parts(n, kind: str) -> tuple:
+    n = canonical(as_type(n))
+    if isinstance(n, Atom) and not isinstance(n, Part):
+        raise SplitRequest(n.name, kind)
+    if isinstance(n, Sum) and isinstance(n.parts[0], Part) and same(n, _split(n.parts[0].parent, kind)):
         return n.parts
-    raise OutsideFragment(f"halves of the compound size {n} (only of a dimension of the identity)")
+    raise OutsideFragment(f"{'halves' if kind == 'halves' else 'all but the last'} of the compound size {n} "
+                          "(only of a dimension of the identity)")
 
 
-def witness_bounds(bounds: dict, names) -> dict:
-    """Raise the bound of each split dimension :math:`N` to :math:`2b`, :math:`b` the larger bound of its halves."""
+def halves(n: IndexType) -> tuple[Part, Part]:
+    r"""The traced sizes of :math:`\Lambda_1, \Lambda_2`: the two halves of a split dimension."""
+    return _parts(n, "halves")
+
+
+def but_last(n: IndexType) -> Part:
+    r"""The traced size :math:`N-1` of all indices but the last."""
+    return _parts(n, "last")[0]
+
+
+def witness_bounds(bounds: dict, splits: dict) -> dict:
+    """Raise the bound of each split dimension to the smallest size whose parts reach their bounds."""
     out = dict(bounds)
-    for k in names:
-        b = max(bounds.get(Half.of(k, 1).name, 1), bounds.get(Half.of(k, 2).name, 1))
-        out[k] = max(out.get(k, 1), 2 * b)
+    for k, kind in splits.items():
+        if kind == "halves":
+            b = max(bounds.get(Part.of(k, kind, 1).name, 1), bounds.get(Part.of(k, kind, 2).name, 1))
+            out[k] = max(out.get(k, 1), 2 * b)
+        else:
+            out[k] = max(out.get(k, 1), bounds.get(Part.of(k, kind, 1).name, 1) + 1)
     return out
 
 
@@ -70,7 +89,7 @@ def partition_indicator(n, p) -> Tracer:
     (:func:`partition_bounds`), :math:`b` the bound of ``n``.
     """
     n, p = as_type(n), as_type(p)
-    if not (isinstance(n, Atom) and isinstance(p, Atom)) or isinstance(n, Half) or isinstance(p, Half):
+    if not (isinstance(n, Atom) and isinstance(p, Atom)) or isinstance(n, Part) or isinstance(p, Part):
         raise OutsideFragment(f"a partition of {n} numbered by {p} (only two dimensions of the identity)")
     return Tracer.input(f"{_INDICATOR} of {n.name} numbered by {p.name}]", n, UNIT)
 

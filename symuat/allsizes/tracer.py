@@ -38,6 +38,8 @@ MAX_TERMS = 20000
 
 
 def _scalar(x) -> Fraction:
+    if isinstance(x, IndexType):
+        x = sympy.sympify(x)  # a size as a scalar, e.g. the M of 1/M (a part that may be 0 is no size scalar)
     if isinstance(x, bool):
         raise OutsideFragment(f"boolean {x!r} used as a scalar")
     if isinstance(x, (int, Fraction)):
