@@ -12,7 +12,7 @@ r"""Soundness figures of the all-sizes level (``symuat.allsizes``).
 Usage::
 
     python benchmarks/bench_all_sizes.py              # everything (~20-40 min on 2 busy cores)
-    python benchmarks/bench_all_sizes.py --sample 4   # every 4th distinct identity's mutants
+    python benchmarks/bench_all_sizes.py --sample 4   # every 4th distinct identity's mutants (--offset 1: the next)
     python benchmarks/bench_all_sizes.py --no-mutants # the ledger figures only (~15 s)
 """
 
@@ -25,8 +25,7 @@ from collections import Counter
 
 from symuat import load_entries
 from symuat.allsizes import decide
-from symuat.allsizes.decide import _symbolic_dims, inputs
-from symuat.allsizes.rules import tracing
+from symuat.allsizes.decide import traced_sides
 from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.terms import canonical_poly
 from symuat.evidence.identity import Identity
@@ -50,12 +49,8 @@ def explicit_identities(entries):
 
 def _side_forms(identity):
     """Canonical forms of each side separately (to deduplicate the same statement in three versions)."""
-    dims = _symbolic_dims(identity)
-    env = inputs(identity, dims)
     out = []
-    for side in (identity.lhs, identity.rhs):
-        with tracing():
-            t = side(env, dims)
+    for t in traced_sides(identity)[:2]:
         out.append(tuple(sorted((k, canonical_poly(ts, {v: ("f", i) for i, v in enumerate(rv + cv)}))
                                 for k, (rv, cv, ts) in t.blocks.items())))
     return repr((out, identity.dims))
@@ -82,6 +77,7 @@ def ledger_figures(idents):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=int, default=1, help="mutate every k-th distinct proved identity")
+    ap.add_argument("--offset", type=int, default=0, help="with --sample k: start at the i-th (0 <= i < k)")
     ap.add_argument("--no-mutants", action="store_true", help="only the ledger figures")
     args = ap.parse_args()
     start = time.perf_counter()
@@ -110,7 +106,7 @@ def main() -> None:
             if key not in seen:
                 seen.add(key)
                 distinct.append((eid, role, ident))
-    chosen = distinct[::args.sample]
+    chosen = distinct[args.offset::args.sample]
     print(f"size-only mutants of {len(chosen)} of {len(distinct)} distinct identities proved for every size")
     tally, sizes = Counter(), Counter()
     for eid, role, ident in chosen:

@@ -135,7 +135,7 @@ class Part(Atom):
     has no constant first index, no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
 
     >>> Part.of("N", "halves", 1), Part.of("N", "halves", 2), Part.of("N", "last", 1)
-    (⌈N/2⌉, ⌊N/2⌋, N-1)
+    (⌈N/2⌉, ⌊N/2⌋, (N-1))
     """
 
     parent: str = ""
@@ -146,6 +146,9 @@ class Part(Atom):
     def of(cls, parent: str, kind: str, part: int) -> Part:
         names = {("halves", 1): f"⌈{parent}/2⌉", ("halves", 2): f"⌊{parent}/2⌋", ("last", 1): f"{parent}-1"}
         return cls(names[kind, part], parent, kind, part)
+
+    def __repr__(self) -> str:
+        return f"({self.name})" if self.kind == "last" else self.name  # "(N-1)*M" reads as a declared size
 
     @property
     def empty_at_one(self) -> bool:
@@ -275,8 +278,20 @@ def cases(t: IndexType) -> list[tuple[str, ...]]:
 
 
 def size_of(t: IndexType, dims) -> int:
-    """The concrete size of ``t`` at ``dims`` (atom name -> int)."""
-    return sum(int(_prod(dims[a] for a in c)) for c in cases(t))
+    """The concrete size of ``t`` at ``dims`` (dimension name -> int; a part from its dimension).
+
+    >>> size_of(Part.of("N", "halves", 2) * Atom("M") + Atom("M"), {"N": 5, "M": 3})
+    9
+    """
+    t = canonical(t)
+    if isinstance(t, Part):
+        n = dims[t.parent]
+        return {("halves", 1): (n + 1) // 2, ("halves", 2): n // 2, ("last", 1): n - 1}[t.kind, t.part]
+    if isinstance(t, Atom):
+        return int(dims[t.name])
+    if isinstance(t, Sum):
+        return sum(size_of(p, dims) for p in t.parts)
+    return int(_prod(size_of(f, dims) for f in t.factors))
 
 
 def _prod(values) -> int:

@@ -22,9 +22,8 @@ from collections.abc import Mapping
 from ..algebra.matrices import kron
 from ..evidence.declare import DeclaredShapes
 from ..evidence.identity import Identity
-from .decide import inputs
-from .index_types import Atom, IndexType, size_of
-from .rules import tracing
+from .decide import traced_sides
+from .index_types import IndexType, size_of
 
 __all__ = ["size_only_mutants", "standard_polynomial", "wedge"]
 
@@ -114,10 +113,7 @@ def _size(size, dims):
 
 def _output_types(identity: Identity):
     """The right-hand side's row and column index types (the identity must be in the fragment)."""
-    dims = {k: Atom(k) for k in identity.dims[0]}
-    env = inputs(identity, dims)
-    with tracing():
-        out = identity.rhs(env, dims)
+    out = traced_sides(identity)[1]
     return out.rows, out.cols
 
 
