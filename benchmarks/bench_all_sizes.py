@@ -14,6 +14,7 @@ Usage::
     python benchmarks/bench_all_sizes.py              # everything (~20-40 min on 2 busy cores)
     python benchmarks/bench_all_sizes.py --sample 4   # every 4th distinct identity's mutants (--offset 1: the next)
     python benchmarks/bench_all_sizes.py --no-mutants # the ledger figures only (~15 s)
+    python benchmarks/bench_all_sizes.py --ids duat:eq14 ext:qk-norm  # the mutants of some entries only
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=int, default=1, help="mutate every k-th distinct proved identity")
     ap.add_argument("--offset", type=int, default=0, help="with --sample k: start at the i-th (0 <= i < k)")
+    ap.add_argument("--ids", nargs="*", default=None, help="mutate only identities of these entry ids (or prefixes)")
     ap.add_argument("--no-mutants", action="store_true", help="only the ledger figures")
     args = ap.parse_args()
     start = time.perf_counter()
@@ -106,6 +108,8 @@ def main() -> None:
             if key not in seen:
                 seen.add(key)
                 distinct.append((eid, role, ident))
+    if args.ids is not None:
+        distinct = [x for x in distinct if any(x[0] == i or x[0].startswith(i + ".") for i in args.ids)]
     chosen = distinct[args.offset::args.sample]
     print(f"size-only mutants of {len(chosen)} of {len(distinct)} distinct identities proved for every size")
     tally, sizes = Counter(), Counter()

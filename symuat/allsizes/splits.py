@@ -77,8 +77,8 @@ def witness_bounds(bounds: dict, splits: dict) -> dict:
     return out
 
 
-#: Name prefix of the traced indicator of :math:`\Lambda_1` (not a declared matrix: it starts with a space).
-_INDICATOR = " 1[Λ1"
+#: Traced indicators: input name -> (dimension, partition number).  Names start with a space: never declared.
+_INDICATORS: dict[str, tuple[str, str]] = {}
 
 
 def partition_indicator(n, p) -> Tracer:
@@ -91,7 +91,9 @@ def partition_indicator(n, p) -> Tracer:
     n, p = as_type(n), as_type(p)
     if not (isinstance(n, Atom) and isinstance(p, Atom)) or isinstance(n, Part) or isinstance(p, Part):
         raise OutsideFragment(f"a partition of {n} numbered by {p} (only two dimensions of the identity)")
-    return Tracer.input(f"{_INDICATOR} of {n.name} numbered by {p.name}]", n, UNIT)
+    name = f" 1[Λ1 of {n.name} numbered by {p.name}]"
+    _INDICATORS[name] = (n.name, p.name)
+    return Tracer.input(name, n, UNIT)
 
 
 def partition_bounds(terms, bounds: dict) -> dict:
@@ -100,8 +102,8 @@ def partition_bounds(terms, bounds: dict) -> dict:
 
     def walk(term):
         for f in term[1]:
-            if f[0] == "e" and f[1].startswith(_INDICATOR):
-                n, p = f[1][len(_INDICATOR) + 4:-1].split(" numbered by ")
+            if f[0] == "e" and f[1] in _INDICATORS:
+                n, p = _INDICATORS[f[1]]
                 out[p] = max(out.get(p, 1), 2 ** bounds.get(n, 1))
             elif f[0] == "s":
                 for inner in f[2]:
