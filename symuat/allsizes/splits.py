@@ -18,12 +18,12 @@ witness search runs the explicit level up to that :math:`N` (:func:`witness_boun
 
 from __future__ import annotations
 
-from .index_types import UNIT, Atom, IndexType, Part, Sum, as_type, canonical, same
+from .index_types import UNIT, Atom, IndexType, Part, Prod, Sum, as_type, canonical, same
 from .outside import OutsideFragment
 from .tracer import Tracer
 
 __all__ = ["SplitRequest", "split_dims", "halves", "but_last", "witness_bounds", "partition_indicator",
-           "partition_bounds"]
+           "partition_bounds", "unsplit"]
 
 
 class SplitRequest(OutsideFragment):
@@ -111,3 +111,31 @@ def partition_bounds(terms, bounds: dict) -> dict:
     for t in terms:
         walk(t)
     return out
+
+
+def unsplit(t: IndexType) -> str:
+    r"""``t`` as a declared size over the dimensions: the parts of a split dimension joined again.
+
+    >>> N1, N2 = Part.of("N", "halves", 1), Part.of("N", "halves", 2)
+    >>> unsplit((N1 + N2) * Atom("M") + 1), unsplit(Atom("M") * (Part.of("N", "last", 1) + 1))
+    ('N*M+1', 'M*(N)')
+    """
+    t = canonical(t)
+    if isinstance(t, Part):
+        raise OutsideFragment(f"the part {t} of {t.parent} alone is not a declared size")
+    if isinstance(t, Atom):
+        return t.name
+    if isinstance(t, Prod):
+        return "*".join(f"({unsplit(f)})" if isinstance(f, Sum) else unsplit(f) for f in t.factors) or "1"
+    parts, out = list(t.parts), []
+    while parts:
+        p = parts.pop(0)
+        head, rest = (p.factors[0], canonical(Prod(p.factors[1:]))) if isinstance(p, Prod) and p.factors else (p, UNIT)
+        if isinstance(head, Part) and head.part == 1 and parts:
+            second = Part.of(head.parent, head.kind, 2) if head.kind == "halves" else UNIT
+            if same(parts[0], canonical(Prod((second, rest)))):
+                parts.pop(0)
+                out.append(head.parent if same(rest, UNIT) else f"{head.parent}*{unsplit(rest)}")
+                continue
+        out.append(unsplit(p))
+    return "+".join(out)
