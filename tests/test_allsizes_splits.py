@@ -15,6 +15,7 @@ from symuat.algebra.splits import but_last, halves
 from symuat.allsizes import Atom, Tracer, decide
 from symuat.allsizes.index_types import UNIT, Part
 from symuat.allsizes.outside import OutsideFragment
+from symuat.allsizes.size_mutants import size_only_mutants
 from symuat.allsizes.splits import halves as traced_halves
 from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
@@ -180,3 +181,15 @@ def test_the_first_of_a_possibly_empty_part_is_outside():
     X = Tracer.input("X", Part.of("N", "last", 1) * Atom("M"), UNIT)
     with pytest.raises(OutsideFragment, match=r"slice bound M of \(N-1\)\*M is not a boundary"):
         X[:Atom("M"), :]
+
+
+def test_size_only_mutants_of_the_split_sum_are_killed_above_the_grid():
+    """Each mutant holds on the grid N <= 2 (so a grid prover accepts it) and is rejected with a witness N = 3."""
+    ident = _identity(_SHAPES, _whole, lambda alpha, W, x, N: _lambda1(alpha, W, x, N) + _lambda2(alpha, W, x, N),
+                      N=(1, 2), n=(1,))
+    mutants = [(name, m) for name, m in size_only_mutants(ident) if name.endswith(":N")]
+    assert [name for name, _ in mutants] == ["wedge:N", "standard:N"]
+    for _, mutant in mutants:
+        assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds
+        ev = decide(mutant).evidence
+        assert ev is not None and not ev.holds and ev.counterexample["dims"]["N"] == 3
