@@ -13,7 +13,8 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
-from symuat.algebra.matrices import identity_matrix, kron, unvec_r
+from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes, family_sum, row_block
+from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, masked_row_stochastic_matrix
@@ -95,40 +96,38 @@ _QK_DIMS = ({"h": 1, "N": 1, "d": 1}, {"h": 1, "N": 2, "d": 2}, {"h": 2, "N": 2,
 def _qk_shapes(d):
     h, N, dd = d["h"], d["N"], d["d"]
     M = h * dd
-    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "gq": (dd, 1), "gk": (dd, 1)}
-    for i in range(h):
-        shapes.update({f"r{i + 1}": (N, 1), f"s{i + 1}": (N, 1), f"z{i + 1}": (N, 1)})
-    return shapes
+    return {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "gq": (dd, 1), "gk": (dd, 1),
+            **family_shapes("r", h, N, 1), **family_shapes("s", h, N, 1), **family_shapes("z", h, N, 1)}
+
+
+def _weights(e, j, S):
+    r"""The σ-weights :math:`\sigma(S_{nm})\,z_{h,n}` of head ``j``."""
+    return diag_vector(family_member(e, "z", j)) * elementwise(SIGMA, S)
 
 
 def _qk_lhs(e, d):
     r"""Per-head RMSNorm of queries and keys as the libraries apply it, then σ-weights, values, output."""
     dd, X = d["d"], e["X"]
-    out = sympy.zeros(d["N"], d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Q = RMSNorm(e["gq"]).apply(X * e["WQ"][:, cols], e[f"r{h + 1}"])
-        K = RMSNorm(e["gk"]).apply(X * e["WK"][:, cols], e[f"s{h + 1}"])
-        S = Q * K.T
-        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
-    return vec_r(out)
+
+    def head(j):
+        Q = RMSNorm(e["gq"]).apply(X * col_block(e["WQ"], j, dd), family_member(e, "r", j))
+        K = RMSNorm(e["gk"]).apply(X * col_block(e["WK"], j, dd), family_member(e, "s", j))
+        return _weights(e, j, Q * K.T) * X * col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)
+    return vec_r(family_sum(head, d["h"]))
 
 
 def _qk_rhs(e, d):
     r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h from the dynamic diagonals (diag r ⊗ diag g)(I_N ⊗ W_Qᵀ) x'."""
     N, dd, x = d["N"], d["d"], vec_r(e["X"])
-    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Dq = RMSNorm(e["gq"]).matrix_vector_form(e[f"r{h + 1}"]).W_prime
-        Dk = RMSNorm(e["gk"]).matrix_vector_form(e[f"s{h + 1}"]).W_prime
-        q = Dq * (kron(identity_matrix(N), e["WQ"][:, cols].T) * x)
-        k = Dk * (kron(identity_matrix(N), e["WK"][:, cols].T) * x)
+
+    def head(j):
+        q = (RMSNorm(e["gq"]).matrix_vector_form(family_member(e, "r", j)).W_prime
+             * (kron(identity_matrix(N), col_block(e["WQ"], j, dd).T) * x))
+        k = (RMSNorm(e["gk"]).matrix_vector_form(family_member(e, "s", j)).W_prime
+             * (kron(identity_matrix(N), col_block(e["WK"], j, dd).T) * x))
         S = unvec_r(q, N, dd) * unvec_r(k, N, dd).T
-        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
-    return Matrix(W * x)
+        return kron(_weights(e, j, S), (col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)).T)
+    return Matrix(family_sum(head, d["h"]) * x)
 
 
 def _qk_ref(a, d):

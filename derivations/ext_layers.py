@@ -42,7 +42,7 @@ def rmsnorm_identity(offset: int) -> Identity:
 def layernorm_no_bias_identity() -> Identity:
     r"""vec_r(LN(X)) with β = 0 equals (D ⊗ diag γ)(I_N ⊗ C_M) x': no bias term at all."""
     def rhs(e, d):
-        ln = LayerNorm(e["g"], sympy.zeros(d["M"], 1))
+        ln = LayerNorm(e["g"], 0 * e["g"])
         return ln.matrix_vector_form(e["r"]).W_prime * vec_r(e["X"])
 
     def ref(a, d):
@@ -51,7 +51,7 @@ def layernorm_no_bias_identity() -> Identity:
 
     return Identity(
         shapes=lambda d: {"X": (d["N"], d["M"]), "g": (d["M"], 1), "r": (d["N"], 1)},
-        lhs=lambda e, d: vec_r(LayerNorm(e["g"], sympy.zeros(d["M"], 1)).apply(e["X"], e["r"])),
+        lhs=lambda e, d: vec_r(LayerNorm(e["g"], 0 * e["g"]).apply(e["X"], e["r"])),
         rhs=rhs, dims=_NM, reference=ref, random_dims={"N": 4, "M": 5},
         scope=_POLY + r" $r_n$ stands for $1/\sqrt{\mathrm{var}_n + \epsilon}$.",
     )

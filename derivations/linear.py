@@ -12,6 +12,7 @@ import sympy
 
 from symuat import Entry, Identity, Readings, Status, dims_grid
 from symuat.algebra.diamond import diamond
+from symuat.algebra.entrywise import kronecker_delta, pair_matrix
 from symuat.algebra.matrices import kron, vec_r
 from symuat.evidence.fields import logistic
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
@@ -50,10 +51,12 @@ def _token_linear() -> Identity:
 
 def _printed_linear_matrix(W: sympy.MatrixBase, m: int) -> sympy.ImmutableMatrix:
     r"""The matrix displayed in seed 004 Eq. 15: entry ((k,l),(i,j)) = w_{i,k} δ_{lj}, built from the display."""
+    def entry(row, col):
+        (k, l), (i, j) = row, col
+        return W[i, k] * kronecker_delta(l, j)
+
     n = W.shape[0]
-    return sympy.ImmutableMatrix(
-        n * m, n * m, lambda r, c: W[c // m, r // m] if r % m == c % m else sympy.S.Zero
-    )
+    return pair_matrix(entry, (n, m), (n, m))
 
 
 def printed_eq15_identity() -> Identity:

@@ -34,6 +34,10 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
+from symuat.algebra.families import diag_vector
+from symuat.algebra.matrices import elementwise, ones
+from symuat.algebra.partitions import partition_indicator
+from symuat.algebra.splits import halves
 from symuat.evidence.fields import SIGMA
 from symuat.numeric import duat_form, forward, random_stack, vec_r
 from symuat.numeric.stack import TransformerStack
@@ -68,12 +72,35 @@ CERTIFICATES: dict[str, tuple[Callable, ...]] = {
 }
 
 
-def _resolved_margin(kind: str, case, u: sympy.MatrixBase) -> sympy.Expr:
-    """The margin in one case with every |.| resolved by SymPy under real assumptions, back in the env symbols."""
-    real = {s: sympy.Symbol(s.name, real=True) for s in (u[0, 0], u[1, 0])}
-    a, c = _case_values(case, real[u[0, 0]], real[u[1, 0]])
-    value = MARGINS[kind](a, c, sympy.Abs)
-    return value.xreplace({v: k for k, v in real.items()})
+_P, _R = sympy.symbols("p r", real=True)
+
+
+def _resolved_margin(kind: str, case) -> sympy.Poly:
+    """The margin in one case with every |.| resolved by SymPy under real assumptions, a polynomial in p, r."""
+    a, c = _case_values(case, _P, _R)
+    return sympy.Poly(MARGINS[kind](a, c, sympy.Abs), _P, _R)
+
+
+def _poly_row(poly: sympy.Poly, u) -> sympy.MatrixBase:
+    r"""The :math:`1\times1` matrix ``poly(u_1, u_2)``, monomials as products of the blocks ``u[:1, :]``, ``u[1:, :]``.
+
+    Every margin and certificate is homogeneous of degree 2, so there is no constant monomial.
+    """
+    p, r = u[:1, :], u[1:, :]
+    total = 0 * p
+    for (i, j), coef in poly.terms():
+        if coef == 0:
+            continue
+        factors = [p] * i + [r] * j
+        term = factors[0]
+        for f in factors[1:]:
+            term = term * f
+        total = total + term * coef
+    return total
+
+
+def _certificate(kind: str, n: int) -> sympy.Poly:
+    return sympy.Poly(CERTIFICATES[kind][n](_P, _R), _P, _R)
 
 
 def _np_margin(kind: str, case, u: np.ndarray) -> float:
@@ -81,9 +108,9 @@ def _np_margin(kind: str, case, u: np.ndarray) -> float:
     return float(MARGINS[kind](a, c, abs))
 
 
-def _sum(alpha, W, b, x, idx) -> sympy.Expr:
-    r""":math:`\sum_{j\in\text{idx}} \alpha_j\sigma(W_j x + b_j)` (0-based ``idx``)."""
-    return sympy.Add(*[alpha[j, 0] * SIGMA((W[j, :] * x)[0, 0] + b[j, 0]) for j in idx], sympy.S.Zero)
+def _sum(alpha, W, b, x, part: slice) -> sympy.MatrixBase:
+    r""":math:`\sum_{j\in\text{part}} \alpha_j\sigma(W_j x + b_j)` as a :math:`1\times1` matrix (rows ``part``)."""
+    return alpha[part, :].T * elementwise(SIGMA, W[part, :] * x + b[part, :])
 
 
 def _np_sum(alpha, W, b, x, idx) -> float:
@@ -104,6 +131,12 @@ def _idx2(N: int, rule: str) -> range:
     return _halves(N)[1] if rule == "lambda2" else range(N - len(_halves(N)[0]))
 
 
+def _parts(N, rule: str = "lambda2") -> tuple[slice, slice]:
+    r"""Row slices of :math:`\Lambda_1` and of the second sum (:math:`\Lambda_2`, or literally the first N_2)."""
+    n1, n2 = halves(N)
+    return slice(None, n1), slice(n1, None) if rule == "lambda2" else slice(None, n2)
+
+
 def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Identity:
     r"""One implication of the chain: structural rows (later display's :math:`S_1, S_2` = earlier's) + certificates.
 
@@ -117,14 +150,13 @@ def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Ide
 
     def lhs(alpha, W, b, theta, x, u, N):
         later_bias = {"b": b, "theta": theta}[bias]
-        rows = [_sum(alpha, W, later_bias, x, _halves(N)[0]), _sum(alpha, W, later_bias, x, _idx2(N, rule))]
-        return sympy.ImmutableMatrix(rows + [_resolved_margin(kind, c, u) for c in CASES])
+        rows = [_sum(alpha, W, later_bias, x, part) for part in _parts(N, rule)]
+        return sympy.ImmutableMatrix.vstack(*rows, *(_poly_row(_resolved_margin(kind, c), u) for c in CASES))
 
     def rhs(alpha, W, b, theta, x, u, N):
-        l1, l2 = _halves(N)
         earlier_bias = {"b": b, "theta": theta}[earlier]
-        rows = [_sum(alpha, W, earlier_bias, x, l1), _sum(alpha, W, earlier_bias, x, l2)]
-        return sympy.ImmutableMatrix(rows + [sympy.sympify(cert(u[0, 0], u[1, 0])) for cert in CERTIFICATES[kind]])
+        rows = [_sum(alpha, W, earlier_bias, x, part) for part in _parts(N)]
+        return sympy.ImmutableMatrix.vstack(*rows, *(_poly_row(_certificate(kind, n), u) for n in range(len(CASES))))
 
     def reference(alpha, W, b, theta, x, u, N):
         later_bias = {"b": b, "theta": theta}[bias]
@@ -143,18 +175,19 @@ def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Ide
 def split_identity() -> Identity:
     r"""Eq. 13 ⇒ Eq. 14: :math:`\sum_{j=1}^N t_j = \sum_{\Lambda_1}t_j + \sum_{\Lambda_2}t_j` for every partition.
 
-    The dimension ``P`` encodes the partition: :math:`j\in\Lambda_1` iff bit :math:`j` of ``P`` is set
-    (``P - 1`` mod :math:`2^N`; dimensions are positive), so all :math:`2^N` partitions are covered for :math:`N\le 3`.
+    The dimension ``P`` numbers the partition (:func:`~symuat.algebra.partitions.partition_indicator`:
+    :math:`j\in\Lambda_1` iff bit :math:`j` of ``P - 1`` mod :math:`2^N` is set), so all :math:`2^N`
+    partitions are covered for :math:`N\le 3`.
     """
-    def parts(N, P):
-        mask = (P - 1) % (2 ** N)
-        return [j for j in range(N) if mask >> j & 1], [j for j in range(N) if not mask >> j & 1]
+    def rhs(alpha, W, b, x, N, P):
+        in_lambda1 = partition_indicator(N, P)
+        t = elementwise(SIGMA, W * x + b)
+        return alpha.T * diag_vector(in_lambda1) * t + alpha.T * diag_vector(ones(N) - in_lambda1) * t
 
     return Identity(
         shapes={"alpha": ("N", 1), "W": ("N", "n"), "b": ("N", 1), "x": ("n", 1)},
-        lhs=lambda alpha, W, b, x, N: sympy.ImmutableMatrix([[_sum(alpha, W, b, x, range(N))]]),
-        rhs=lambda alpha, W, b, x, N, P: sympy.ImmutableMatrix([[sum((_sum(alpha, W, b, x, part)
-                                                                       for part in parts(N, P)), sympy.S.Zero)]]),
+        lhs=lambda alpha, W, b, x: _sum(alpha, W, b, x, slice(None)),
+        rhs=rhs,
         dims=dims_grid(N=(1, 2, 3), n=(1, 2), P=tuple(range(1, 9))),
         reference=lambda alpha, W, b, x, N: np.array([_np_sum(alpha, W, b, x, range(N))]),
         random_dims={"N": 6, "n": 3, "P": 38},

@@ -52,6 +52,7 @@ from symuat import (
     diamond,
     dims_grid,
 )
+from symuat.algebra.splits import but_last
 
 from ._duat_common import verbatim
 from .diamond import (
@@ -188,8 +189,8 @@ def _last_row() -> Identity:
     r"""The only legible row of Eq. 4 (its last): :math:`(W\diamond x)_n = w_{1,n}x_1 + \dots + w_{m,n}x_m`."""
     return Identity(
         shapes={"W": ("m", "n"), "x": ("m", 1)},
-        lhs=lambda W, x, n: sympy.Matrix([[diamond(W, x)[n - 1, 0]]]),
-        rhs=lambda W, n, x, m: sympy.Matrix([[sum((W[k, n - 1] * x[k, 0] for k in range(m)), sympy.S.Zero)]]),
+        lhs=lambda W, x, n: diamond(W, x)[but_last(n):, :],
+        rhs=lambda W, n, x: W[:, but_last(n):].T * x,  # column n of W times x: w_{1,n}x_1 + ... + w_{m,n}x_m
         dims=dims_grid(m=(1, 2, 3), n=(1, 2, 3)),
         reference=lambda W, x: (W.T @ x)[-1:, 0], random_dims={"m": 4, "n": 3},
     )

@@ -27,6 +27,7 @@ import sympy
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.algebra.families import col_block, diag_vector, family_sum, row_block
 from symuat.algebra.matrices import elementwise, kron, ones, vec_r
+from symuat.algebra.splits import but_last
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.numeric import DYNAMIC, KINDS, duat_form, random_stack
 
@@ -101,8 +102,8 @@ def static_attention_bias() -> Identity:
     contains no X at all.
     """
     def stochastic(H, N):
-        return sympy.ImmutableMatrix(N, N, lambda i, j: H[i, j] if j < N - 1 else
-                                     1 - sum((H[i, k] for k in range(N - 1)), sympy.S.Zero))
+        free = but_last(N)  # the last column is 1 minus the sum of the N - 1 others
+        return sympy.ImmutableMatrix.hstack(H[:, :free], ones(N) - H[:, :free] * ones(N)[:free, :])
 
     def np_stochastic(H):
         out = H.copy()

@@ -16,6 +16,7 @@ from symuat.allsizes.terms import canonical_poly
 from symuat.evidence.fields import SIGMA
 from symuat.evidence.identity import check_identity
 from symuat.evidence.verdict import Level
+from symuat.layers.layernorm import centring_matrix
 
 N, M, h, m = Atom("N"), Atom("M"), Atom("h"), Atom("m")
 
@@ -95,3 +96,73 @@ def test_size_only_mutants_hold_on_the_grid_and_are_killed():
         assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds
         ev = decide(mutant).evidence
         assert not ev.holds and ev.counterexample["dims"] == {"n": 3}
+
+
+# --- Hadamard products and statements about sizes ----------------------------------------------------
+
+def _sym(shapes, lhs, rhs, **grid) -> Identity:
+    return Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=dims_grid(**grid), levels=(Level.SYMBOLIC,))
+
+
+def test_hadamard_product_commutes_with_transpose_for_every_size():
+    ident = _sym({"A": ("N", "M"), "B": ("N", "M")}, lambda A, B: A.multiply_elementwise(B).T,
+                 lambda A, B: B.T.multiply_elementwise(A.T), N=(1, 2), M=(1, 2))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds and decide(ident).evidence.holds
+
+
+def test_hadamard_product_is_not_the_matrix_product():
+    """Equal for 1x1 matrices (a grid {1} accepts); the smallest witness is N = 2."""
+    ident = _sym({"A": ("N", "N"), "B": ("N", "N")}, lambda A, B: A.multiply_elementwise(B), lambda A, B: A * B,
+                 N=(1,))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"N": 2}
+    with pytest.raises(OutsideFragment, match="elementwise product of matrices of index types"):
+        Tracer.input("A", N, M).multiply_elementwise(Tracer.input("B", M, N))
+
+
+def test_the_number_of_rows_is_a_size():
+    """A side that is an explicit matrix of sizes (e.g. ``[[rows of A B]]``) is compared as a polynomial in them."""
+    ident = _sym({"A": ("N", "M"), "B": ("M", "N")}, lambda A, B: sympy.Matrix([[(A * B).shape[0]]]),
+                 lambda N: sympy.Matrix([[N]]), N=(1, 2), M=(1, 2))
+    assert decide(ident).evidence.holds
+    wrong = _sym({"A": ("N", "M")}, lambda A: sympy.Matrix([[A.shape[0]]]), lambda M: sympy.Matrix([[M]]),
+                 N=(1,), M=(1,))
+    ev = decide(wrong).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"N": 1, "M": 2}
+
+
+def test_a_polynomial_in_a_size_is_searched_beyond_its_degree():
+    r""":math:`N(N-1)(N-2) = 0` for :math:`N \le 2`: a grid {1, 2} accepts; the witness N = 3 is within degree + 1."""
+    def cubic(N):
+        n = sympy.sympify(N)
+        return sympy.Matrix([[n * (n - 1) * (n - 2)]])
+
+    ident = _sym({"x": ("N", 1)}, lambda N: cubic(N), lambda x: sympy.Matrix([[0]]), N=(1, 2))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    ev = decide(ident).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"N": 3}
+
+
+def test_a_constant_side_with_an_unknown_symbol_is_outside():
+    ident = _sym({"x": ("N", 1)}, lambda x: x.T * x, lambda: sympy.Matrix([[sympy.Symbol("w")]]), N=(1,))
+    d = decide(ident)
+    assert not d.inside and "is not rational" in d.reason
+
+
+def test_the_centring_matrix_subtracts_the_mean_for_every_size():
+    ident = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * x, lambda x, M: x - ones(M) * (ones(M).T * x) / M,
+                 M=(1, 2))
+    assert decide(ident).evidence.holds
+    wrong = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * x, lambda x: x, M=(2,))
+    ev = decide(wrong).evidence
+    assert not ev.holds and ev.counterexample["dims"] == {"M": 1}
+
+
+def test_an_identity_needing_the_sum_of_ones_is_outside_not_rejected():
+    r""":math:`C_M^2 = C_M` uses :math:`\mathbf 1^{\mathsf T}\mathbf 1 = M`, which the normal form does not evaluate."""
+    ident = _sym({"x": ("M", 1)}, lambda x, M: centring_matrix(M) * centring_matrix(M) * x,
+                 lambda x, M: centring_matrix(M) * x, M=(1, 2))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds
+    d = decide(ident)
+    assert not d.inside and "the difference may vanish at every size" in d.reason

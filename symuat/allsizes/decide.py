@@ -24,6 +24,8 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import sympy
+
 from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
@@ -32,10 +34,11 @@ from .families import FamilyIndex, FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
 from .outside import OutsideFragment
 from .rules import tracing
+from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
 from .terms import canonical_poly, first, index_counts
 from .tracer import Tracer
 
-__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs"]
+__all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
 
 
 @dataclass(frozen=True)
@@ -105,32 +108,61 @@ def _where(exc: Exception) -> str:
     return f" (at {short}:{f.lineno})"
 
 
+def _run(side, env, dims):
+    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened."""
+    try:
+        with tracing():
+            value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
+    except SplitRequest:
+        raise
+    except OutsideFragment as exc:
+        raise OutsideFragment(f"{exc}{_where(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
+        raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
+                              f"{_where(exc)}") from None
+    if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
+        return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
+    if not isinstance(value, Tracer):
+        raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
+    return value
+
+
+def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
+    r"""Both sides traced: ``(lhs, rhs, symbolic dims, split dimensions)``.
+
+    A dimension a builder splits with :func:`~symuat.algebra.splits.halves` or ``but_last`` is
+    traced as its parts (:mod:`symuat.allsizes.splits`; the last value maps it to the kind);
+    every other dimension is an atom.
+    """
+    split: dict = {}
+    while True:
+        dims = split_dims(_symbolic_dims(identity), split)
+        env = inputs(identity, dims)
+        try:
+            lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
+        except SplitRequest as exc:
+            if exc.name in split or exc.name not in dims:
+                raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
+            split[exc.name] = exc.kind
+            continue
+        return lhs, rhs, dims, split
+
+
 def normal_form(identity: Identity):
     r"""Trace both sides; return ``(per-block canonical forms of lhs - rhs, bounds, row type, col type)``.
 
+    ``bounds`` maps each dimension to the size up to which a witness is searched.
     Raises :class:`~symuat.allsizes.outside.OutsideFragment` when a side leaves the fragment.
     """
-    dims = _symbolic_dims(identity)
-    env = inputs(identity, dims)
-    sides = []
-    for side in (identity.lhs, identity.rhs):
-        try:
-            with tracing():
-                value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
-        except OutsideFragment as exc:
-            raise OutsideFragment(f"{exc}{_where(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
-            raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
-                                  f"{_where(exc)}") from None
-        if not isinstance(value, Tracer):
-            raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix (e.g. a statement about "
-                                  "a size itself)")
-        sides.append(value)
-    lhs, rhs = sides
+    return _normal_form(identity)[:4]
+
+
+def _normal_form(identity: Identity):
+    lhs, rhs, dims, split = traced_sides(identity)
     if not (same(lhs.rows, rhs.rows) and same(lhs.cols, rhs.cols)):
         raise _LayoutMismatch(f"the sides have index types {lhs.shape} and {rhs.shape}")
     diff = lhs - rhs
-    forms, bounds = {}, {k: 1 for k in dims}
+    forms, bounds, used = {}, {k: 1 for k in dims}, []
     rc, cc = cases(diff.rows), cases(diff.cols)
     for key in diff.keys():
         if key not in diff.blocks:
@@ -144,22 +176,40 @@ def normal_form(identity: Identity):
         if form:
             forms[key] = form
             atoms = rc[key[0]] + cc[key[1]]
+            used.extend(terms)
             for t in terms:
                 for a, n in index_counts(t, atoms).items():
                     bounds[a] = max(bounds.get(a, 1), n)
-                for a in _coefficient_sizes(t):  # a scalar such as 1/sqrt(h*m) may differ only from size 2 on
-                    bounds[a] = max(bounds.get(a, 1), 2)
-    return forms, bounds, diff.rows, diff.cols
+                for a, b in _coefficient_sizes(t).items():
+                    bounds[a] = max(bounds.get(a, 1), b)
+    return forms, partition_bounds(used, witness_bounds(bounds, split)), diff.rows, diff.cols, split
 
 
-def _coefficient_sizes(term) -> set:
-    """Names of the sizes in the (scalar) coefficients of ``term`` and its σ arguments."""
-    out = {s.name for s in term[0].free_symbols} if hasattr(term[0], "free_symbols") else set()
+def _coefficient_sizes(term) -> dict:
+    r"""Witness bound of each size in the (scalar) coefficients of ``term`` and its σ arguments.
+
+    A nonzero polynomial of degree :math:`d` in a size is nonzero somewhere in :math:`1,\dots,d+1`; any other
+    scalar (such as :math:`1/\sqrt{hm}`) gets 2.
+    """
+    out: dict = {}
+    c = term[0]
+    for s in getattr(c, "free_symbols", ()):
+        d = sympy.degree(c, s) if c.is_polynomial(s) else 1
+        out[s.name] = max(out.get(s.name, 2), int(d) + 1)
     for f in term[1]:
         if f[0] == "s":
             for inner in f[2]:
-                out |= _coefficient_sizes(inner)
+                for k, v in _coefficient_sizes(inner).items():
+                    out[k] = max(out.get(k, 2), v)
     return out
+
+
+def _split_note(split) -> str:
+    if not split:
+        return ""
+    parts = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" if split[k] == "halves" else f"{k} as ({k}-1) + 1"
+                      for k in sorted(split))
+    return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
 
 
 def _names(dims) -> str:
@@ -180,7 +230,7 @@ def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
 def _decide(identity: Identity) -> Decision:
     dims = list(identity.dims[0])
     try:
-        forms, bounds, rows, cols = normal_form(identity)
+        forms, bounds, rows, cols, split = _normal_form(identity)
     except _LayoutMismatch as exc:
         beyond = {k: max(d[k] for d in identity.dims) + 1 for k in dims}
         witness = _witness(identity, beyond, shapes_count=True)
@@ -193,10 +243,12 @@ def _decide(identity: Identity) -> Decision:
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1"))
+                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"))
     witness = _witness(identity, bounds)
     if witness is None:
-        return Decision(None, f"normal forms differ but no witness up to {bounds} (a bug of the all-sizes level)")
+        return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
+                              "size (the normal form neither evaluates a sum over an unused index to its size nor uses "
+                              "that a partition indicator is 0/1)")
     d = witness.counterexample["dims"]
     where = ", ".join(f"{k}={v}" for k, v in d.items())
     r, c = witness.counterexample["entry"]

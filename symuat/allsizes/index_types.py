@@ -25,7 +25,7 @@ from .outside import OutsideFragment
 
 __all__ = ["size_symbol", "is_size_scalar",
            "IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
-           "size_of", "same"]
+           "size_of", "same", "Part", "may_be_empty"]
 
 
 class IndexType:
@@ -59,7 +59,9 @@ class IndexType:
         if not isinstance(other, (IndexType, int)) or isinstance(other, bool):
             return NotImplemented
         if isinstance(other, int) and other <= 0:
-            return False  # every size is positive
+            if may_be_empty(self):
+                raise OutsideFragment(f"the builder compares the size {self}, which may be 0, with {other}")
+            return False  # every other size is positive
         if same(self, other):
             return True
         raise OutsideFragment(f"the builder compares the sizes {self} and {other!r}, equal at some sizes only")
@@ -124,6 +126,40 @@ class Atom(IndexType):
         return self.name
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class Part(Atom):
+    r"""A part of a split dimension: :math:`\lceil N/2\rceil`, :math:`\lfloor N/2\rfloor` (``"halves"``) or :math:`N-1`.
+
+    ``kind`` is ``"halves"`` (parts 1 and 2) or ``"last"`` (part 1, :math:`N-1`, followed by one index).
+    :math:`\lfloor N/2\rfloor` and :math:`N-1` are 0 when :math:`N = 1`: such a part may be empty, so it
+    has no constant first index, no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
+
+    >>> Part.of("N", "halves", 1), Part.of("N", "halves", 2), Part.of("N", "last", 1)
+    (⌈N/2⌉, ⌊N/2⌋, (N-1))
+    """
+
+    parent: str = ""
+    kind: str = "halves"
+    part: int = 1
+
+    @classmethod
+    def of(cls, parent: str, kind: str, part: int) -> Part:
+        names = {("halves", 1): f"⌈{parent}/2⌉", ("halves", 2): f"⌊{parent}/2⌋", ("last", 1): f"{parent}-1"}
+        return cls(names[kind, part], parent, kind, part)
+
+    def __repr__(self) -> str:
+        return f"({self.name})" if self.kind == "last" else self.name  # "(N-1)*M" reads as a declared size
+
+    @property
+    def empty_at_one(self) -> bool:
+        return (self.kind, self.part) != ("halves", 1)
+
+    def _sympy_(self):
+        if not self.empty_at_one:
+            return size_symbol(self.name)
+        return sympy.Symbol(self.name, nonnegative=True, integer=True)  # not a size scalar: may be 0
+
+
 @dataclass(frozen=True, eq=False)
 class Prod(IndexType):
     """Row-major pairs (tuples) of indices of the factors."""
@@ -152,6 +188,22 @@ class Sum(IndexType):
 
 #: The one-element type (an empty product): the column type of a vector.
 UNIT = Prod(())
+
+
+def may_be_empty(t: IndexType) -> bool:
+    r"""Whether ``t`` has size 0 for some value of the dimensions (:math:`\lfloor N/2\rfloor`, :math:`N-1`).
+
+    >>> may_be_empty(Part.of("N", "halves", 2) * Atom("n")), may_be_empty(Part.of("N", "last", 1) + 1)
+    (True, False)
+    """
+    t = canonical(t)
+    if isinstance(t, Part):
+        return t.empty_at_one
+    if isinstance(t, Atom):
+        return False
+    if isinstance(t, Sum):
+        return all(may_be_empty(p) for p in t.parts)
+    return any(may_be_empty(f) for f in t.factors)
 
 
 def same(a, b) -> bool:
@@ -226,8 +278,20 @@ def cases(t: IndexType) -> list[tuple[str, ...]]:
 
 
 def size_of(t: IndexType, dims) -> int:
-    """The concrete size of ``t`` at ``dims`` (atom name -> int)."""
-    return sum(int(_prod(dims[a] for a in c)) for c in cases(t))
+    """The concrete size of ``t`` at ``dims`` (dimension name -> int; a part from its dimension).
+
+    >>> size_of(Part.of("N", "halves", 2) * Atom("M") + Atom("M"), {"N": 5, "M": 3})
+    9
+    """
+    t = canonical(t)
+    if isinstance(t, Part):
+        n = dims[t.parent]
+        return {("halves", 1): (n + 1) // 2, ("halves", 2): n // 2, ("last", 1): n - 1}[t.kind, t.part]
+    if isinstance(t, Atom):
+        return int(dims[t.name])
+    if isinstance(t, Sum):
+        return sum(size_of(p, dims) for p in t.parts)
+    return int(_prod(size_of(f, dims) for f in t.factors))
 
 
 def _prod(values) -> int:

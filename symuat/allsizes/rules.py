@@ -3,8 +3,9 @@ r"""Index-form rules of symuat's matrix functions on :class:`~symuat.allsizes.tr
 :func:`dispatch` is the ``__symuat_function__`` hook of tracers and symbolic sizes: the
 functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their arguments to it
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
-``ones``, ``elementwise``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and the family
-combinators of :mod:`symuat.algebra.families`, :mod:`.families`).
+``ones``, ``elementwise``, LayerNorm's ``centring_matrix``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and
+the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/``but_last``, :mod:`.splits`, and
+``pair_matrix``, :mod:`.entrywise`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -15,7 +16,7 @@ from fractions import Fraction
 
 import sympy
 
-from . import families
+from . import entrywise, families, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -60,6 +61,11 @@ def _diamond(W: Tracer, x: Tracer) -> Tracer:
     return W.T.matmul(x)
 
 
+def _centring(M) -> Tracer:
+    r""":math:`C_M = I_M - \tfrac1M\mathbf 1\mathbf 1^{\mathsf T}` (LayerNorm), :math:`1/M` a size scalar."""
+    return Tracer.identity(M) - Tracer.ones(M) * Tracer.ones(M).T / M
+
+
 def _elementwise(f, X: Tracer) -> Tracer:
     return X.applyfunc(f)
 
@@ -88,6 +94,7 @@ _HANDLERS = {
     "identity_matrix": Tracer.identity,
     "ones": Tracer.ones,
     "elementwise": _elementwise,
+    "centring_matrix": _centring,
     "diamond": _diamond,
     "softmax": _softmax,
     "family_sum": families.family_sum,
@@ -104,6 +111,11 @@ _HANDLERS = {
     "family_block_diagonal": families.family_block_diagonal,
     "block_size": families.block_size,
     "basis_vector": families.basis_vector,
+    "halves": splits.halves,
+    "but_last": splits.but_last,
+    "partition_indicator": splits.partition_indicator,
+    "pair_matrix": entrywise.pair_matrix,
+    "kronecker_delta": entrywise.kronecker_delta,
 }
 
 
@@ -118,6 +130,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
 families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
+Tracer._entry = staticmethod(entrywise.entry)  # X[i, k] at pair_matrix index variables
 
 
 @contextlib.contextmanager

@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from ..algebra.matrices import kron
 from ..evidence.declare import DeclaredShapes
 from ..evidence.identity import Identity
-from .decide import inputs
-from .index_types import Atom, IndexType, size_of
-from .rules import tracing
+from .decide import traced_sides
+from .index_types import IndexType, size_of
+from .splits import unsplit
+from .tracer import Tracer
 
 __all__ = ["size_only_mutants", "standard_polynomial", "wedge"]
 
@@ -89,7 +90,7 @@ def _scalar_factory(kind: str, a: str, k: int):
 def _with_shapes(base, extra: Mapping[str, tuple]):
     """``base`` plus ``extra``, whose sizes are dimension strings (``"m*m*m"``) or index types."""
     if isinstance(base, DeclaredShapes):
-        return {**dict(base.declared), **{n: tuple(repr(x) if isinstance(x, IndexType) else x for x in shape)
+        return {**dict(base.declared), **{n: tuple(unsplit(x) if isinstance(x, IndexType) else x for x in shape)
                                           for n, shape in extra.items()}}
 
     def shapes(dims):
@@ -114,10 +115,7 @@ def _size(size, dims):
 
 def _output_types(identity: Identity):
     """The right-hand side's row and column index types (the identity must be in the fragment)."""
-    dims = {k: Atom(k) for k in identity.dims[0]}
-    env = inputs(identity, dims)
-    with tracing():
-        out = identity.rhs(env, dims)
+    out = traced_sides(identity)[1]
     return out.rows, out.cols
 
 
@@ -137,7 +135,10 @@ def size_only_mutants(identity: Identity) -> list[tuple[str, Identity]]:
             rhs = identity.rhs
 
             def mutated(env, dims, rhs=rhs, scalar=scalar):
-                return rhs(env, dims) + kron(scalar(env), env[f"{_PREFIX}_E"])
+                base, extra = rhs(env, dims), kron(scalar(env), env[f"{_PREFIX}_E"])
+                if isinstance(extra, Tracer) and not isinstance(base, Tracer):
+                    base = Tracer.constant(base)  # a side that is a matrix of sizes, e.g. [[n]]
+                return base + extra
             out.append((f"{kind}:{a}", Identity(shapes=_with_shapes(identity.shapes, extra), lhs=identity.lhs,
                                                 rhs=mutated, dims=identity.dims, levels=identity.levels[:1],
                                                 scope=identity.scope)))

@@ -14,7 +14,20 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, Atom, IndexType, Prod, Sum, as_type, canonical, cases, is_size_scalar, same
+from .index_types import (
+    UNIT,
+    Atom,
+    IndexType,
+    Prod,
+    Sum,
+    as_type,
+    canonical,
+    cases,
+    from_int,
+    is_size_scalar,
+    may_be_empty,
+    same,
+)
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
@@ -25,6 +38,8 @@ MAX_TERMS = 20000
 
 
 def _scalar(x) -> Fraction:
+    if isinstance(x, IndexType):
+        x = sympy.sympify(x)  # a size as a scalar, e.g. the M of 1/M (a part that may be 0 is no size scalar)
     if isinstance(x, bool):
         raise OutsideFragment(f"boolean {x!r} used as a scalar")
     if isinstance(x, (int, Fraction)):
@@ -65,6 +80,13 @@ class Tracer:
                 rv, cv = _vars(rc), _vars(cc)
                 blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", name, ri, ci, rv + cv),), ()),))
         return cls(rows, cols, blocks)
+
+    @classmethod
+    def constant(cls, M) -> Tracer:
+        r"""An explicit matrix of rationals and scalars of the sizes (e.g. ``[[n]]``: a statement about a size)."""
+        rows, cols = from_int(M.rows), from_int(M.cols)
+        return cls(rows, cols, {(i, j): ((), (), ((_scalar(M[i, j]), (), ()),))
+                                for i in range(M.rows) for j in range(M.cols) if M[i, j] != 0})
 
     @classmethod
     def identity(cls, n) -> Tracer:
@@ -173,6 +195,8 @@ class Tracer:
     def __getitem__(self, key):
         if not (isinstance(key, tuple) and len(key) == 2):
             raise OutsideFragment("indexing a matrix by a single (flat) index")
+        if not all(isinstance(k, (slice, int)) for k in key):
+            return self._entry(self, key)
         if _is_first_member(self._r, key[0]):
             return _first_member(self, key[1])
         if _is_first_member(self._c, key[1]):
@@ -181,6 +205,20 @@ class Tracer:
         cols, cmap = _slice(self._c, key[1])
         blocks = {(rmap.index(i), cmap.index(j)): b for (i, j), b in self.blocks.items() if i in rmap and j in cmap}
         return Tracer(rows, cols, blocks)
+
+    def multiply_elementwise(self, other: Tracer) -> Tracer:
+        r"""Hadamard product :math:`(A\odot B)_{rc} = A_{rc}B_{rc}` (e.g. a gated FFN's :math:`\sigma(z)\odot u`)."""
+        if not isinstance(other, Tracer):
+            raise OutsideFragment(f"elementwise product with {type(other).__name__}")
+        self._same_shape(other, "elementwise product")
+        rc, cc = cases(self._r), cases(self._c)
+        blocks = {}
+        for key in sorted(set(self.blocks) & set(other.blocks)):
+            rv, cv = _vars(rc[key[0]]), _vars(cc[key[1]])
+            mine, theirs = self.terms(key, rv, cv), other.terms(key, rv, cv)
+            terms = (eliminate_deltas(multiply(a, b)) for a in mine for b in theirs)
+            blocks[key] = (rv, cv, tuple(t for t in terms if t is not None))
+        return Tracer(self._r, self._c, blocks)
 
     def applyfunc(self, f) -> Tracer:
         r"""Elementwise opaque function, e.g. :math:`\sigma`: one atom per entry, applied to the normalised entry."""
@@ -205,6 +243,10 @@ class Tracer:
     def _refuse(self, *_args, **_kw):
         raise OutsideFragment("the builder uses a matrix operation the tracer does not model")
 
+    @staticmethod
+    def _entry(_X, key):
+        raise OutsideFragment(f"an entry of a matrix at {key!r}")
+
     def __truediv__(self, other):
         c = _scalar(other)
         return self.scale(1 / c if isinstance(c, sympy.Basic) else Fraction(1) / c)
@@ -221,7 +263,7 @@ def _is_first_member(t: IndexType, s) -> bool:
     if not (isinstance(s, slice) and s.step is None and isinstance(s.stop, (IndexType, int))
             and (s.start is None or isinstance(s.start, int) and s.start == 0)):
         return False
-    return (isinstance(t, Prod) and isinstance(t.factors[0], Atom)
+    return (isinstance(t, Prod) and isinstance(t.factors[0], Atom) and not may_be_empty(t.factors[0])
             and same(canonical(Prod(t.factors[1:])), s.stop))
 
 

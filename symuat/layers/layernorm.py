@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import check_dim, identity_matrix, kron, ones
+from ..algebra.families import diag_vector
+from ..algebra.matrices import check_dim, identity_matrix, kron, ones, traceable
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -29,6 +30,7 @@ __all__ = ["LayerNorm", "centring_matrix", "inverse_std"]
 Matrix = sympy.ImmutableMatrix
 
 
+@traceable
 def centring_matrix(M: int) -> Matrix:
     r""":math:`C_M = I_M - \tfrac1M\mathbf 1\mathbf 1^T`.
 
@@ -76,13 +78,14 @@ class LayerNorm:
         r"""Direct row-wise :math:`\gamma\odot(x_r-\mu_r)d_r+\beta` given the inverse stds ``d``."""
         self._check(X, d)
         M = self.M
-        return Matrix(X.shape[0], M, lambda r, c: self.gamma[c] * d[r] * (X[r, c] - sum(X[r, :]) / M) + self.beta[c])
+        centred = X - X * ones(M) * ones(M).T / M
+        return Matrix(diag_vector(d) * centred * diag_vector(self.gamma) + ones(X.shape[0]) * self.beta.T)
 
     def matrix_vector_form(self, d: sympy.MatrixBase) -> MatrixVectorForm:
         r""":math:`W'=(D\otimes\operatorname{diag}\gamma)(I_N\otimes C_M)`, :math:`b'=\mathbf 1_N\otimes\beta`."""
         if d.shape[1] != 1:
             raise ShapeError(f"d has shape {d.shape}, expected (N, 1)")
         N = d.shape[0]
-        scale = kron(Matrix(sympy.diag(*d)), Matrix(sympy.diag(*self.gamma)))
+        scale = kron(diag_vector(d), diag_vector(self.gamma))
         W = scale * kron(identity_matrix(N), centring_matrix(self.M))
         return MatrixVectorForm(Matrix(W), kron(ones(N), self.beta))

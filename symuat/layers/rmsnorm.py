@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..algebra.matrices import kron
+from ..algebra.families import diag_vector
+from ..algebra.matrices import kron, ones
 from ..errors import ShapeError
 from .linear import MatrixVectorForm
 
@@ -63,11 +64,14 @@ class RMSNorm:
     def apply(self, X: sympy.MatrixBase, r: sympy.MatrixBase) -> Matrix:
         r"""Direct row-wise :math:`(o + g_m)\,X_{nm}\,r_n` given the inverse RMS values ``r``."""
         self._check(X, r)
-        return Matrix(X.shape[0], self.M, lambda n, m: (self.offset + self.gain[m]) * X[n, m] * r[n])
+        return Matrix(diag_vector(r) * X * diag_vector(self._scale()))
+
+    def _scale(self) -> Matrix:
+        r""":math:`o\mathbf 1 + g`."""
+        return Matrix(self.gain if self.offset == 0 else ones(self.M) * self.offset + self.gain)
 
     def matrix_vector_form(self, r: sympy.MatrixBase) -> MatrixVectorForm:
         r""":math:`W' = \operatorname{diag}(r)\otimes\operatorname{diag}(o\mathbf 1+g)`, no bias."""
         if r.shape[1] != 1:
             raise ShapeError(f"r has shape {r.shape}, expected (N, 1)")
-        g = [self.offset + v for v in self.gain]
-        return MatrixVectorForm(kron(Matrix(sympy.diag(*r)), Matrix(sympy.diag(*g))))
+        return MatrixVectorForm(kron(diag_vector(r), diag_vector(self._scale())))
