@@ -237,7 +237,7 @@ def _decide(identity: Identity) -> Decision:
         if witness is None:
             return Decision(None, str(exc))
         return Decision(Evidence(Level.ALL_SIZES, False, f"{exc}; smallest witness: {witness.detail}",
-                                 dict(witness.counterexample)))
+                                 witness.counterexample))
     except OutsideFragment as exc:
         return Decision(None, str(exc))
     if not forms:
@@ -255,7 +255,7 @@ def _decide(identity: Identity) -> Decision:
     return Decision(Evidence(Level.ALL_SIZES, False,
                              f"normal forms differ; smallest witness: entry ({r},{c}) differs at {where} "
                              f"(confirmed by the symbolic level; searched sizes up to {bounds})",
-                             dict(witness.counterexample)))
+                             witness.counterexample))
 
 
 def decide(identity: Identity) -> Decision:

@@ -210,8 +210,8 @@ class ExplicitInstance:
             if diff != 0:
                 r, c = divmod(idx, self.ncols)
                 return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(
-                    lambda: {"entry": [r + 1, c + 1], "lhs": sympy.latex(self.lhs[idx]),
-                             "rhs": sympy.latex(self.rhs[idx]), "difference": sympy.latex(diff)}))
+                    lambda: {"lhs": sympy.latex(self.lhs[idx]), "rhs": sympy.latex(self.rhs[idx]),
+                             "difference": sympy.latex(diff)}, eager={"entry": [r + 1, c + 1]}))
         return None
 
     @cached_property

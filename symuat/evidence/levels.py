@@ -79,7 +79,7 @@ def symbolic_level(claim: Claim, run: Run) -> Evidence:
         failure = inst.symbolic_failure()
         if failure is not None:
             return Evidence(Level.SYMBOLIC, False, failure.detail,
-                            LazyData(lambda: {**inst.point, **failure.data}))
+                            LazyData(lambda: failure.data, eager={**inst.point, **getattr(failure.data, "eager", {})}))
     scope = f" {claim.scope}" if claim.scope else ""
     return Evidence(Level.SYMBOLIC, True, f"{claim.symbolic_statement()}.{scope}")
 

@@ -29,25 +29,35 @@ __all__ = ["Claim", "Instance", "SymbolicFailure", "InstanceCache", "LazyData"]
 class LazyData(Mapping):
     r"""Counterexample data computed on first read (printing both sides in LaTeX costs more than the check).
 
+    ``eager`` holds the entries known up front (e.g. the dimensions): reading one of them
+    computes nothing.
+
     >>> calls = []
-    >>> data = LazyData(lambda: calls.append(1) or {"lhs": "a"})
-    >>> len(calls)
-    0
+    >>> data = LazyData(lambda: calls.append(1) or {"lhs": "a"}, eager={"dims": {"N": 2}})
+    >>> data["dims"], len(calls)
+    ({'N': 2}, 0)
     >>> dict(data), dict(data), len(calls)
-    ({'lhs': 'a'}, {'lhs': 'a'}, 1)
+    ({'dims': {'N': 2}, 'lhs': 'a'}, {'dims': {'N': 2}, 'lhs': 'a'}, 1)
     """
 
-    __slots__ = ("_make", "_data")
+    __slots__ = ("_make", "_eager", "_data")
 
-    def __init__(self, make: Callable[[], Mapping[str, Any]]):
-        self._make, self._data = make, None
+    def __init__(self, make: Callable[[], Mapping[str, Any]], eager: Mapping[str, Any] | None = None):
+        self._make, self._eager, self._data = make, dict(eager or {}), None
 
     def _resolved(self) -> Mapping[str, Any]:
         if self._data is None:
-            self._data, self._make = dict(self._make()), None
+            self._data, self._make = {**self._eager, **self._make()}, None
         return self._data
 
+    @property
+    def eager(self) -> Mapping[str, Any]:
+        """The entries known without computing anything."""
+        return dict(self._eager)
+
     def __getitem__(self, key: str) -> Any:
+        if self._data is None and key in self._eager:
+            return self._eager[key]
         return self._resolved()[key]
 
     def __iter__(self):
@@ -55,6 +65,9 @@ class LazyData(Mapping):
 
     def __len__(self) -> int:
         return len(self._resolved())
+
+    def __bool__(self) -> bool:
+        return bool(self._eager) or bool(self._resolved())
 
     def __repr__(self) -> str:
         return repr(self._resolved())
