@@ -24,11 +24,11 @@ and the exact/float levels compare the unfolded mutant with the nested network.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DerivationError
+from ..errors import DerivationError, ShapeError
 from ..evidence.fields import logistic
 from ..evidence.identity import Identity
 from ..evidence.opaque import OpaqueIdentity
@@ -108,22 +108,25 @@ def _label(m: Mutant) -> str:
     return f"{m.source} {m.operator} {m.site}"
 
 
-def _symbolic_at(claim, where) -> bool:
-    if isinstance(claim, OpaqueIdentity):
-        return check_identity(replace(claim, cases=(where,)), levels=(Level.SYMBOLIC,)).holds
-    return check_identity(replace(claim, dims=(where,)), levels=(Level.SYMBOLIC,)).holds
+def _symbolic_at(claim, where, cache: InstanceCache) -> bool:
+    """``expand(lhs - rhs) == 0`` at ``where``, on the sides the randomized levels evaluated there."""
+    try:
+        inst = cache.get(claim, where, lambda: claim.instantiate(where))
+    except ShapeError:
+        return False
+    return inst.symbolic_failure() is None
 
 
 def assess(mutant: Mutant, seed: int = 0) -> Outcome:
     """Run every level of an explicit or opaque identity mutant and classify the result."""
     claim = mutant.claim
-    verdict = check_identity(claim, seed=seed)
+    cache = InstanceCache()
+    verdict = check_identity(claim, seed=seed, cache=cache)
     holds = {ev.level.value: ev.holds for ev in verdict.evidence}
     differs = {"symbolic": not holds.get("symbolic", True)}
     randomized = [lv for lv in ("exact", "float") if lv in holds]
     if randomized:
-        where = claim.numeric_case if isinstance(claim, OpaqueIdentity) else claim.check_dims
-        differs_at_check = mutant.fires_at_check and not _symbolic_at(claim, where)
+        differs_at_check = mutant.fires_at_check and not _symbolic_at(claim, claim.check_point, cache)
         for lv in randomized:
             differs[lv] = differs_at_check
     family = "opaque" if isinstance(claim, OpaqueIdentity) else "explicit"
