@@ -38,6 +38,16 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop(_OWN_CACHE), ignore_errors=True)
 
 
+#: Test files with the longest tests (a whole-ledger audit, the seed sweep, mutants, Coq, TeX): collected first, so
+#: pytest-xdist hands them out before the many short tests and the workers finish together.
+_LONGEST_FIRST = ("test_determinism.py", "test_soundness.py", "test_coq.py", "test_latex.py", "test_latex_figures.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept within a rank
+
+
 @pytest.fixture(scope="session")
 def ledger():
     return load_entries()
