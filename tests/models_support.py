@@ -6,6 +6,8 @@ Not a test module.  Tests that need torch skip when it is missing and fail when 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
 import os
 
 import numpy as np
@@ -16,17 +18,27 @@ from symuat.models import random_init as randomize  # noqa: F401  (re-exported f
 TOL = 1e-12
 
 
+class _Deferred:
+    """A module imported on first attribute access: collecting the tests does not import torch (about 3 s)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):  # introspection (e.g. doctest collection looking for __wrapped__) imports nothing
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+
 def require_torch():
-    """``(torch, transformers)``; skip when missing, fail instead when SYMUAT_REQUIRE_TORCH=1."""
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:
+    """``(torch, transformers)``, imported on first use; skip when missing, fail instead if SYMUAT_REQUIRE_TORCH=1."""
+    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    if missing:
         if os.environ.get("SYMUAT_REQUIRE_TORCH") == "1":
-            pytest.fail(f"SYMUAT_REQUIRE_TORCH=1 but torch/transformers cannot be imported: {exc}")
-        pytest.skip(f"torch/transformers not installed ({exc})", allow_module_level=True)
+            pytest.fail(f"SYMUAT_REQUIRE_TORCH=1 but {' and '.join(missing)} cannot be imported")
+        pytest.skip(f"{' and '.join(missing)} not installed", allow_module_level=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return torch, transformers
+    return _Deferred("torch"), _Deferred("transformers")
 
 
 
