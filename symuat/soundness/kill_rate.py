@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import DerivationError, ShapeError
 from ..evidence.fields import logistic
 from ..evidence.identity import Identity
+from ..evidence.levels import Run, instance_at
 from ..evidence.opaque import OpaqueIdentity
 from ..evidence.pipeline import check_identity
 from ..evidence.protocol import InstanceCache
@@ -111,7 +112,7 @@ def _label(m: Mutant) -> str:
 def _symbolic_at(claim, where, cache: InstanceCache) -> bool:
     """``expand(lhs - rhs) == 0`` at ``where``, on the sides the randomized levels evaluated there."""
     try:
-        inst = cache.get(claim, where, lambda: claim.instantiate(where))
+        inst = instance_at(claim, where, Run(cache=cache))
     except ShapeError:
         return False
     return inst.symbolic_failure() is None

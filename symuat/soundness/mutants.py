@@ -135,7 +135,8 @@ _ORIGINAL = {name: MatrixBase.__dict__[name] for name in ("__mul__", "__matmul__
 _KRON = _matrices.kron
 
 
-_HOLDERS: dict[int, list[tuple[str, ModuleType]]] = {}
+#: The last scan for :func:`_kron_holders`: the module count it saw and the (name, module) pairs it found.
+_HOLDERS: tuple[int, list[tuple[str, ModuleType]]] = (-1, [])
 
 
 def _kron_holders() -> list[ModuleType]:
@@ -145,15 +146,14 @@ def _kron_holders() -> list[ModuleType]:
     is slow, so the scan is kept while the module count is unchanged and every module
     found is still the one registered under its name.
     """
-    count = len(sys.modules)
-    cached = _HOLDERS.get(count)
-    if cached is None or any(sys.modules.get(name) is not m for name, m in cached):
-        cached = [(name, m) for name, m in list(sys.modules.items())
-                  if name.partition(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
-                  and getattr(m, "kron", None) is _KRON]
-        _HOLDERS.clear()
-        _HOLDERS[count] = cached
-    return [m for _, m in cached]
+    global _HOLDERS
+    count, found = _HOLDERS
+    if count != len(sys.modules) or any(sys.modules.get(name) is not m for name, m in found):
+        found = [(name, m) for name, m in list(sys.modules.items())
+                 if name.partition(".")[0] in ("symuat", "symuat_paper", "symuat_user_derivations")
+                 and getattr(m, "kron", None) is _KRON]
+        _HOLDERS = (len(sys.modules), found)
+    return [m for _, m in found]
 
 
 @contextmanager
