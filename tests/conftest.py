@@ -67,3 +67,11 @@ def audited():
     from symuat.ledger.cache import audit_ledger
 
     return audit_ledger(seed=SESSION_SEED)
+
+
+@pytest.fixture(scope="session")
+def audited_files(audited):
+    """Every file ``symuat latex`` writes for the session's audit (default depth), rendered in this process."""
+    from symuat.build import latex_files
+
+    return latex_files(audited)

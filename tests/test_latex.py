@@ -63,9 +63,9 @@ def _compile(directory: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def full_files(audited):
+def full_files(audited_files):
     """Every generated file of the real ledger (from the session's one fresh audit)."""
-    return latex_files(audited)
+    return audited_files
 
 
 #: Math regions of generated LaTeX, and commands whose argument is code or a key rather than prose.

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from models_support import require_torch, row_errors
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -26,6 +27,7 @@ def _readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.xdist_group("models")  # torch and transformers are imported once, by the models worker
 def test_readme_example_runs(tmp_path, monkeypatch):
     torch, _ = require_torch()
     from symuat.models import library_float64
