@@ -41,8 +41,8 @@ class _WideTorch(types.ModuleType):
 def library_float64() -> Iterator[None]:
     r"""Context manager: transformers' float32 upcasts become float64 (module docstring).
 
-    >>> with library_float64():
-    ...     pass
+    >>> with torch.no_grad(), library_float64():                       # doctest: +SKIP
+    ...     want = model.double()(inputs_embeds=X).last_hidden_state
     """
     torch = require_torch()
     wide = _WideTorch(torch)
