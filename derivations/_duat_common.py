@@ -41,6 +41,7 @@ is mentioned in the entries' notes where it would matter.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
@@ -174,6 +175,7 @@ def semantic(overrides: Overrides | None = None, cases: tuple[int, ...] = (1, 2,
                                          "nested Eq. 20 network.")
 
 
+@functools.cache
 def step(lhs: sympy.Expr, rhs: sympy.Expr, reference: Callable[[Mapping[str, np.ndarray]], np.ndarray],
          scope: str = "") -> OpaqueIdentity:
     """A printed derivation step E_{k-1} = E_k (every printed symbol opaque, exactly as printed)."""

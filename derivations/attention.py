@@ -15,6 +15,8 @@ two is meant, the entry is a :class:`~symuat.Readings` with both.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from symuat import Correction, Entry, Identity, Readings, Status, diamond, dims_grid, vec_r
@@ -64,6 +66,7 @@ def _x(e):
 
 # --- the identities -------------------------------------------------------------------------------
 
+@functools.cache
 def reduction() -> Identity:
     r"""Eq. 7: the paper's MHA (heads see x_i only) equals the standard MHA with W_V = diag(W_V1..W_Vh)."""
     return _identity(lambda e, d: _paper(e, d).apply(e["X"]),
@@ -88,6 +91,7 @@ def values_definition() -> Identity:
                      lambda H1, X, m, WV1: H1 @ (X[:, :m] @ WV1))
 
 
+@functools.cache
 def figure5(transpose_output: bool = False) -> Identity:
     r"""Figure 5: (W'_HV)^T x' = Ĥ' with (W'_HV)^T the derived W_HV; ``transpose_output``: the text's (Ĥ')^T."""
     def lhs(e, d):
@@ -97,6 +101,7 @@ def figure5(transpose_output: bool = False) -> Identity:
                      lambda a, d: _np_heads(a, d).reshape(-1))
 
 
+@functools.cache
 def output_projection(printed_rhs_is_input: bool = False) -> Identity:
     r"""Figure 6.b: (W'_O)^T Ĥ' = H̊', (W'_O)^T = I_N ⊗ W_O^T; ``printed_rhs_is_input``: the printed '= Ĥ''."""
     def Hhat(e, d):
@@ -107,6 +112,7 @@ def output_projection(printed_rhs_is_input: bool = False) -> Identity:
                      square=True)
 
 
+@functools.cache
 def whole_layer(closed_form: bool = False) -> Identity:
     r"""Eq. 9/10: H̊' = W'_HVO x' with W'_HVO = W'_O W'_HV (Eq. 9) or Σ_h H_h ⊗ (W_Vh W_Oh)^T (Eq. 10)."""
     def rhs(e, d):
@@ -130,11 +136,13 @@ def _literal_product(e, d, order: str):
     raise ValueError(order)
 
 
+@functools.cache
 def composition(order: str) -> Identity:
     return _identity(lambda e, d: vec_r(_paper(e, d).apply(e["X"])), lambda e, d: _literal_product(e, d, order),
                      _np_mha, square=True)
 
 
+@functools.cache
 def value_form(transposed: bool) -> Identity:
     r"""App. A Fig. 1 caption W'_HV x' = Ĥ': W'_HV is Figure 5's matrix (``transposed``) or the renamed map."""
     def rhs(e, d):

@@ -10,6 +10,8 @@ with :math:`W_{Qi},W_{Ki}\in\mathbb{R}^{m\times d}` and head width :math:`d=m`.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy
 
@@ -69,6 +71,7 @@ def _attention(scale):
     return attention
 
 
+@functools.cache
 def scale_readings() -> Readings:
     r"""Eq. 8 step 1: Attention(Q,K,V) = softmax(QK^T/sqrt(M))V under each definition of Attention's scale."""
     return Readings("the softmax scale of Attention: 1/sqrt(M) as printed or 1/sqrt(d_head) (Vaswani et al.)",

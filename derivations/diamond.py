@@ -8,6 +8,7 @@ expressions.  A step that chains two or more ◇ is checked under each reading o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -39,16 +40,19 @@ _SQUARE = {"W1": ("m", "m"), "W2": ("m", "m"), "x": ("m", 1)}
 _CHAIN = "the order of a chained diamond and the meaning of A◇B for two matrices (symuat.CHAIN_READINGS)"
 
 
+@functools.cache
 def square_identity(lhs: Callable, rhs: Callable, reading) -> Identity:
     r"""``lhs == rhs`` for square :math:`W_1, W_2` and a vector :math:`x`, with the chain reading ``R`` fixed."""
     return Identity(shapes=_SQUARE, lhs=bind(lhs, R=reading), rhs=bind(rhs, R=reading), dims=_M, random_dims={"m": 4})
 
 
+@functools.cache
 def chain_step(lhs: Callable, rhs: Callable) -> Readings:
     """A chain step, one reading per :data:`symuat.CHAIN_READINGS`."""
     return Readings(_CHAIN, {r.name: square_identity(lhs, rhs, r) for r in CHAIN_READINGS})
 
 
+@functools.cache
 def left_tn_identity(lhs: Callable, rhs: Callable) -> Identity:
     """A chain step under the left-TN reading (``A◇B = AᵀB``, left to right)."""
     reading = next(r for r in CHAIN_READINGS if r.name == "left-TN")
@@ -115,6 +119,7 @@ def _printed_eq4_rhs(W, x, m, n) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(n, 1, lambda i, _: row(i))
 
 
+@functools.cache
 def eq4_identity(rhs) -> Identity:
     return Identity(
         shapes={"W": ("m", "n"), "x": ("m", 1)},
@@ -123,6 +128,7 @@ def eq4_identity(rhs) -> Identity:
     )
 
 
+@functools.cache
 def rows_of_result_identity(expected: str) -> Identity:
     """Number of rows of W ◇ x versus the printed claim y ∈ R^{(m,1)}."""
     return Identity(
@@ -133,6 +139,7 @@ def rows_of_result_identity(expected: str) -> Identity:
     )
 
 
+@functools.cache
 def vector_operand_identity(reading: str) -> Identity:
     swapped = (lambda W, x: diamond(x, W)) if reading == "vector-operand" else (lambda W, x: x.T * W)
     return Identity(

@@ -32,6 +32,8 @@ in the text after Eq. N; ``duat:defUATR.part<K>`` the K-th printed definition of
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 
 from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Status
@@ -63,6 +65,7 @@ x0 = INPUT
 
 # ---------------------------------------------------------------- Lemma 1 (Eq. 19)
 
+@functools.cache
 def lemma1() -> OpaqueIdentity:
     beta = S(r"\boldsymbol{\beta}")
     alpha = [S(rf"\alpha_{{{j}}}") for j in range(4)]
@@ -377,6 +380,7 @@ def rule_A(reading: str) -> OpaqueIdentity:  # W'_{i+1,1} = W'_{i+1,1} W'_{i,1}
     return semantic(lambda d: {A_name(k): W(k, 1) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
+@functools.cache
 def rule_c() -> OpaqueIdentity:  # b'_{i+1,1} = W'_{i+1,1} b'_{i,1} + b'_{i+1,3}
     return semantic(lambda d: {c_name(k): W(k, 1) * printed("b3", k - 1, k, READ_T) + b(k, 3) for k in _boxes(d)})
 
@@ -385,6 +389,7 @@ def rule_V(reading: str) -> OpaqueIdentity:  # W'_{i+1,2} = W'_{i+1,2} W'_{i,1}
     return semantic(lambda d: {V_name(k): W(k, 2) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
+@functools.cache
 def rule_beta() -> OpaqueIdentity:  # b'_{i+1,2} = (W'_{i+1,2} b'_{i,1} + b'_{i+1,2}) + W'_{i+1,2} UAT_i^R
     return semantic(lambda d: {beta_name(k): (W(k, 2) * printed("b3", k - 1, k, READ_T) + b(k, 2))
                                + W(k, 2) * S(R_name(k - 1)) for k in _boxes(d)})
@@ -402,6 +407,7 @@ def _rule_R(reading: str) -> OpaqueIdentity:
     return semantic(ov)
 
 
+@functools.cache
 def claim26(reading: str) -> OpaqueIdentity:
     """'(W'_{i+1,1}x'_0 + b'_{i+1,1}) + W'_{i+1,1}UAT_i^R' with the Setting rules substituted."""
     A_new = W(ip, 1) * W(i, 1)

@@ -25,6 +25,8 @@ substitution row of dashed box B, ``….part1`` the box's expanded equation,
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 
 from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Readings, Status
@@ -82,6 +84,7 @@ def eq30_lines():
 MERGE = {W(ip, 2): W(ip, 2) * W(ip, 1)}
 
 
+@functools.cache
 def eq31(W3) -> OpaqueIdentity:
     printed_ = (W(ip, 1) * xi + b(ip, 3)) + W3 * sigma(W(ip, 2) * xi + b(ip, 2))
     return step(eq30_lines()[2], printed_.xreplace(MERGE), np_block)
@@ -164,6 +167,7 @@ def _np_eq32(a, bias_name):
     return a["W'_{i+1,1}"] @ x + a["b'_{i+1,3}"] + a["W'_{i,3}"] @ sig(a["W'_{i+1,2}"] @ x + a["b'_{i+1,2}"])
 
 
+@functools.cache
 def eq32_step1(reading: str) -> OpaqueIdentity:
     l0, l1, _ = eq32_lines()
     hyp = HYP_I3 if reading == "distinct" else HYP_I1
@@ -196,6 +200,7 @@ def rule_V(reading):
     return semantic(lambda d: {V_name(k): W(k, 2) * printed("W1", k - 1, k, reading) for k in _boxes(d)})
 
 
+@functools.cache
 def rule_c(reading=READ_T, start=2):
     return semantic(lambda d: {c_name(k): W(k, 1) * printed("b3", k - 1, k, reading) + b(k, 3)
                                for k in _boxes(d, start)})

@@ -19,6 +19,7 @@ GPT-NeoX / Falcon), ``ext:input-transform.table``, ``ext:final-norm.table``, ``e
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -172,6 +173,7 @@ def _table_identity(layer, np_layer, cases=(1, 2, 3), input_transform=False, fin
                           scope=scope or "The derived table's unfolded form against the nested network.")
 
 
+@functools.cache
 def induction_identity(layer, **kw) -> OpaqueIdentity:
     """The every-depth proof (base, step, [final,] lemma) of a derived table as one identity per case."""
     proof = extended_induction(layer, **kw)

@@ -9,6 +9,8 @@ polynomial in the symbols and :math:`\sigma` and are checked at all three levels
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy
 
@@ -26,6 +28,7 @@ _POLY = r"Every entry is a polynomial identity in the symbols, so the grid cover
 
 # --- norms ----------------------------------------------------------------------------------------
 
+@functools.cache
 def rmsnorm_identity(offset: int) -> Identity:
     r"""vec_r(RMS(X)) = (diag r ⊗ diag(o + g)) x' with the inverse RMS r a vector of symbols."""
     return Identity(

@@ -7,6 +7,8 @@ derived by :mod:`symuat.layers.linear` (``rhs``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy
 
@@ -24,6 +26,7 @@ _SCOPE_NM = ("Every entry is a polynomial identity in the symbols, so the grid c
              "= 3$.")
 
 
+@functools.cache
 def method_identity() -> Identity:
     r"""T(X) = A X B  ↦  (A ⊗ Bᵀ) vec_r(X): the Matrix–Vector Method for every two-sided linear map."""
     return Identity(
@@ -59,6 +62,7 @@ def _printed_linear_matrix(W: sympy.MatrixBase, m: int) -> sympy.ImmutableMatrix
     return pair_matrix(entry, (n, m), (n, m))
 
 
+@functools.cache
 def printed_eq15_identity() -> Identity:
     return Identity(
         shapes={"W": ("N", "N"), "X": ("N", "M")},
@@ -71,6 +75,7 @@ def printed_eq15_identity() -> Identity:
     )
 
 
+@functools.cache
 def diamond_transpose_identity() -> Identity:
     return Identity(
         shapes={"W": ("N*M", "N*M"), "x": ("N*M", 1)},
@@ -99,6 +104,7 @@ def _density() -> Identity:
     )
 
 
+@functools.cache
 def ffn_identity(kind: str) -> Identity:
     """FFN, Eq. 6, with both linear maps mixing ``"token"`` s or ``"feature"`` s (also used for Eq. 29)."""
     if kind == "token":

@@ -28,6 +28,7 @@ the unchanged :math:`\tilde\beta_j`); the corrected statement is proved by :func
 
 from __future__ import annotations
 
+import functools
 from functools import lru_cache
 
 import sympy
@@ -191,6 +192,7 @@ def _changes_proxy(seed: int) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
+@functools.cache
 def eq17() -> Identity:
     r"""Eq. 17 with :math:`\Delta W = BA`: :math:`(W_0 + BA)\mathbf x = W_0\mathbf x + BA\mathbf x`."""
     return Identity(shapes={"W0": ("m", "n"), "B": ("m", "r"), "A": ("r", "n"), "x": ("n", 1)},

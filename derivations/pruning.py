@@ -28,6 +28,7 @@ every partition (it only serves to read Eq. 16 as "the pruned sum is still an ap
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -137,6 +138,7 @@ def _parts(N, rule: str = "lambda2") -> tuple[slice, slice]:
     return slice(None, n1), slice(n1, None) if rule == "lambda2" else slice(None, n2)
 
 
+@functools.cache
 def step(kind: str, later: Struct = ("b", "lambda2"), earlier: str = "b") -> Identity:
     r"""One implication of the chain: structural rows (later display's :math:`S_1, S_2` = earlier's) + certificates.
 

@@ -21,6 +21,8 @@ attention's bias static (rows of :math:`H` sum to one).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy
 
@@ -46,6 +48,7 @@ def np_ffn(W1, b1, W2, x) -> np.ndarray:
     return W2 @ logistic(W1 @ x + b1)
 
 
+@functools.cache
 def ffn_is_eq1() -> Identity:
     r"""Eq. 1 with scalar output: :math:`W_2\sigma(W_1x+b_1) = \sum_j \alpha_j\sigma(\mathbf W_j^{\mathsf T}x+b_j)`."""
     def eq1(W1, b1, W2, x, N):
@@ -60,6 +63,7 @@ def ffn_is_eq1() -> Identity:
                           "index patterns up to $N = 4$ units, $n = 3$ inputs.")
 
 
+@functools.cache
 def multi_output(reading: str) -> Identity:
     r"""The §2.1 extension to :math:`G:\mathbb R^n\to\mathbb R^m` under one reading of :math:`\alpha_j`.
 

@@ -90,3 +90,26 @@ def test_only_sigma_is_an_uninterpreted_function():
     assert np.isclose(evaluate(SIGMA(x), {x: 0.0}, RealField()), 0.5)
     with pytest.raises(UnsupportedError, match="not symuat.SIGMA"):  # a look-alike is named, not evaluated
         evaluate(sympy.Function("sigma")(x), {x: 0.0}, RealField())
+
+
+def test_entries_that_share_a_claim_share_its_sides():
+    from symuat import audit
+    from symuat.ledger.parallel import audit_data
+
+    built = []
+
+    def lhs(e, d):
+        if isinstance(d["n"], int):  # not the all-sizes level's symbolic size
+            built.append(d["n"])
+        return e["W"] * e["x"]
+
+    shared = Identity(**{**GOOD, "lhs": lhs})
+    twin = Identity(**{**GOOD, "lhs": lhs})  # an equal claim, but another object: built again
+    entries = [Entry(f"duat:eq{k}", Source("duat", f"Eq. {k}"), "x", Status.PROVED, c)
+               for k, c in ((5, shared), (6, shared), (7, twin))]
+    records = audit(entries)
+    assert all(r.agrees for r in records)
+    assert sorted(built) == [1, 1, 2, 2]  # n = 1, 2 (the check point is n = 2), once per claim object
+    built.clear()
+    audit_data(entries, jobs=1)
+    assert sorted(built) == [1, 1, 2, 2]

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import InvalidValueError
 from ..evidence.identity import check_identity
+from ..evidence.protocol import InstanceCache
 from ..evidence.verdict import Evidence, Level, Verdict
 from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
@@ -87,57 +88,62 @@ def _all_fail(verdict: Verdict) -> bool:
     return bool(verdict.evidence) and not any(ev.holds for ev in verdict.evidence)
 
 
-def _failure(entry: Entry, verdict: Verdict, seed: int) -> tuple[Status | None, str, tuple[Evidence, ...]]:
+def _failure(entry: Entry, verdict: Verdict, seed: int,
+             instances: InstanceCache) -> tuple[Status | None, str, tuple[Evidence, ...]]:
     if entry.correction is None:
         return None, "the statement fails and no correction is recorded", ()
-    fixed = check_identity(entry.correction.identity, seed=seed)
+    fixed = check_identity(entry.correction.identity, seed=seed, cache=instances)
     if _proved(fixed):
         return Status.ERRATUM, "false as printed; the correction is proved", fixed.evidence
     return None, "the statement fails and its correction is not proved", fixed.evidence
 
 
-def audit_entry(entry: Entry, seed: int = 0) -> AuditRecord:
-    """Run the claim of ``entry`` at every applicable level and derive its status."""
+def audit_entry(entry: Entry, seed: int = 0, instances: InstanceCache | None = None) -> AuditRecord:
+    """Run the claim of ``entry`` at every applicable level and derive its status.
+
+    ``instances`` lets the entries of one audit share the sides built for a claim (or correction) they share.
+    """
     check_seed(seed)
+    instances = InstanceCache() if instances is None else instances
     claim = entry.claim
     if isinstance(claim, Prose):
         evidence = tuple(claim.proxy(seed)) if claim.proxy is not None else ()
         return AuditRecord(entry, Status.PROSE, evidence, claim.reason)
     if isinstance(claim, Readings):
-        return _audit_readings(entry, claim, seed)
+        return _audit_readings(entry, claim, seed, instances)
     if isinstance(claim, Denial):
-        return _audit_denial(entry, claim, seed)
-    verdict = check_identity(claim, seed=seed)
+        return _audit_denial(entry, claim, seed, instances)
+    verdict = check_identity(claim, seed=seed, cache=instances)
     if not verdict.consistent:
         return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree", verdict.counterexample)
     if verdict.holds:
         status = Status.PROVED if _proved(verdict) else Status.CHECKED
         return AuditRecord(entry, status, verdict.evidence, "holds as printed")
-    status, reason, fixed = _failure(entry, verdict, seed)
+    status, reason, fixed = _failure(entry, verdict, seed, instances)
     return AuditRecord(entry, status, verdict.evidence, reason, verdict.counterexample, fixed)
 
 
-def _audit_denial(entry: Entry, claim: Denial, seed: int) -> AuditRecord:
-    verdict = check_identity(claim.identity, seed=seed)
+def _audit_denial(entry: Entry, claim: Denial, seed: int, instances: InstanceCache) -> AuditRecord:
+    verdict = check_identity(claim.identity, seed=seed, cache=instances)
     if not verdict.consistent:
         return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree")
     if _all_fail(verdict) and Level.SYMBOLIC in verdict.levels:
         return AuditRecord(entry, Status.PROVED, verdict.evidence,
                            "the denied identity fails: the counterexample proves the denial", verdict.counterexample)
     if _proved(verdict):
-        status, reason, fixed = _failure(entry, verdict, seed)
+        status, reason, fixed = _failure(entry, verdict, seed, instances)
         proof = {"refuted_by": "the denied identity is proved",
                  "proof": next(ev.detail for ev in verdict.evidence if ev.level is Level.SYMBOLIC)}
         return AuditRecord(entry, status, verdict.evidence, f"the denied identity holds; {reason}", proof, fixed)
     return AuditRecord(entry, None, verdict.evidence, "no symbolic level to decide the denial")
 
 
-def _audit_readings(entry: Entry, claim: Readings, seed: int) -> AuditRecord:
+def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: InstanceCache) -> AuditRecord:
     evidence: list[Evidence] = []
     held, failed = [], []
     counterexample = None
     for name, identity in claim.readings.items():
-        verdict = check_identity(identity, seed=seed)
+        verdict = check_identity(identity, seed=seed, cache=instances)
         evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample)
                         for ev in verdict.evidence)
         if not verdict.consistent:
@@ -154,14 +160,15 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int) -> AuditRecord:
         reason = f"holds only under {', '.join(held)} ({claim.convention}); fails under {', '.join(failed)}"
         return AuditRecord(entry, Status.CONVENTION, tuple(evidence), reason, counterexample)
     fake = Verdict(tuple(evidence))
-    status, reason, fixed = _failure(entry, fake, seed)
+    status, reason, fixed = _failure(entry, fake, seed, instances)
     return AuditRecord(entry, status, tuple(evidence), f"fails under every reading; {reason}", counterexample, fixed)
 
 
 def audit(entries: Iterable[Entry], seed: int = 0) -> tuple[AuditRecord, ...]:
-    """Audit every entry, in ledger order."""
+    """Audit every entry, in ledger order; entries that share a claim share its built sides."""
     check_seed(seed)
-    return tuple(audit_entry(e, seed=seed) for e in entries)
+    instances = InstanceCache()
+    return tuple(audit_entry(e, seed=seed, instances=instances) for e in entries)
 
 
 def summary(records: Iterable[AuditRecord]) -> dict[str, int]:

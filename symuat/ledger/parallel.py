@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from ..evidence.protocol import InstanceCache
 from .audit import audit_entry
 from .entry import Entry
 from .snapshot import record_to_data
@@ -27,6 +28,7 @@ _MIN_PARALLEL = 8
 
 _ENTRIES: Sequence[Entry] = ()
 _SEED = 0
+_INSTANCES = InstanceCache()  # replaced by a fresh one in each worker process (_start_worker)
 
 
 def default_jobs() -> int:
@@ -45,8 +47,13 @@ def default_jobs() -> int:
     return max(1, min(cpus, 4))
 
 
+def _start_worker() -> None:
+    global _INSTANCES
+    _INSTANCES = InstanceCache()
+
+
 def _audit_index(index: int) -> tuple[int, dict[str, Any]]:
-    return index, record_to_data(audit_entry(_ENTRIES[index], seed=_SEED))
+    return index, record_to_data(audit_entry(_ENTRIES[index], seed=_SEED, instances=_INSTANCES))
 
 
 def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
@@ -59,16 +66,16 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
     jobs = default_jobs() if jobs is None else jobs
     done = on_done or (lambda _id: None)
     if jobs <= 1 or len(entries) < _MIN_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
-        out = []
+        out, instances = [], InstanceCache()  # entries that share a claim share its built sides
         for e in entries:
-            out.append(record_to_data(audit_entry(e, seed=seed)))
+            out.append(record_to_data(audit_entry(e, seed=seed, instances=instances)))
             done(e.id)
         return out
     _ENTRIES, _SEED = tuple(entries), seed
     results: list[dict[str, Any] | None] = [None] * len(entries)
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(entries)),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
+                                 mp_context=multiprocessing.get_context("fork"), initializer=_start_worker) as pool:
             futures = [pool.submit(_audit_index, i) for i in range(len(entries))]
             for fut in as_completed(futures):
                 i, data = fut.result()
