@@ -218,6 +218,7 @@ def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
 
     The sides of each claim are built once (the builders are deterministic, ``cache``
     keeps them) and only the random evaluation is repeated, through the levels' own code.
+    A claim that several entries share is run once per seed, under the first entry's id.
     """
     cache = InstanceCache() if cache is None else cache
     entries = load_entries() if entries is None else entries
@@ -225,10 +226,13 @@ def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
               if e.status is Status.PROVED and isinstance(e.claim, (Identity, OpaqueIdentity))]
     claims += [(f"{e.id} (correction)", e.correction.identity) for e in entries
                if e.correction is not None and isinstance(e.correction.identity, (Identity, OpaqueIdentity))]
+    first: dict[int, tuple[str, object]] = {}
+    for name, claim in claims:
+        first.setdefault(id(claim), (name, claim))
     failures: list[str] = []
     runs = 0
     for seed in seeds:
-        for name, claim in claims:
+        for name, claim in first.values():
             for ev in check_identity(claim, seed=seed, levels=levels, cache=cache).evidence:
                 runs += 1
                 if not ev.holds:
