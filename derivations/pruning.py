@@ -202,27 +202,30 @@ def random_search(seed: int, trials: int = 20000) -> dict[str, int]:
 
     ε is set just above :math:`|S-f|`, so Eq. 13/14 hold; partitions are random and :math:`S_2` is *not*
     small (the hypothesis is not imposed).  ``theta_distinct`` counts violations of Eq. 15 when
-    :math:`\theta_j` is read as a parameter independent of :math:`b_j`.
+    :math:`\theta_j` is read as a parameter independent of :math:`b_j`.  All instances at once: each has
+    :math:`N \le 8` hidden units and :math:`n \le 3` inputs, the rest of its arrays masked to 0.
     """
     rng = np.random.default_rng([seed, 13])
-    bad = {"eq15": 0, "eq16": 0, "eq16_from_eq14": 0, "theta_distinct": 0}
-    for _ in range(trials):
-        N, n = int(rng.integers(1, 9)), int(rng.integers(1, 4))
-        alpha, W, b, theta = (rng.standard_normal(N) * 3, rng.standard_normal((N, n)), rng.standard_normal(N),
-                              rng.standard_normal(N))
-        x, f = rng.standard_normal(n), 3 * rng.standard_normal()
-        lam1 = rng.random(N) < 0.5
-        t = alpha / (1 + np.exp(-(W @ x + b)))
-        t_theta = alpha / (1 + np.exp(-(W @ x + theta)))
-        S1, S2 = t[lam1].sum(), t[~lam1].sum()
-        eps = abs(S1 + S2 - f) * (1 + 1e-9) + 1e-12 + 1e-3 * rng.random()
-        bad["eq15"] += not abs(abs(S1 - f) - abs(S2)) < eps
-        bad["eq16"] += not abs(S1 - f) < eps + abs(S2)
-        slack = 1e-12 * (1 + abs(S1) + abs(S2) + abs(f))  # rounding: Λ_2 = ∅ gives equality
-        bad["eq16_from_eq14"] += not abs(S1 - f) <= abs(S1 + S2 - f) + abs(S2) + slack
-        T1, T2 = t_theta[lam1].sum(), t_theta[~lam1].sum()
-        bad["theta_distinct"] += not abs(abs(T1 - f) - abs(T2)) < eps
-    return bad
+    N, n = rng.integers(1, 9, size=trials), rng.integers(1, 4, size=trials)
+    unit = np.arange(8) < N[:, None]
+    x = np.where(np.arange(3) < n[:, None], rng.standard_normal((trials, 3)), 0.0)
+    alpha, W = rng.standard_normal((trials, 8)) * 3, rng.standard_normal((trials, 8, 3))
+    b, theta, f = rng.standard_normal((trials, 8)), rng.standard_normal((trials, 8)), 3 * rng.standard_normal(trials)
+    lam1 = rng.random((trials, 8)) < 0.5
+    z = np.einsum("tjk,tk->tj", W, x)
+
+    def sums(bias):  # S_1, S_2: the σ-terms over Λ_1 and Λ_2 (masked terms are exactly 0)
+        t = np.where(unit, alpha / (1 + np.exp(-(z + bias))), 0.0)
+        return np.where(lam1, t, 0.0).sum(axis=1), np.where(lam1, 0.0, t).sum(axis=1)
+
+    S1, S2 = sums(b)
+    T1, T2 = sums(theta)
+    eps = np.abs(S1 + S2 - f) * (1 + 1e-9) + 1e-12 + 1e-3 * rng.random(trials)
+    slack = 1e-12 * (1 + np.abs(S1) + np.abs(S2) + np.abs(f))  # rounding: Λ_2 = ∅ gives equality
+    return {"eq15": int(np.count_nonzero(~(np.abs(np.abs(S1 - f) - np.abs(S2)) < eps))),
+            "eq16": int(np.count_nonzero(~(np.abs(S1 - f) < eps + np.abs(S2)))),
+            "eq16_from_eq14": int(np.count_nonzero(~(np.abs(S1 - f) <= np.abs(S1 + S2 - f) + np.abs(S2) + slack))),
+            "theta_distinct": int(np.count_nonzero(~(np.abs(np.abs(T1 - f) - np.abs(T2)) < eps)))}
 
 
 def _search_proxy(seed: int) -> tuple[Evidence, ...]:
