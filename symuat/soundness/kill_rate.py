@@ -24,7 +24,7 @@ and the exact/float levels compare the unfolded mutant with the nested network.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -177,13 +177,16 @@ def ledger_mutants(entries: Iterable | None = None, sources: Sequence[str] | Non
     """Mutants of every ``proved`` ledger entry whose claim is an Identity or OpaqueIdentity."""
     entries = load_entries() if entries is None else entries
     out: list[Mutant] = []
+    made: dict[int, tuple[Mutant, ...]] = {}  # a claim that several entries share is mutated once
     for e in entries:
         if e.status is not Status.PROVED or (sources is not None and e.id not in sources):
             continue
-        if isinstance(e.claim, OpaqueIdentity):
-            out.extend(opaque_mutants(e.id, e.claim))
-        elif isinstance(e.claim, Identity):
-            out.extend(identity_mutants(e.id, e.claim))
+        if id(e.claim) in made:
+            out.extend(replace(m, source=e.id) for m in made[id(e.claim)])
+        elif isinstance(e.claim, (Identity, OpaqueIdentity)):
+            mutate = opaque_mutants if isinstance(e.claim, OpaqueIdentity) else identity_mutants
+            made[id(e.claim)] = mutate(e.id, e.claim)
+            out.extend(made[id(e.claim)])
     return tuple(out)
 
 
