@@ -59,14 +59,22 @@ def session_seed() -> int:
 
 
 @pytest.fixture(scope="session")
-def audited():
+def audit_instances():
+    """The sides the session's audit built (filled when it runs in this process: one job per xdist worker)."""
+    from symuat.evidence.protocol import InstanceCache
+
+    return InstanceCache()
+
+
+@pytest.fixture(scope="session")
+def audited(audit_instances):
     """The whole shipped ledger at ``SESSION_SEED``, audited once per session (afresh: the cache starts empty).
 
     Tests that use it are in the xdist group ``audit`` so that one worker computes it.
     """
     from symuat.ledger.cache import audit_ledger
 
-    return audit_ledger(seed=SESSION_SEED)
+    return audit_ledger(seed=SESSION_SEED, instances=audit_instances)
 
 
 @pytest.fixture(scope="session")

@@ -51,6 +51,16 @@ def test_duplicate_ids_are_rejected(tmp_path):
         load_entries(directory=tmp_path)
 
 
+def test_loading_again_gives_the_same_entries_until_a_module_changes(tmp_path):
+    first, again = load_entries(), load_entries()
+    assert all(a is b for a, b in zip(first, again, strict=True))  # so their built sides can be shared
+    _write(tmp_path, "good.py", GOOD)
+    (before,) = load_entries(directory=tmp_path)
+    _write(tmp_path, "good.py", GOOD.replace("duat:eq1", "duat:eq2"))
+    (after,) = load_entries(directory=tmp_path)  # a directory is imported afresh each time
+    assert (before.id, after.id) == ("duat:eq1", "duat:eq2")
+
+
 def test_good_directory_and_json_format(tmp_path):
     _write(tmp_path, "good.py", GOOD)
     result = CliRunner().invoke(main, ["audit", "--format", "json", "--derivations", str(tmp_path)])

@@ -93,8 +93,10 @@ def test_equivalent_table_mutants_are_genuine(table_report):
     assert eq and all(" untilde " in label for label in eq)
 
 
-def test_true_statements_survive_many_seeds(ledger):
-    runs, failures = true_statement_sweep(range(20), entries=ledger)
+@pytest.mark.xdist_group("audit")
+def test_true_statements_survive_many_seeds(ledger, audited, audit_instances):
+    """20 seeds of the randomized levels on the sides the session's audit built (the same claim objects)."""
+    runs, failures = true_statement_sweep(range(20), entries=ledger, cache=audit_instances)
     assert runs > 1000 and not failures, failures[:5]
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
+from ..evidence.protocol import InstanceCache
 from .audit import AuditRecord, check_seed
 from .parallel import audit_data
 from .registry import load_entries
@@ -164,10 +165,13 @@ def _records(data: dict[str, Any], ids: Sequence[str]) -> tuple[AuditRecord, ...
 def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Iterable[str] = (),
                  use_cache: bool = True, jobs: int | None = None, package: str | None = None,
                  on_start: Callable[[int], None] | None = None,
-                 on_done: Callable[[str], None] | None = None) -> tuple[AuditRecord, ...]:
+                 on_done: Callable[[str], None] | None = None,
+                 instances: InstanceCache | None = None) -> tuple[AuditRecord, ...]:
     r"""Audit the ledger (or the entries matching ``only``), from the cache when it is current.
 
     ``on_start(n)`` is called before ``n`` entries are audited afresh, ``on_done(id)`` after each.
+    ``instances`` (an :class:`~symuat.evidence.protocol.InstanceCache`) keeps the sides built by an audit in
+    this process (``jobs=1``) for later checks of the same claims, e.g. a seed sweep.
     Records come back in ledger order; their ``entry`` is an
     :class:`~symuat.ledger.snapshot.EntrySnapshot`.
     """
@@ -193,7 +197,7 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     missing = [e for e in entries if e.id in set(ids) and not _valid(data["records"].get(e.id))]
     if on_start is not None:
         on_start(len(missing))
-    for e, rec in zip(missing, audit_data(missing, seed=seed, jobs=jobs, on_done=on_done)):
+    for e, rec in zip(missing, audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)):
         data["records"][e.id] = rec
     if use_cache:
         _MEMORY[key] = data

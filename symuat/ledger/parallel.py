@@ -57,16 +57,18 @@ def _audit_index(index: int) -> tuple[int, dict[str, Any]]:
 
 
 def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
-               on_done: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+               on_done: Callable[[str], None] | None = None,
+               instances: InstanceCache | None = None) -> list[dict[str, Any]]:
     r"""Audit ``entries`` (on ``jobs`` processes) and return each record as plain data, in ledger order.
 
-    ``on_done(entry_id)`` is called in this process after each entry.
+    ``on_done(entry_id)`` is called in this process after each entry.  ``instances`` receives the sides built
+    when the audit runs in this process (one job); worker processes keep their own.
     """
     global _ENTRIES, _SEED
     jobs = default_jobs() if jobs is None else jobs
     done = on_done or (lambda _id: None)
     if jobs <= 1 or len(entries) < _MIN_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
-        out, instances = [], InstanceCache()  # entries that share a claim share its built sides
+        out, instances = [], InstanceCache() if instances is None else instances  # shared by the entries
         for e in entries:
             out.append(record_to_data(audit_entry(e, seed=seed, instances=instances)))
             done(e.id)

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import pkgutil
 import sys
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -37,12 +38,21 @@ def _label(module: ModuleType) -> str:
     return str(getattr(module, "__file__", None) or module.__name__)
 
 
+#: module -> (its entries(), what that returned): a module loaded again gives the same Entry objects, so the
+#: sides a check built for a claim (an InstanceCache) serve every later check of it in this process.
+_LOADED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
-    """Call ``module.entries()`` and validate what it returns; errors name the module's file."""
+    """Call ``module.entries()`` (once per module and function) and validate what it returns; errors name the
+    module's file."""
     name = _label(module)
     factory = getattr(module, "entries", None)
     if not callable(factory):
         raise DerivationError(f"derivation module {name!r} defines no callable entries()")
+    held = _LOADED.get(module)
+    if held is not None and held[0] is factory:
+        return held[1]
     try:
         produced = tuple(factory())
     except SymuatError as exc:
@@ -54,6 +64,7 @@ def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
             raise DerivationError(
                 f"derivation module {name!r} returned {type(item).__name__}, expected symuat Entry objects"
             )
+    _LOADED[module] = (factory, produced)
     return produced
 
 
