@@ -6,7 +6,14 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 (structured NumPy operators and Transformer stacks, e.g. :func:`symuat.numeric.duat_form`).
 """
 
-from . import allsizes  # noqa: F401  (registers the all-sizes evidence level)
+import os as _os
+
+# SymPy keeps the last 1000 results of its cached constructors (SYMPY_CACHE_SIZE, read when SymPy is first
+# imported); the layers' builders repeat many more sub-expressions, and a cold audit is about 15 % faster with
+# 20000 for about 12 MB.  Set only when symuat is imported before SymPy, and never over a value of yours.
+_os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
+
+from . import allsizes  # noqa: E402, F401  (registers the all-sizes evidence level)
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (
