@@ -28,7 +28,7 @@ _MIN_PARALLEL = 8
 
 _ENTRIES: Sequence[Entry] = ()
 _SEED = 0
-_INSTANCES = InstanceCache()  # replaced by a fresh one in each worker process (_start_worker)
+_INSTANCES = InstanceCache()  # filled only in the forked workers, each in its own copy
 
 
 def default_jobs() -> int:
@@ -45,11 +45,6 @@ def default_jobs() -> int:
     except AttributeError:  # pragma: no cover - not on Linux
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, 4))
-
-
-def _start_worker() -> None:
-    global _INSTANCES
-    _INSTANCES = InstanceCache()
 
 
 def _audit_index(index: int) -> tuple[int, dict[str, Any]]:
@@ -77,7 +72,7 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
     results: list[dict[str, Any] | None] = [None] * len(entries)
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(entries)),
-                                 mp_context=multiprocessing.get_context("fork"), initializer=_start_worker) as pool:
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
             futures = [pool.submit(_audit_index, i) for i in range(len(entries))]
             for fut in as_completed(futures):
                 i, data = fut.result()
