@@ -53,6 +53,14 @@ def ledger():
     return load_entries()
 
 
+@pytest.fixture
+def without_figures(monkeypatch):
+    """matplotlib reported missing: documents are rendered without figures (the text only)."""
+    from symuat.latex import figures
+
+    monkeypatch.setattr(figures, "plot_available", lambda: False)
+
+
 @pytest.fixture(scope="session")
 def session_seed() -> int:
     return SESSION_SEED

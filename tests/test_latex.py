@@ -45,11 +45,8 @@ def test_audit_template_matches_golden():
     assert got == golden.read_text(), "template output changed; rerun with SYMUAT_UPDATE_GOLDEN=1 if intended"
 
 
-def test_latex_files_are_deterministic(monkeypatch):
+def test_latex_files_are_deterministic(without_figures):
     # the text only: figure bytes are compared across processes in tests/test_determinism.py
-    from symuat.latex import figures
-
-    monkeypatch.setattr(figures, "plot_available", lambda: False)
     records = _tiny_records()
     assert latex_files(records) == latex_files(_tiny_records())
 
@@ -64,12 +61,6 @@ def test_unwritable_directory_is_an_output_error(tmp_path):
 def _compile(directory: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
                           cwd=directory, capture_output=True, text=True, encoding="utf-8", errors="replace")
-
-
-@pytest.fixture(scope="module")
-def full_files(audited_files):
-    """Every generated file of the real ledger (from the session's one fresh audit)."""
-    return audited_files
 
 
 #: Math regions of generated LaTeX, and commands whose argument is code or a key rather than prose.
@@ -95,40 +86,40 @@ def test_leftover_check_catches_ascii_math_seed_names_and_spec_citations():
 
 
 @pytest.mark.xdist_group("audit")
-def test_generated_tex_has_no_ascii_math_seed_names_or_spec_citations(full_files):
-    for name, text in full_files.items():
+def test_generated_tex_has_no_ascii_math_seed_names_or_spec_citations(audited_files):
+    for name, text in audited_files.items():
         if name.endswith(".tex"):
             hits = [m.group(0) for m in _LEFTOVER.finditer(_prose_of(text))]
             assert not hits, f"{name}: {hits[:10]}"
 
 
 @pytest.mark.xdist_group("audit")
-def test_document_includes_every_figure_it_writes(full_files):
+def test_document_includes_every_figure_it_writes(audited_files):
     from symuat.latex.figures import plot_available
 
-    figures = sorted(n for n in full_files if n.endswith(".pdf"))
+    figures = sorted(n for n in audited_files if n.endswith(".pdf"))
     if not plot_available():
         assert not figures and os.environ.get("SYMUAT_REQUIRE_PLOT") != "1", "matplotlib missing"
         return
     assert len(figures) >= 7  # five sparsity figures, attention heatmaps, term attribution
     included = set(re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]*)\}", "".join(
-        t for n, t in full_files.items() if n.endswith(".tex"))))
+        t for n, t in audited_files.items() if n.endswith(".tex"))))
     assert included == set(figures)
-    assert all(full_files[f].startswith(b"%PDF") for f in figures)
+    assert all(audited_files[f].startswith(b"%PDF") for f in figures)
 
 
 @pytest.mark.xdist_group("audit")
-def test_no_formula_is_scaled(full_files):
-    tex = "".join(t for n, t in full_files.items() if n.endswith(".tex"))
+def test_no_formula_is_scaled(audited_files):
+    tex = "".join(t for n, t in audited_files.items() if n.endswith(".tex"))
     assert r"\resizebox" not in tex and r"\scalebox" not in tex and r"\tiny" not in tex
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None and not REQUIRE_TEX,
                     reason="pdflatex not installed (CI sets SYMUAT_REQUIRE_TEX=1 and installs it)")
 @pytest.mark.xdist_group("audit")
-def test_full_document_compiles_cleanly(tmp_path, full_files):
+def test_full_document_compiles_cleanly(tmp_path, audited_files):
     assert shutil.which("pdflatex"), "SYMUAT_REQUIRE_TEX=1 but pdflatex is missing"
-    write_files(tmp_path, full_files)
+    write_files(tmp_path, audited_files)
     for _ in range(2):
         done = _compile(tmp_path)
         assert done.returncode == 0, done.stdout[-3000:]
@@ -140,14 +131,14 @@ def test_full_document_compiles_cleanly(tmp_path, full_files):
     assert not overfull, overfull
     assert len(underfull) <= 10, underfull
     assert (tmp_path / "main.pdf").stat().st_size > 10_000
-    for figure in (n for n in full_files if n.endswith(".pdf")):
+    for figure in (n for n in audited_files if n.endswith(".pdf")):
         assert f"<./{figure}" in log or f"<{figure}" in log, f"{figure} is not in the PDF"
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", "main.pdf", "-"], cwd=tmp_path, capture_output=True, text=True,
                               encoding="utf-8", errors="replace").stdout
         assert "¡" not in text and "¿" not in text
         assert "Machine-checked appendices" in text and "Summary" in text
-    if shutil.which("pdfimages") and any(n.endswith(".pdf") for n in full_files):
+    if shutil.which("pdfimages") and any(n.endswith(".pdf") for n in audited_files):
         listing = subprocess.run(["pdfimages", "-list", "main.pdf"], cwd=tmp_path, capture_output=True,
                                  text=True).stdout.splitlines()[2:]
         assert len(listing) >= 7, listing  # the sparsity patterns and heatmaps are raster images

@@ -40,17 +40,15 @@ def test_attribution_terms_add_up_to_the_direct_forward_pass():
     assert np.allclose(total, vec_r(forward(stack, X0)[-1]), atol=1e-9)
 
 
-def test_missing_matplotlib_is_an_unsupported_error(monkeypatch):
-    monkeypatch.setattr(figures, "plot_available", lambda: False)
+def test_missing_matplotlib_is_an_unsupported_error(without_figures):
     with pytest.raises(UnsupportedError, match=r"pip install 'symuat\[plot\]'"):
         figures.attribution_figure()
 
 
-def test_document_without_matplotlib_has_no_figures(monkeypatch):
+def test_document_without_matplotlib_has_no_figures(without_figures):
     from symuat import Entry, Identity, Status, audit, dims_grid
     from symuat.latex.render import document_files
 
-    monkeypatch.setattr(figures, "plot_available", lambda: False)
     same = Identity(lambda d: {"x": (d["n"], 1)}, lambda e, d: e["x"], lambda e, d: e["x"], dims_grid(n=(1,)))
     files = document_files(audit([Entry("duat:eq5", "Eq. 5", "x", Status.PROVED, same)]), depth=1)
     assert not any(name.endswith(".pdf") for name in files)

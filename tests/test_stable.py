@@ -33,10 +33,8 @@ def _perturbed(records):
 
 
 @pytest.mark.xdist_group("audit")
-def test_generated_files_do_not_depend_on_rounding_digits(audited, monkeypatch):
-    from symuat.latex import figures
-
-    monkeypatch.setattr(figures, "plot_available", lambda: False)  # no record reaches a figure: the text only
+def test_generated_files_do_not_depend_on_rounding_digits(audited, without_figures):
+    # the text only: no record reaches a figure
     files = latex_files(audited, depth=1)
     assert latex_files(_perturbed(audited), depth=1) == files
     for name, text in files.items():
