@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from .errors import OutputError
 from .expansion.symbols import check_depth
 from .latex.render import document_files, write_files
 from .ledger.audit import AuditRecord, check_seed, ledger_json
-from .ledger.cache import audit_ledger
+from .ledger.isolation import audit_isolated
 from .ledger.stable import stable_records
 
 __all__ = ["BuildResult", "latex_files", "check_writable", "build"]
@@ -77,14 +77,6 @@ def check_writable(out: str | Path) -> Path:
     return path
 
 
-def _publish(paths: Iterable[Path]) -> None:
-    """Generated files are readable by everyone (0644, less the umask), like any file a user writes."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for p in paths:
-        os.chmod(p, 0o644 & ~umask)
-
-
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3, use_cache: bool = True,
           on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None) -> BuildResult:
     """Audit every entry (from the audit cache when current), write the appendices and ``ledger.json`` to
@@ -93,8 +85,7 @@ def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int
     check_depth(depth)
     check_seed(seed)
     check_writable(out)
-    records = audit_ledger(seed=seed, use_cache=use_cache, on_start=on_start, on_done=on_done)
+    records = audit_isolated(seed=seed, use_cache=use_cache, on_start=on_start, on_done=on_done)
     written = write_files(out, latex_files(records, depth=depth))
-    _publish(written)
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)
     return BuildResult(records, tuple(written), pdf_path, compiler)

@@ -27,11 +27,12 @@ from .errors import InvalidValueError, SymuatError
 from .expansion import substitution_table, verify_depth
 from .latex.figures import plot_available
 from .ledger.audit import AuditRecord, check_seed, ledger_json
-from .ledger.cache import audit_ledger
 from .ledger.coverage import coverage
+from .ledger.isolation import audit_isolated
 from .ledger.text import LEGEND, explain, table
 from .soundness import assess, kill_rates, ledger_mutants
 from .soundness.kill_rate import table_kill_outcomes
+from .validation import check_path
 
 __all__ = ["main"]
 
@@ -86,9 +87,10 @@ def _status(quiet: bool, message: str) -> Iterator[None]:
 
 def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,
              quiet: bool = False) -> tuple[AuditRecord, ...]:
+    """The audit, run in a child process: derivation code cannot end the command or write to its stdout."""
     with _progress(quiet) as (on_start, on_done):
-        return audit_ledger(directory=derivations, seed=seed, only=only, use_cache=cache,
-                            on_start=on_start, on_done=on_done)
+        return audit_isolated(directory=derivations, seed=seed, only=only, use_cache=cache,
+                              on_start=on_start, on_done=on_done)
 
 
 def _report_disagreements(records) -> None:
@@ -99,16 +101,48 @@ def _report_disagreements(records) -> None:
         sys.exit(1)
 
 
+def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A path option: non-empty, without NUL, not over the system's length limits."""
+    if value is None:
+        return None
+    try:
+        return check_path(f"--{param.name}", value)
+    except SymuatError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
 _seed_option = click.option("--seed", type=int, default=0, show_default=True,
                             help="Seed of the exact and float checks (a non-negative integer).")
-_derivations_option = click.option("--derivations", type=click.Path(file_okay=False), default=None,
+_derivations_option = click.option("--derivations", type=click.Path(file_okay=False), default=None, callback=_path,
                                    help="Directory of derivation modules (default: the shipped `derivations` package).")
+#: Largest depths accepted: ``derive`` prints O(L^2) terms (L = 64: 0.3 MB in 3 s); the document's table is smaller.
+MAX_DERIVE_DEPTH, MAX_DOCUMENT_DEPTH = 64, 16
 _cache_option = click.option("--no-cache", "no_cache", is_flag=True, default=False,
                              help="Recompute every entry; neither read nor write the audit cache.")
 _quiet_option = click.option("--quiet", "-q", is_flag=True, default=False, help="No progress bar.")
 
 
-@click.group()
+class _Group(click.Group):
+    """The ``symuat`` group: every usage error (unknown option, bad value, missing argument) is one line, exit 2."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            click.echo(f"symuat: error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"symuat: error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("symuat: aborted", err=True)
+            sys.exit(1)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_Group)
 @click.version_option(package_name="symuat")
 def main() -> None:
     """Machine-checked audit of the Dynamic Universal Approximation Theory paper."""
@@ -160,7 +194,8 @@ def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache:
 
 
 @main.command("derive")
-@click.option("--depth", type=int, default=3, show_default=True, help="Number of layers L (>= 1).")
+@click.option("--depth", type=click.IntRange(1, MAX_DERIVE_DEPTH), default=3, show_default=True,
+              help=f"Number of layers L (1 to {MAX_DERIVE_DEPTH}).")
 @click.option("--format", "fmt", type=click.Choice(["text", "latex"]), default="text", show_default=True,
               help="Plain text, or a complete LaTeX align* environment (needs amsmath and latex/symuat-macros.tex).")
 @click.option("--verify/--no-verify", default=True, show_default=True,
@@ -183,11 +218,12 @@ def _say_if_no_figures() -> None:
 
 
 @main.command("build")
-@click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True,
+@click.option("--out", type=click.Path(file_okay=False), default="latex", show_default=True, callback=_path,
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
 @_seed_option
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
-@click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
+@click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
+              help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
 @_cache_option
 @_quiet_option
 @_one_line_errors
@@ -210,8 +246,9 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, qu
 
 
 @main.command("latex")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
-@click.option("--depth", type=int, default=3, show_default=True, help="Largest depth of the DUAT tables.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, callback=_path, help="Output directory.")
+@click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
+              help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
 @_seed_option
 @_cache_option
 @_quiet_option
@@ -229,8 +266,9 @@ def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) 
 @main.command("soundness")
 @click.option("--sample", type=click.IntRange(min=1), default=20, show_default=True,
               help="Assess every k-th mutant of the proved ledger statements (1 = all, ~15 min).")
-@click.option("--depth", type=int, default=3, show_default=True, help="Depth of the mutated substitution table.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the exact and float checks.")
+@click.option("--depth", type=click.IntRange(1, 6), default=3, show_default=True,
+              help="Depth of the mutated substitution table (1 to 6).")
+@_seed_option
 @_quiet_option
 @_one_line_errors
 def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:

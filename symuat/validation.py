@@ -13,6 +13,7 @@ Messages name the argument, what was received and what was expected.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +22,33 @@ import numpy as np
 from .errors import ArgumentTypeError, InvalidValueError, ShapeError
 
 __all__ = ["check_positive_int", "check_callable", "as_finite_array", "check_shape", "check_positive_dim",
-           "check_real_number", "frozen_array"]
+           "check_real_number", "frozen_array", "check_path", "MAX_PATH_BYTES", "MAX_NAME_BYTES"]
+
+#: The longest path (bytes) and path component that symuat accepts: Linux's PATH_MAX - 1 and NAME_MAX.
+MAX_PATH_BYTES, MAX_NAME_BYTES = 4095, 255
+
+
+def check_path(name: str, value: object) -> str:
+    r"""A usable file-system path: a non-empty string without NUL, at most 4095 bytes, components at most 255.
+
+    >>> check_path("--out", "latex")
+    'latex'
+    >>> check_path("--out", "")
+    Traceback (most recent call last):
+    ...
+    symuat.errors.InvalidValueError: --out must be a non-empty path, got ''
+    """
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a path (a string), got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidValueError(f"{name} must be a non-empty path, got {value!r}")
+    if "\0" in value:
+        raise InvalidValueError(f"{name} must not contain a NUL character")
+    raw = os.fsencode(value)
+    if len(raw) > MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES for part in raw.split(b"/")):
+        raise InvalidValueError(f"{name} is too long: {len(raw)} bytes (at most {MAX_PATH_BYTES}, "
+                                f"{MAX_NAME_BYTES} per component)")
+    return value
 
 
 def check_positive_int(name: str, value: object, error: type[Exception] = ShapeError) -> int:

@@ -86,7 +86,9 @@ def test_outside_the_fragment_keeps_the_grid_proof():
     decision = decide(ident)
     assert not decision.inside
     assert "concrete value of the size n" in decision.reason
-    assert Level.ALL_SIZES not in check_identity(ident).levels
+    undecided = check_identity(ident).evidence[0]  # shown, never silently absent
+    assert undecided.level is Level.ALL_SIZES and undecided.holds is None
+    assert undecided.detail.startswith("undecided: ") and "concrete value of the size n" in undecided.detail
 
 
 @pytest.mark.parametrize("builder, reason", [

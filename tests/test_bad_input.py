@@ -136,14 +136,16 @@ def test_audit_api_rejects_bad_seed(seed):
 def test_click_usage_errors_exit_2(args):
     result = _run(args)
     assert result.exit_code == 2
-    assert "Error:" in result.stderr and "Traceback" not in result.output
+    assert result.stderr.startswith("symuat: error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output and result.stdout == ""
 
 
 # --- derive / build / latex -----------------------------------------------------------------
 
 @pytest.mark.parametrize("depth", ["0", "-3"])
 def test_derive_rejects_nonpositive_depth(depth):
-    _one_error_line(_run(["derive", "--depth", depth]), f"depth={depth} must be a positive integer (>= 1)")
+    _one_error_line(_run(["derive", "--depth", depth]), f"Invalid value for '--depth': {depth} is not in the range "
+                                                        "1<=x<=64")
 
 
 @pytest.mark.parametrize("command", ["build", "latex"])
@@ -217,7 +219,7 @@ def test_identity_with_mismatched_sides_is_a_failed_level_not_a_crash():
                      rhs=lambda e, d: e["A"][:, :1], dims=dims_grid(N=(2,)))
     verdict = check_identity(ident)
     assert not verdict.holds and verdict.consistent
-    assert all("shapes" in ev.detail for ev in verdict.evidence)
+    assert all("shapes" in ev.detail for ev in verdict.decided)
 
 
 def test_identity_with_zero_dimension_fails_every_level_with_the_reason():
@@ -225,7 +227,7 @@ def test_identity_with_zero_dimension_fails_every_level_with_the_reason():
                      dims=dims_grid(N=(1,)))
     verdict = check_identity(ident)
     assert not verdict.holds and verdict.consistent
-    assert all("cols=0 must be a positive integer" in ev.detail for ev in verdict.evidence)
+    assert all("cols=0 must be a positive integer" in ev.detail for ev in verdict.decided)
 
 
 def test_identity_requires_dims_and_levels():

@@ -3,8 +3,10 @@ corrupt files, ``--no-cache``, and cached output identical to a fresh audit."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import shutil
+import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ import symuat.ledger.cache as cache_mod
 from symuat import audit, ledger_json, load_entries
 from symuat.cli import main
 from symuat.ledger.cache import audit_ledger, cache_dir, cache_key, clear_memory, select_ids
+from symuat.ledger.dependencies import module_sources
+from symuat.ledger.signing import key_file
 from symuat.ledger.parallel import audit_data
 from symuat.ledger.snapshot import record_from_data, record_to_data
 
@@ -43,6 +47,7 @@ def entries():
 @pytest.fixture
 def ledger_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # this test's own signing key
     clear_memory()
     d = tmp_path / "derivations"
     d.mkdir()
@@ -73,7 +78,7 @@ def test_cache_dir_respects_the_environment(monkeypatch, tmp_path):
 def test_second_audit_is_a_hit_in_memory_and_on_disk(ledger_dir):
     d, log = ledger_dir
     first = audit_ledger(directory=d)
-    assert _runs(log) == 1 and len(list(cache_dir().glob("audit-*.json"))) == 1
+    assert _runs(log) == 1 and len(list(cache_dir().glob("audit-*.cache"))) == 1
     assert audit_ledger(directory=d) == first and _runs(log) == 1  # memory
     clear_memory()
     started = []
@@ -83,12 +88,17 @@ def test_second_audit_is_a_hit_in_memory_and_on_disk(ledger_dir):
     assert _runs(log) == 2  # only the uncached reference audit ran the proxy again
 
 
-def test_cache_file_is_readable_json_with_mode_0644(ledger_dir):
+def test_cache_file_is_signed_json_with_mode_0644_and_the_key_is_0600(ledger_dir):
     d, _ = ledger_dir
     audit_ledger(directory=d)
-    (path,) = cache_dir().glob("audit-*.json")
+    (path,) = cache_dir().glob("audit-*.cache")
     assert path.stat().st_mode & 0o777 == 0o644
-    assert json.loads(path.read_text())["ids"] == ["duat:eq1", "duat:eq2", "duat:eq3"]
+    header, payload = path.read_text().split("\n", 1)
+    magic, version, mac = header.split(" ")
+    assert magic == "symuat-audit-cache" and version == "2" and len(mac) == 64
+    assert sorted(json.loads(payload)["records"]) == ["duat:eq1", "duat:eq2", "duat:eq3"]
+    assert key_file().stat().st_mode & 0o777 == 0o600 and not key_file().is_relative_to(cache_dir())
+    assert not list(cache_dir().glob("*.tmp"))
 
 
 def test_changing_a_derivation_source_or_the_seed_is_a_miss(ledger_dir):
@@ -96,6 +106,7 @@ def test_changing_a_derivation_source_or_the_seed_is_a_miss(ledger_dir):
     audit_ledger(directory=d)
     key = cache_key(0, directory=d)
     (d / "mine.py").write_text((d / "mine.py").read_text().replace("Status.PROVED", "Status.CHECKED"))
+    load_entries(directory=d)
     assert cache_key(0, directory=d) != key
     records = audit_ledger(directory=d)
     assert _runs(log) == 2 and records[1].entry.status.value == "checked" and not records[1].agrees
@@ -107,35 +118,61 @@ def test_changing_a_derivation_source_or_the_seed_is_a_miss(ledger_dir):
     assert cache_key(1, directory=d) != cache_key(0, directory=d)
 
 
-def test_changing_symuat_itself_is_a_miss(tmp_path, monkeypatch):
-    package = Path(cache_mod.__file__).resolve().parents[1]
-    fake = tmp_path / "symuat"
-    shutil.copytree(package, fake, ignore=shutil.ignore_patterns("__pycache__", "*.tex", "*.j2"))
-    monkeypatch.setattr(cache_mod, "__file__", str(fake / "ledger" / "cache.py"))
-    before = cache_key(0)
-    engine = fake / "evidence" / "identity.py"
-    engine.write_text(engine.read_text() + "\n# an edit to the engine\n")
-    assert cache_key(0) != before
+def test_the_key_covers_symuat_itself_by_content_and_libraries_by_version():
+    sources = module_sources(list(sys.modules))
+    engine = Path(cache_mod.__file__).resolve().parents[1] / "evidence" / "identity.py"
+    assert sources[f"file:{engine.as_posix()}"] == hashlib.sha256(engine.read_bytes()).hexdigest()
+    assert sources["dist:sympy"] == metadata.version("sympy") and sources["dist:numpy"] == metadata.version("numpy")
+    assert not any(label.endswith("/json/__init__.py") for label in sources)  # the standard library: sys.version
 
 
-@pytest.mark.parametrize("garbage", ["", "{not json", '{"format": 1}', "[1, 2]", "CORRUPT-RECORDS", "OTHER-KEY"])
-def test_a_corrupt_or_stale_cache_file_is_ignored_and_rewritten(ledger_dir, garbage):
+HELPER_USER = '''
+from symuat import Entry, Identity, Source, Status, dims_grid
+import {helper} as helper
+
+def entries():
+    return [Entry("duat:eq2", Source("duat", "Eq. 2"), "A = kA/k", Status.PROVED,
+                  Identity(shapes=lambda d: {{"A": (d["N"], d["N"])}}, lhs=lambda e, d: e["A"],
+                           rhs=lambda e, d: helper.K * e["A"] / 2, dims=dims_grid(N=(1, 2))))]
+'''
+
+
+@pytest.mark.parametrize("how", ["pythonpath", "symlinked"])
+def test_a_helper_imported_from_outside_the_derivations_is_a_dependency(ledger_dir, tmp_path, monkeypatch, how):
+    """Editing a helper on PYTHONPATH (or behind a symlink) into a false statement must not keep the cached
+    "proved"."""
+    d, _ = ledger_dir
+    (d / "mine.py").unlink()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    name = f"symuat_test_helper_{how}"
+    (outside / f"{name}.py").write_text("K = 2\n")
+    if how == "symlinked":
+        (d / "lib").symlink_to(outside, target_is_directory=True)
+        monkeypatch.syspath_prepend(str(d / "lib"))
+    else:
+        monkeypatch.syspath_prepend(str(outside))
+    (d / "user.py").write_text(HELPER_USER.format(helper=name))
+    try:
+        assert [r.computed.value for r in audit_ledger(directory=d)] == ["proved"]
+        (outside / f"{name}.py").write_text("K = 3\n")
+        sys.modules.pop(name, None)
+        assert [r.computed for r in audit_ledger(directory=d)] == [None]  # recomputed: K = 3 makes it false
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_a_corrupt_cache_file_is_ignored_and_rewritten(ledger_dir):
     d, log = ledger_dir
     audit_ledger(directory=d)
     clear_memory()
-    (path,) = cache_dir().glob("audit-*.json")
-    data = json.loads(path.read_text())
-    if garbage == "CORRUPT-RECORDS":
-        data["records"]["duat:eq1"]["evidence"] = [["no-such-level", True, "x", None]]
-        garbage = json.dumps(data)
-    elif garbage == "OTHER-KEY":
-        data["key"] = "0" * 64
-        garbage = json.dumps(data)
-    path.write_text(garbage)
+    (path,) = cache_dir().glob("audit-*.cache")
+    good = path.read_bytes()
+    path.write_text("{not json")
     records = audit_ledger(directory=d)
     assert _runs(log) == 2
     assert ledger_json(records) == _fresh_json(d)
-    assert json.loads(path.read_text())["key"] == cache_key(0, directory=d)
+    assert path.read_bytes() == good  # rewritten, signed again
 
 
 def test_no_cache_recomputes_and_writes_nothing(ledger_dir):

@@ -187,8 +187,9 @@ def test_float_counterexample_names_the_wrong_entry():
         return out
 
     verdict = check_identity(_vec_identity(rhs))
-    assert [ev.counterexample["entry"] for ev in verdict.evidence] == [[3, 1], [3, 1], [3, 1]]
-    assert "entry (3,1)" in verdict.evidence[2].detail
+    assert [ev.counterexample["entry"] for ev in verdict.decided] == [[3, 1], [3, 1], [3, 1]]
+    assert "entry (3,1)" in verdict.decided[2].detail
+    assert verdict.evidence[0].level is Level.ALL_SIZES and verdict.evidence[0].holds is None  # concrete index
 
 
 def test_cancelling_reference_is_not_falsely_rejected():

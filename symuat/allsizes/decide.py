@@ -283,4 +283,10 @@ def all_sizes_level(claim, run=None) -> Evidence | None:
     """The level's runner: evidence for an explicit :class:`Identity` inside the fragment, else ``None``."""
     if not isinstance(claim, Identity) or Level.SYMBOLIC not in claim.levels:
         return None
-    return decide(claim).evidence
+    decision = decide(claim)
+    if decision.evidence is not None:
+        return decision.evidence
+    grid = {k: max(d[k] for d in claim.dims) for k in claim.dims[0]}
+    where = ", ".join(f"{k} ≤ {v}" for k, v in grid.items())
+    return Evidence(Level.ALL_SIZES, None, f"undecided: {decision.reason}; the other levels cover only the grid "
+                                           f"{where}", grid=grid)

@@ -15,14 +15,18 @@ as the largest one (their hand-written references may form and cancel intermedia
 derived side never shows; the references of opaque claims are forward passes, and for deep
 opaque tables that floor would exceed the values by orders of magnitude and hide mutations).  When
 float64 overflows at the drawn point the inputs are scaled towards 0 and redrawn: a
-true identity holds at every point.  See ``docs/evidence.md``.
+true identity holds at every point.  An entry whose symbolic magnitude is 0 (its sides cancel exactly) gets
+the largest input or reference entry as its magnitude instead.  A reference that returns complex or
+non-numeric values, or NaN/infinite entries where the derived side is finite, is refused (an
+:class:`~symuat.errors.InvalidValueError`, reported by the audit as the entry's DerivationError).
+See ``docs/evidence.md``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import InvalidValueError, ShapeError
 from .fields import RealField
 from .levels import Run, entry_label, instance_at, register_level, shape_failure
 from .protocol import Claim, Instance
@@ -56,6 +60,10 @@ def _compare_at(inst: Instance, values, fld: RealField):
     raw = inst.reference(values)
     if raw is not None:
         raw = np.asarray(raw)
+        if not (np.issubdtype(raw.dtype, np.floating) or np.issubdtype(raw.dtype, np.integer)
+                or raw.dtype == np.bool_):
+            raise InvalidValueError(f"the reference returned {raw.dtype} values at {inst.where}; a float reference "
+                                    "must be real (a complex or non-numeric result is never cast to real)")
         if np.issubdtype(raw.dtype, np.floating):  # a float32 reference is only float32-accurate
             ref_eps = float(np.finfo(raw.dtype).eps)
         want = raw.astype(float).reshape(-1)
@@ -66,6 +74,13 @@ def _compare_at(inst: Instance, values, fld: RealField):
     if want.size != got.size:
         return got, None, want.size, ref_eps, source
     return got, want, inst.magnitudes(values), ref_eps, source
+
+
+def _floor(values, want: np.ndarray) -> float:
+    r"""The magnitude of an entry whose symbolic magnitude is 0 (its sides cancel exactly, e.g. :math:`C_M 1 x`):
+    the largest input or reference entry, since the reference still rounds the terms it cancels."""
+    inputs = [float(np.max(np.abs(np.asarray(v, dtype=float)))) for v in values.values() if np.size(v)]
+    return max([*inputs, float(np.max(np.abs(want))) if want.size else 0.0])
 
 
 @register_level(Level.FLOAT)
@@ -90,10 +105,14 @@ def float_level(claim: Claim, run: Run) -> Evidence:
                             {**inst.point, "reason": "size mismatch"})
         if np.all(np.isfinite(got)) and np.all(np.isfinite(want)) and np.all(np.isfinite(mags)):
             break
+        if np.all(np.isfinite(got)) and np.all(np.isfinite(mags)):  # only the reference is NaN or infinite
+            raise InvalidValueError(f"the reference returned NaN or infinite entries at {inst.where} (seed "
+                                    f"{run.seed}) where the derived side is finite")
     else:
         return Evidence(Level.FLOAT, False, f"float64 overflows at {inst.where} (seed {run.seed}) even with inputs "
                         f"scaled by {SHRINK[-1]:g}: the float level cannot evaluate this statement",
                         {**inst.point, "seed": run.seed, "reason": "overflow"})
+    mags = np.where(mags > 0, mags, _floor(scaled, want))
     tol = tolerance(got.size + inst.input_count(), mags, ref_eps)
     if shrink != 1:
         source += f" (inputs scaled by {shrink:g} to avoid float64 overflow)"

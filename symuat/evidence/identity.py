@@ -130,14 +130,22 @@ class Identity:
     def instantiate(self, dims: Dims) -> ExplicitInstance:
         """Build the symbol environment and both sides at ``dims``."""
         env = {name: symbolic_matrix(name, r, c) for name, (r, c) in self.shapes(dims).items()}
-        lhs = sympy.ImmutableMatrix(self.lhs(env, dims))
-        rhs = sympy.ImmutableMatrix(self.rhs(env, dims))
+        lhs = _side("lhs", self.lhs(env, dims), dims)
+        rhs = _side("rhs", self.rhs(env, dims), dims)
         if lhs.shape != rhs.shape:
             raise ShapeError(f"sides have shapes {lhs.shape} and {rhs.shape} at dims {dict(dims)}")
         return ExplicitInstance(self, dims, env, lhs, rhs)
 
     def symbolic_statement(self) -> str:
         return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+
+
+def _side(name: str, value: Any, dims: Dims) -> sympy.ImmutableMatrix:
+    """A builder's result as a SymPy matrix; anything else (``None``, a string, a number) is refused by name."""
+    if not isinstance(value, (sympy.MatrixBase, sympy.MatrixExpr)):
+        raise ArgumentTypeError(f"Identity.{name} returned {type(value).__name__} at dims {dict(dims)}; expected a "
+                                "SymPy Matrix")
+    return sympy.ImmutableMatrix(value)
 
 
 def _variables(shapes, dims: Sequence[Dims]) -> tuple[str, ...]:

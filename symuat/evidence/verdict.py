@@ -23,17 +23,29 @@ class Level(str, Enum):
 class Evidence:
     r"""The outcome of one check at one level.
 
+    ``holds`` is ``True`` or ``False``, or ``None`` when the level ran but could not decide (``detail`` then
+    starts with ``undecided:`` and gives the reason); an undecided level counts neither for nor against.
     ``counterexample`` is set when ``holds`` is false: the smallest instance
     found, with enough data (dimensions, seed, entry, values) to replay it.
+    ``grid`` (undecided ``all-sizes`` evidence) is the largest value of each dimension that the grid-bound
+    levels covered: a claim proved there is proved on that grid only.
     """
 
     level: Level
-    holds: bool
+    holds: bool | None
     detail: str
     counterexample: Mapping[str, Any] | None = None
+    grid: Mapping[str, int] | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.holds is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level.value, "holds": self.holds, "detail": self.detail}
+        out = {"level": self.level.value, "holds": self.holds, "detail": self.detail}
+        if self.grid is not None:
+            out["grid"] = dict(self.grid)
+        return out
 
 
 @dataclass(frozen=True)
@@ -43,13 +55,18 @@ class Verdict:
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
 
     @property
+    def decided(self) -> tuple[Evidence, ...]:
+        """The evidence of the levels that decided (undecided ones count neither way)."""
+        return tuple(e for e in self.evidence if e.holds is not None)
+
+    @property
     def holds(self) -> bool:
-        return bool(self.evidence) and all(e.holds for e in self.evidence)
+        return bool(self.decided) and all(e.holds for e in self.decided)
 
     @property
     def consistent(self) -> bool:
-        """True when all levels agree (a disagreement means a checker bug)."""
-        return len({e.holds for e in self.evidence}) <= 1
+        """True when all deciding levels agree."""
+        return len({e.holds for e in self.decided}) <= 1
 
     @property
     def levels(self) -> tuple[Level, ...]:

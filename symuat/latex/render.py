@@ -45,7 +45,7 @@ __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat",
            "render_document", "format_counterexample", "level_marks", "paper_figures", "document_files"]
 
 #: Macro printed for a level whose checks all hold, all fail, partly hold (readings) or do not apply.
-_MARKS = {"all": r"\yes", "none": r"\no", "some": r"\some", "n/a": r"\na"}
+_MARKS = {"all": r"\yes", "none": r"\no", "some": r"\some", "n/a": r"\na", "undecided": r"\undecided"}
 _SIDES = (("lhs", "left-hand side"), ("rhs", "right-hand side"), ("difference", "difference (left $-$ right)"))
 _PAPER_FIGURE = re.compile(r"(?<!paper )(?<!paper's )(?<!paper’s )\b(Figures?|Fig\.)(~|\s)*(\d+)")
 
@@ -82,6 +82,7 @@ def environment() -> jinja2.Environment:
     env.filters["marks"] = level_marks
     env.filters["reason"] = lambda r: prose_reason(r.entry)
     env.filters["version"] = version_name
+    env.filters["status"] = lambda r: escape_text(r.status_label)
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env
 
@@ -89,7 +90,9 @@ def environment() -> jinja2.Environment:
 def level_marks(record: AuditRecord) -> tuple[str, ...]:
     r"""One mark per evidence level (then one for the correction): ``\yes``, ``\no``, ``\some`` or ``\na``."""
     def mark(evidence) -> str:
-        held = [ev.holds for ev in evidence]
+        held = [ev.holds for ev in evidence if ev.holds is not None]
+        if evidence and not held:
+            return _MARKS["undecided"]
         key = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
         return _MARKS[key]
 
@@ -227,26 +230,37 @@ def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, 
     return files
 
 
+def _file_mode() -> int:
+    """0644 less the umask: what any file a user writes gets."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o644 & ~umask
+
+
 def write_files(directory: str | Path, files: Mapping[str, str | bytes]) -> list[Path]:
-    """Write ``files`` (name → text or bytes) into ``directory`` atomically; raise :class:`OutputError` on failure."""
+    """Write ``files`` (name → text or bytes) into ``directory`` atomically, mode 0644 less the umask; raise
+    :class:`OutputError` on failure, leaving no temporary file behind."""
     out = Path(directory)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot create output directory {str(out)!r}: {exc.strerror or exc}") from None
+    mode = _file_mode()
     written = []
     for name, text in files.items():
         target = out / name
+        tmp = None
         try:
             fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
-            if isinstance(text, bytes):
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(text)
-            else:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                    fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+            os.chmod(tmp, mode)
             os.replace(tmp, target)
+            tmp = None
         except OSError as exc:
             raise OutputError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
         written.append(target)
     return written

@@ -30,6 +30,7 @@ from ..evidence.protocol import InstanceCache
 from ..evidence.verdict import Evidence, Level, Verdict
 from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
+from .guard import defined_at, entry_timeout, report, time_limit, user_code
 
 __all__ = ["AuditRecord", "check_seed", "audit_entry", "audit", "ledger_json", "summary"]
 
@@ -49,6 +50,34 @@ class AuditRecord:
     def agrees(self) -> bool:
         return self.computed is self.entry.status
 
+    @property
+    def grid(self) -> Mapping[str, int] | None:
+        """The grid a claim is proved on when the all-sizes level ran and could not decide; ``None`` otherwise."""
+        for ev in self.evidence:
+            if ev.level is Level.ALL_SIZES and ev.holds is None and ev.grid is not None:
+                return ev.grid
+        return None
+
+    def _scoped(self, status: Status) -> str:
+        grid = self.grid if status is Status.PROVED else None
+        return status.value + (f" (grid {', '.join(f'{k} ≤ {v}' for k, v in grid.items())})" if grid else "")
+
+    @property
+    def status_label(self) -> str:
+        """The recorded status, with the grid when the statement is proved on its grid only: ``proved (grid n ≤ 2)``."""
+        return self._scoped(self.entry.status)
+
+    @property
+    def computed_label(self) -> str:
+        """The computed status as :attr:`status_label` words it; ``refuted`` for a statement that fails with no
+        proved correction, ``no status`` when the deciding levels disagree."""
+        if self.computed is not None:
+            return self._scoped(self.computed)
+        decided = [ev for ev in self.evidence if ev.holds is not None]
+        if decided and (not any(ev.holds for ev in decided) or _refuted_above_grid(Verdict(self.evidence))):
+            return "refuted"
+        return "no status"
+
     def to_json(self) -> dict[str, Any]:
         e = self.entry
         return {
@@ -62,6 +91,7 @@ class AuditRecord:
             "correction_evidence": [ev.to_json() for ev in self.correction_evidence],
             "note": e.note,
             "agrees": self.agrees,
+            "grid": dict(self.grid) if self.grid is not None else None,
         }
 
 
@@ -80,12 +110,27 @@ def check_seed(seed) -> int:
     return int(seed)
 
 
+def _refuted_above_grid(verdict: Verdict) -> bool:
+    """The all-sizes level found a witness above the grid on which every other level holds."""
+    others = [ev.holds for ev in verdict.decided if ev.level is not Level.ALL_SIZES]
+    return all(others) and any(ev.level is Level.ALL_SIZES and ev.holds is False and ev.counterexample is not None
+                               for ev in verdict.evidence)
+
+
+def _above_grid(entry: Entry, verdict: Verdict, seed: int, instances: InstanceCache) -> AuditRecord:
+    """A statement that holds on its grid and fails above it: false, with the all-sizes witness."""
+    witness = next(ev for ev in verdict.evidence if ev.level is Level.ALL_SIZES)
+    status, reason, fixed = _failure(entry, verdict, seed, instances)
+    return AuditRecord(entry, status, verdict.evidence, f"false above the grid of the other levels ({witness.detail}); "
+                       f"{reason}", witness.counterexample, fixed)
+
+
 def _proved(verdict: Verdict) -> bool:
     return verdict.holds and Level.SYMBOLIC in verdict.levels
 
 
 def _all_fail(verdict: Verdict) -> bool:
-    return bool(verdict.evidence) and not any(ev.holds for ev in verdict.evidence)
+    return bool(verdict.decided) and not any(ev.holds for ev in verdict.decided)
 
 
 def _failure(entry: Entry, verdict: Verdict, seed: int,
@@ -98,13 +143,24 @@ def _failure(entry: Entry, verdict: Verdict, seed: int,
     return None, "the statement fails and its correction is not proved", fixed.evidence
 
 
-def audit_entry(entry: Entry, seed: int = 0, instances: InstanceCache | None = None) -> AuditRecord:
+def audit_entry(entry: Entry, seed: int = 0, instances: InstanceCache | None = None,
+                timeout: float | None = None) -> AuditRecord:
     """Run the claim of ``entry`` at every applicable level and derive its status.
 
     ``instances`` lets the entries of one audit share the sides built for a claim (or correction) they share.
+    The claim's builders, references and proxies are user code: anything they raise (``SystemExit``
+    included), or running past ``timeout`` seconds (default: :func:`~symuat.ledger.guard.entry_timeout`),
+    is one :class:`~symuat.errors.DerivationError` naming the entry and the ``file:line``.
     """
     check_seed(seed)
+    limit = entry_timeout(timeout)
     instances = InstanceCache() if instances is None else instances
+    report("begin", id=entry.id, at=defined_at(entry.claim))
+    with user_code(f"entry {entry.id!r}"), time_limit(limit, entry.id):
+        return _audit_entry(entry, seed, instances)
+
+
+def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditRecord:
     claim = entry.claim
     if isinstance(claim, Prose):
         evidence = tuple(claim.proxy(seed)) if claim.proxy is not None else ()
@@ -114,6 +170,8 @@ def audit_entry(entry: Entry, seed: int = 0, instances: InstanceCache | None = N
     if isinstance(claim, Denial):
         return _audit_denial(entry, claim, seed, instances)
     verdict = check_identity(claim, seed=seed, cache=instances)
+    if _refuted_above_grid(verdict):
+        return _above_grid(entry, verdict, seed, instances)
     if not verdict.consistent:
         return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree", verdict.counterexample)
     if verdict.holds:

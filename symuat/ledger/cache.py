@@ -1,41 +1,46 @@
-r"""Cached audits: recompute the ledger only when something it depends on changed.
+r"""Cached audits: computed evidence is reused only where nothing it depends on changed (docs/cache.md).
 
-The key is a SHA-256 over the symuat version, the content of every ``*.py`` file
-of the symuat package itself (editing the engine invalidates the cache), every
-file of the derivation sources (the ``derivations`` package or the
-``--derivations`` directory), the Python, SymPy and NumPy versions, and the seed.
-Records are kept as plain data (:mod:`symuat.ledger.snapshot`) in memory and in
-``audit-<key>.json`` under the cache directory: ``$SYMUAT_CACHE_DIR``, else
-``$XDG_CACHE_HOME/symuat``, else ``~/.cache/symuat``.  A file that does not parse,
-has another format or key, or lacks a requested entry is ignored and rewritten;
-failing to write the cache is not an error.
+The derivations are always loaded; the cache only supplies the *computed* part of a record (status,
+evidence, counterexample) for an entry whose identity — id, statement, recorded status, note,
+correction and claim — is unchanged.  The key (:func:`cache_key`) covers the Python version, the seed,
+every file below the derivation root and every module loaded that is not part of the standard library:
+by content, symlinks followed (symuat itself, the derivations, a helper on ``PYTHONPATH``), or by name
+and version for an installed distribution.  Modules imported while auditing are recorded in the file
+and re-checked when it is read.  A file is trusted only when its HMAC verifies under this user's key
+(:mod:`symuat.ledger.signing`); anything unreadable, tampered, hostile or stale is a miss and is
+recomputed.  Files are ``audit-<key>.cache`` in ``$SYMUAT_CACHE_DIR``, else ``$XDG_CACHE_HOME/symuat``,
+else ``~/.cache/symuat``; failing to write the cache is not an error.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
+import importlib
 import importlib.util
 import inspect
 import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from importlib import metadata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
 from ..evidence.protocol import InstanceCache
 from .audit import AuditRecord, check_seed
-from .parallel import audit_data
+from .dependencies import changed, file_sources, module_sources, tree_sources
+from .parallel import audit_data, imported_in_workers
 from .registry import load_entries
-from .snapshot import record_from_data
+from .signing import sign, user_key, verify
+from .snapshot import entry_data, record_from_data
 
 __all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
 
-_FORMAT = 1
+_FORMAT = 2
+_MAGIC = "symuat-audit-cache"
+_MAX_BYTES = 256 * 2**20
 _KEEP_FILES = 16
 _MEMORY: dict[str, dict[str, Any]] = {}
 
@@ -52,12 +57,6 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") / "symuat"
 
 
-def _hash_tree(h, root: Path, pattern: str) -> None:
-    for path in sorted(p for p in root.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-
-
 def _derivation_root(package: str, directory: str | Path | None) -> Path:
     if directory is not None:
         root = Path(directory)
@@ -70,13 +69,6 @@ def _derivation_root(package: str, directory: str | Path | None) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def _default_package() -> str:
     """The derivation package :func:`~symuat.ledger.registry.load_entries` reads by default."""
     param = inspect.signature(load_entries).parameters.get("package")
@@ -84,17 +76,22 @@ def _default_package() -> str:
 
 
 def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None) -> str:
-    r"""The SHA-256 key of an audit: symuat version and sources, derivation sources, library versions, seed.
+    r"""The SHA-256 key of an audit of the derivations as loaded now (load them first).
+
+    It covers the cache format, the Python version, the seed, every file below the derivation root (data files
+    included) and every module loaded in this process that is not part of the standard library — by content
+    (symlinks followed) or, for an installed distribution, by name and version
+    (:mod:`symuat.ledger.dependencies`).
 
     >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1)
     True
     """
     h = hashlib.sha256()
-    versions = (_FORMAT, _version("symuat"), sys.version, _version("sympy"), _version("numpy"), seed)
-    h.update(repr(versions).encode())
-    _hash_tree(h, Path(__file__).resolve().parents[1], "*.py")
-    h.update(b"\0derivations\0")
-    _hash_tree(h, _derivation_root(package or _default_package(), directory), "*")
+    h.update(repr((_FORMAT, sys.version, seed)).encode())
+    sources = {**module_sources(list(sys.modules)),
+               **tree_sources(_derivation_root(package or _default_package(), directory))}
+    for label in sorted(sources):
+        h.update(label.encode() + b"\0" + sources[label].encode() + b"\0")
     return h.hexdigest()
 
 
@@ -120,34 +117,54 @@ def select_ids(ids: Sequence[str], patterns: Iterable[str]) -> tuple[str, ...]:
 
 
 def _file(key: str) -> Path:
-    return cache_dir() / f"audit-{key}.json"
+    return cache_dir() / f"audit-{key}.cache"
 
 
-def _read(key: str) -> dict[str, Any] | None:
+def _read(key: str, secret: bytes) -> dict[str, Any] | None:
+    r"""The verified content of the cache file of ``key``, or ``None`` for anything else.
+
+    The file is ``<header> <mac>\n<json>``; the MAC is checked before the JSON is parsed, so a file this
+    user's symuat did not write is never interpreted.  Any failure while reading (a missing, huge,
+    unreadable, tampered or hostile file) is a miss.
+    """
+    path = _file(key)
     try:
-        data = json.loads(_file(key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if path.stat().st_size > _MAX_BYTES:
+            return None
+        raw = path.read_bytes()
+        header, _, payload = raw.partition(b"\n")
+        magic, version, mac = header.decode("ascii").split(" ")
+        if magic != _MAGIC or version != str(_FORMAT) or not verify(secret, payload, mac):
+            return None
+        data = json.loads(payload.decode("utf-8"))
+    except Exception:  # noqa: BLE001 - deep nesting (RecursionError), bad bytes, I/O: all mean "not cached"
         return None
-    if not (isinstance(data, dict) and data.get("format") == _FORMAT and data.get("key") == key
-            and isinstance(data.get("ids"), list) and isinstance(data.get("records"), dict)):
+    if not (isinstance(data, dict) and data.get("key") == key and isinstance(data.get("records"), dict)
+            and isinstance(data.get("late"), dict) and not changed(data["late"])):
         return None
     return data
 
 
-def _write(key: str, data: dict[str, Any]) -> None:
+def _write(key: str, data: dict[str, Any], secret: bytes) -> None:
     directory = cache_dir()
+    payload = json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    tmp = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".audit-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(f"{_MAGIC} {_FORMAT} {sign(secret, payload)}\n".encode("ascii") + payload)
         os.chmod(tmp, 0o644)
         os.replace(tmp, _file(key))
-        old = sorted(directory.glob("audit-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        tmp = None
+        old = sorted(directory.glob("audit-*.cache"), key=lambda p: p.stat().st_mtime, reverse=True)
         for stale in old[_KEEP_FILES:]:
             stale.unlink(missing_ok=True)
     except OSError:
         return
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def clear_memory() -> None:
@@ -155,9 +172,38 @@ def clear_memory() -> None:
     _MEMORY.clear()
 
 
-def _records(data: dict[str, Any], ids: Sequence[str]) -> tuple[AuditRecord, ...] | None:
+def _describe(value: Any, depth: int = 0) -> Any:
+    """A plain description of a claim: its types, declared data and where its callables are defined."""
+    if depth > 6:
+        return "..."
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        return f"<{getattr(value, '__qualname__', '?')} at {code.co_filename}:{code.co_firstlineno}>"
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields:
+        return {"type": type(value).__qualname__,
+                **{name: _describe(getattr(value, name, None), depth + 1) for name in fields}}
+    if isinstance(value, Mapping):
+        return {str(k): _describe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_describe(v, depth + 1) for v in value]
+    return f"<{type(value).__qualname__}>"
+
+
+def _identity(entry) -> dict[str, Any]:
+    """What must be unchanged for a cached record of ``entry`` to stand: its printed part and its claim."""
+    return {**entry_data(entry), "claim": _describe(entry.claim),
+            "correction_claim": _describe(entry.correction.identity) if entry.correction is not None else None}
+
+
+def _cached(data: dict[str, Any], entry) -> AuditRecord | None:
+    held = data["records"].get(entry.id)
     try:
-        return tuple(record_from_data(data["records"][i]) for i in ids)
+        if not isinstance(held, dict) or held.get("identity") != _identity(entry):
+            return None
+        return record_from_data(held["record"])
     except (KeyError, TypeError, LedgerError):
         return None
 
@@ -167,8 +213,13 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
                  on_start: Callable[[int], None] | None = None,
                  on_done: Callable[[str], None] | None = None,
                  instances: InstanceCache | None = None) -> tuple[AuditRecord, ...]:
-    r"""Audit the ledger (or the entries matching ``only``), from the cache when it is current.
+    r"""Audit the ledger (or the entries matching ``only``), taking computed evidence from the cache when it may.
 
+    The derivations are always loaded.  A cached record stands in for an entry only when the cache file
+    verifies under this user's key (:mod:`symuat.ledger.signing`), every source the audit depended on is
+    unchanged (:func:`cache_key`, and the modules imported while auditing), and the entry's identity — id,
+    statement, recorded status, note, correction and claim — equals the live entry's; anything else is
+    recomputed (docs/cache.md).
     ``on_start(n)`` is called before ``n`` entries are audited afresh, ``on_done(id)`` after each.
     ``instances`` (an :class:`~symuat.evidence.protocol.InstanceCache`) keeps the sides built by an audit in
     this process (``jobs=1``) for later checks of the same claims, e.g. a seed sweep.
@@ -177,39 +228,31 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     """
     check_seed(seed)
     only = tuple(only)
-    key = cache_key(seed, package, directory) if use_cache else ""
-    data = (_MEMORY.get(key) or _read(key)) if use_cache else None
-    if data is not None:
-        ids = select_ids(data["ids"], only)
-        cached = _records(data, ids)
-        if cached is not None:
-            _MEMORY[key] = data
-            return cached
     entries = load_entries(directory=directory) if package is None else load_entries(package, directory=directory)
     if not entries:
         where = (f"directory {str(directory)!r}" if directory is not None
                  else f"package {package or _default_package()!r}")
         raise DerivationError(f"no entries found in derivations {where}")
-    all_ids = [e.id for e in entries]
-    ids = select_ids(all_ids, only)
-    data = data if data is not None and data["ids"] == all_ids else {"format": _FORMAT, "key": key, "ids": all_ids,
-                                                                     "records": {}}
-    missing = [e for e in entries if e.id in set(ids) and not _valid(data["records"].get(e.id))]
-    if on_start is not None:
+    ids = set(select_ids([e.id for e in entries], only))
+    chosen = [e for e in entries if e.id in ids]
+    secret = user_key(outside=cache_dir()) if use_cache else None
+    key = cache_key(seed, package, directory) if secret is not None else ""
+    data = (_MEMORY.get(key) or _read(key, secret)) if secret is not None else None
+    if data is None:
+        data = {"key": key, "late": {}, "records": {}}
+    found = {e.id: _cached(data, e) for e in chosen}
+    missing = [e for e in chosen if found[e.id] is None]
+    if on_start is not None and missing:
         on_start(len(missing))
+    before, before_workers = set(sys.modules), imported_in_workers()
     for e, rec in zip(missing, audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)):
-        data["records"][e.id] = rec
-    if use_cache:
+        data["records"][e.id] = {"identity": _identity(e), "record": rec}
+        found[e.id] = record_from_data(rec)
+    if secret is not None and missing:
+        in_workers = {n: f for n, f in imported_in_workers().items() if n not in before_workers}
+        data["late"] = {**data["late"], **module_sources(set(sys.modules) - before), **file_sources(in_workers)}
         _MEMORY[key] = data
-        _write(key, data)
-    records = _records(data, ids)
-    assert records is not None  # every selected id was just audited
-    return records
-
-
-def _valid(rec: Any) -> bool:
-    try:
-        record_from_data(rec)
-    except (LedgerError, TypeError):
-        return False
-    return True
+        _write(key, data, secret)
+    elif secret is not None:
+        _MEMORY[key] = data
+    return tuple(found[e.id] for e in chosen)  # type: ignore[misc]

@@ -5,23 +5,32 @@ are therefore forked from the process that loaded the entries and receive only
 indices.  Each worker returns a record as plain data
 (:func:`~symuat.ledger.snapshot.record_to_data`), and the results are put back in
 ledger order, so the outcome does not depend on which process finished first.
-Where ``fork`` is unavailable the entries are audited in this process.
+Where ``fork`` is unavailable the entries are audited in this process.  Workers die with their parent
+(``PR_SET_PDEATHSIG``); a worker that dies (``os._exit`` in user code, a crash) is traced to its entry.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from ..errors import DerivationError, InvalidValueError
 from ..evidence.protocol import InstanceCache
+from ..validation import check_positive_int
 from .audit import audit_entry
+from .dependencies import loaded_files
 from .entry import Entry
+from .guard import defined_at
 from .snapshot import record_to_data
 
-__all__ = ["default_jobs", "audit_data"]
+__all__ = ["default_jobs", "audit_data", "imported_in_workers"]
 
 #: Below this many entries the process start-up costs more than it saves.
 _MIN_PARALLEL = 8
@@ -29,26 +38,65 @@ _MIN_PARALLEL = 8
 _ENTRIES: Sequence[Entry] = ()
 _SEED = 0
 _INSTANCES = InstanceCache()  # filled only in the forked workers, each in its own copy
+_IMPORTED: dict[str, str] = {}  # modules the workers imported while auditing (the cache's dependencies)
+_PR_SET_PDEATHSIG = 1
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
 
 
 def default_jobs() -> int:
-    r"""Worker processes: ``$SYMUAT_JOBS`` if set, else the usable CPU count (at most 4).
+    r"""Worker processes: ``$SYMUAT_JOBS`` if set (1 to the usable CPU count), else the CPU count (at most 4).
 
     >>> default_jobs() >= 1
     True
     """
     env = os.environ.get("SYMUAT_JOBS", "").strip()
-    if env.isdigit() and int(env) >= 1:
-        return int(env)
+    if not env:
+        return max(1, min(_cpus(), 4))
+    if not env.isdigit() or not 1 <= int(env) <= _cpus():
+        raise InvalidValueError(f"SYMUAT_JOBS must be a whole number from 1 to the {_cpus()} usable CPUs, "
+                                f"got {env!r}")
+    return int(env)
+
+
+def _die_with_parent() -> None:
+    """Worker initializer: the kernel kills this worker when its parent dies (Linux ``PR_SET_PDEATHSIG``)."""
+    parent = os.getppid()
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 4))
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
-def _audit_index(index: int) -> tuple[int, dict[str, Any]]:
-    return index, record_to_data(audit_entry(_ENTRIES[index], seed=_SEED, instances=_INSTANCES))
+def _audit_index(index: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+    before = set(sys.modules)
+    data = record_to_data(audit_entry(_ENTRIES[index], seed=_SEED, instances=_INSTANCES))
+    return index, data, loaded_files(set(sys.modules) - before)
+
+
+def _culprit(entries: Sequence[Entry], pending: Sequence[int]) -> DerivationError:
+    """The entry whose process died: each unfinished entry is re-run alone in a fresh worker until one dies."""
+    for i in pending:
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_die_with_parent) as pool:
+            try:
+                pool.submit(_audit_index, i).result()
+            except BrokenProcessPool:
+                at = defined_at(entries[i].claim)
+                return DerivationError(f"entry {entries[i].id!r} ended the process auditing it (os._exit or a "
+                                       f"crash)" + (f"; its claim is defined at {at}" if at else ""))
+            except DerivationError as exc:
+                return exc
+    return DerivationError("a worker process of the audit died (os._exit or a crash), and no single entry "
+                           "reproduces it")
 
 
 def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
@@ -60,7 +108,7 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
     when the audit runs in this process (one job); worker processes keep their own.
     """
     global _ENTRIES, _SEED
-    jobs = default_jobs() if jobs is None else jobs
+    jobs = default_jobs() if jobs is None else check_positive_int("jobs", jobs, InvalidValueError)
     done = on_done or (lambda _id: None)
     if jobs <= 1 or len(entries) < _MIN_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
         out, instances = [], InstanceCache() if instances is None else instances  # shared by the entries
@@ -71,13 +119,26 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
     _ENTRIES, _SEED = tuple(entries), seed
     results: list[dict[str, Any] | None] = [None] * len(entries)
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(entries)),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(entries)), mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_die_with_parent) as pool:
             futures = [pool.submit(_audit_index, i) for i in range(len(entries))]
-            for fut in as_completed(futures):
-                i, data = fut.result()
-                results[i] = data
-                done(entries[i].id)
+            try:
+                for fut in as_completed(futures):
+                    i, data, imported = fut.result()
+                    results[i] = data
+                    _IMPORTED.update(imported)
+                    done(entries[i].id)
+            except BrokenProcessPool:
+                raise _culprit(entries, [i for i, r in enumerate(results) if r is None]) from None
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
     finally:
         _ENTRIES = ()
     return results  # type: ignore[return-value]
+
+
+def imported_in_workers() -> dict[str, str]:
+    """``{module: file}`` of the modules the worker processes of this process's audits imported while auditing."""
+    return dict(_IMPORTED)

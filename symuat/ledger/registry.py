@@ -8,7 +8,7 @@ it is imported as the package ``symuat_user_derivations``, running its
 ``__init__.py`` when there is one, so relative imports between its modules work.
 The package's ``__init__`` may define ``entries()`` too; every public submodule
 (name not starting with ``_``) must.  A module that fails to import, raises, or
-returns anything else gives a :class:`~symuat.errors.DerivationError` naming its
+returns anything else — ``SystemExit`` included — gives a :class:`~symuat.errors.DerivationError` naming its
 file; so does a directory that yields no entries at all.
 """
 
@@ -23,8 +23,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import DerivationError, SymuatError
+from ..errors import DerivationError
 from .entry import Entry
+from .guard import report, user_code
 
 __all__ = ["load_entries", "entries_from_module", "PAPER_PACKAGE", "USER_PACKAGE"]
 
@@ -53,12 +54,8 @@ def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
     held = _LOADED.get(module)
     if held is not None and held[0] is factory:
         return held[1]
-    try:
+    with user_code(f"derivation module {name!r}"):  # a derivation that crashes or exits is reported
         produced = tuple(factory())
-    except SymuatError as exc:
-        raise DerivationError(f"derivation module {name!r}: {exc}") from None
-    except Exception as exc:  # a derivation that crashes is reported, not propagated raw
-        raise DerivationError(f"derivation module {name!r} raised {type(exc).__name__}: {exc}") from None
     for item in produced:
         if not isinstance(item, Entry):
             raise DerivationError(
@@ -69,14 +66,9 @@ def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
 
 
 def _import(name: str, loader) -> ModuleType:
-    try:
+    report("load", module=name)
+    with user_code(f"derivation module {name!r}", action="failed to import:"):
         return loader()
-    except SymuatError as exc:
-        raise DerivationError(f"derivation module {name!r} failed to import: {exc}") from None
-    except Exception as exc:
-        raise DerivationError(
-            f"derivation module {name!r} failed to import: {type(exc).__name__}: {exc}"
-        ) from None
 
 
 def _submodules(pkg: ModuleType) -> Iterable[ModuleType]:

@@ -22,7 +22,8 @@ from ..evidence.verdict import Evidence, Level
 from .audit import AuditRecord
 from .entry import Denial, Prose, Readings, Source, Status
 
-__all__ = ["EntrySnapshot", "CorrectionSnapshot", "claim_kind", "prose_reason", "record_to_data", "record_from_data"]
+__all__ = ["EntrySnapshot", "CorrectionSnapshot", "claim_kind", "prose_reason", "entry_data", "record_to_data",
+           "record_from_data"]
 
 
 @dataclass(frozen=True)
@@ -94,17 +95,24 @@ def _plain(value: Any) -> Any:
 
 
 def _evidence_data(evidence: tuple[Evidence, ...]) -> list[list[Any]]:
-    return [[ev.level.value, bool(ev.holds), ev.detail, _plain(ev.counterexample)] for ev in evidence]
+    return [[ev.level.value, None if ev.holds is None else bool(ev.holds), ev.detail, _plain(ev.counterexample),
+             _plain(ev.grid)] for ev in evidence]
 
 
-def record_to_data(record: AuditRecord) -> dict[str, Any]:
-    r"""A JSON-safe dict holding everything the CLI, ``ledger.json`` and the LaTeX read from ``record``."""
-    e = record.entry
+def entry_data(e) -> dict[str, Any]:
+    r"""The printed, recorded part of an entry (or snapshot) as JSON-safe data: id, source, statement, status, …"""
     return {
         "id": e.id, "version": e.source.version, "ref": e.source.ref, "statement": e.statement,
         "status": e.status.value, "kind": claim_kind(e),
         "correction": e.correction.statement if e.correction is not None else None,
         "note": e.note, "tags": list(e.tags), "prose": prose_reason(e),
+    }
+
+
+def record_to_data(record: AuditRecord) -> dict[str, Any]:
+    r"""A JSON-safe dict holding everything the CLI, ``ledger.json`` and the LaTeX read from ``record``."""
+    return {
+        **entry_data(record.entry),
         "computed": record.computed.value if record.computed is not None else None,
         "reason": record.reason,
         "evidence": _evidence_data(record.evidence),
@@ -115,10 +123,11 @@ def record_to_data(record: AuditRecord) -> dict[str, Any]:
 
 def _evidence(rows: Any) -> tuple[Evidence, ...]:
     out = []
-    for level, holds, detail, cx in rows:
-        if not isinstance(holds, bool) or not isinstance(detail, str) or not (cx is None or isinstance(cx, Mapping)):
+    for level, holds, detail, cx, grid in rows:
+        if not (holds is None or isinstance(holds, bool)) or not isinstance(detail, str) \
+                or not (cx is None or isinstance(cx, Mapping)) or not (grid is None or isinstance(grid, Mapping)):
             raise LedgerError("malformed evidence in audit data")
-        out.append(Evidence(Level(level), holds, detail, cx))
+        out.append(Evidence(Level(level), holds, detail, cx, grid))
     return tuple(out)
 
 

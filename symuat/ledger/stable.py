@@ -84,8 +84,8 @@ def stable_value(value: Any) -> Any:
 
 
 def _evidence(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    return tuple(Evidence(ev.level, ev.holds, stable_text(ev.detail),
-                          stable_value(ev.counterexample) if ev.counterexample is not None else None)
+    return tuple(replace(ev, detail=stable_text(ev.detail),
+                         counterexample=stable_value(ev.counterexample) if ev.counterexample is not None else None)
                  for ev in evidence)
 
 

@@ -19,9 +19,11 @@ __all__ = ["LEGEND", "evidence_marks", "table", "explain"]
 
 LEGEND = "\n".join([
     "legend: ✓ the level confirms the statement as printed, ✗ it refutes it (an erratum, or a reading that",
-    "        fails); [name] marks one reading of an ambiguous statement; for a denial (\"… does not hold\")",
+    "        fails), ? it ran and could not decide (all-sizes outside its fragment: explain ID says why);",
+    "        [name] marks one reading of an ambiguous statement; for a denial (\"… does not hold\")",
     "        ✓ means the level refutes the denied identity, i.e. confirms the denial.",
-    "status: proved = every level holds, the symbolic proof among them; checked = every level holds, no",
+    "status: proved = every level holds, the symbolic proof among them (\"proved (grid n ≤ 2)\": for those sizes",
+    "        only, the all-sizes level could not decide); checked = every level holds, no",
     "        symbolic level applies; erratum = false as printed, with a counterexample and a proved correction;",
     "        convention = holds only under some readings; prose = not an equation (a proxy may be measured).",
     "agrees: whether the status recomputed from the claim equals the recorded one.",
@@ -36,8 +38,11 @@ def _reading(ev: Evidence) -> tuple[str, str]:
     return "", ev.detail
 
 
-def _confirms(ev: Evidence, kind: str) -> bool:
-    return (not ev.holds) if kind == "denial" else ev.holds
+def _mark(ev: Evidence, kind: str) -> str:
+    """✓ the level confirms the statement as printed, ✗ it refutes it, ? it ran and could not decide."""
+    if ev.holds is None:
+        return "?"
+    return "✓" if ((not ev.holds) if kind == "denial" else ev.holds) else "✗"
 
 
 def _example(kind: str, holds: bool) -> AuditRecord:
@@ -61,7 +66,7 @@ def evidence_marks(record: AuditRecord) -> str:
     groups: dict[str, list[str]] = {}
     for ev in record.evidence:
         name, _ = _reading(ev)
-        groups.setdefault(name, []).append(f"{ev.level.value} {'✓' if _confirms(ev, kind) else '✗'}")
+        groups.setdefault(name, []).append(f"{ev.level.value} {_mark(ev, kind)}")
     if not groups:
         return "-"
     text = "; ".join(f"{name}{' '.join(marks)}" for name, marks in groups.items())
@@ -81,8 +86,7 @@ def table(records: Sequence[AuditRecord]) -> str:
     proved  duat:eq1  duat Eq. 1  yes     symbolic ✓ exact ✓
     """
     header = ("status", "id", "source", "agrees", "evidence")
-    rows = [(r.entry.status.value, r.entry.id, _source(r), "yes" if r.agrees else "NO", evidence_marks(r))
-            for r in records]
+    rows = [(r.status_label, r.entry.id, _source(r), "yes" if r.agrees else "NO", evidence_marks(r)) for r in records]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
 
     def line(row) -> str:
@@ -92,8 +96,7 @@ def table(records: Sequence[AuditRecord]) -> str:
     for r, row in zip(records, rows):
         lines.append(line(row))
         if not r.agrees:
-            computed = r.computed.value if r.computed is not None else "no status"
-            lines.append(f"    ↳ recorded {r.entry.status.value}, computed {computed}: {r.reason}")
+            lines.append(f"    ↳ recorded {r.entry.status.value}, computed {r.computed_label}: {r.reason}")
     return "\n".join(lines)
 
 
@@ -115,7 +118,7 @@ def _evidence_lines(evidence: Iterable[Evidence], kind: str) -> list[str]:
     out = []
     for ev in evidence:
         name, detail = _reading(ev)
-        out.append(f"  {name}{ev.level.value} {'✓' if _confirms(ev, kind) else '✗'}  {detail}")
+        out.append(f"  {name}{ev.level.value} {_mark(ev, kind)}  {detail}")
     return out or ["  none (no level applies)"]
 
 
@@ -127,10 +130,9 @@ def explain(record: AuditRecord) -> str:
     """
     e = record.entry
     kind = claim_kind(e)
-    computed = record.computed.value if record.computed is not None else "no status"
     lines = [
         f"{e.id} — {e.source.name}, {e.source.ref}",
-        f"recorded {e.status.value}; computed {computed}; {'agrees' if record.agrees else 'DISAGREES'}",
+        f"recorded {e.status.value}; computed {record.computed_label}; {'agrees' if record.agrees else 'DISAGREES'}",
         f"claim: {kind}",
         "statement as printed:", f"  {e.statement}",
         f"reason: {record.reason}",
@@ -138,7 +140,7 @@ def explain(record: AuditRecord) -> str:
                       else "") + ":",
         *_evidence_lines(record.evidence, kind),
     ]
-    if record.counterexample is not None or any(not ev.holds for ev in record.evidence):
+    if record.counterexample is not None or any(ev.holds is False for ev in record.evidence):
         lines += ["counterexample" + (" (to the denied identity)" if kind == "denial" else "") + ":",
                   *_counterexample(record.counterexample)]
     if e.correction is not None:

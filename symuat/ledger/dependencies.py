@@ -1,0 +1,137 @@
+r"""The sources an audit depends on: every module it imported, by content or by installed version.
+
+A cached audit may stand in for a computed one only while nothing it read has changed
+(docs/cache.md).  :func:`module_sources` fingerprints modules:
+
+=======================================  ============================================
+where the module's file is               what counts
+=======================================  ============================================
+the standard library                     nothing (the Python version is in the key)
+an installed distribution                ``dist:<name>`` → its version
+(``site-packages``)
+anywhere else (symuat's own checkout,    ``file:<real path>`` → SHA-256 of the
+the derivations, a helper on             content, symlinks followed
+``PYTHONPATH`` or behind a symlink)
+=======================================  ============================================
+
+>>> labels = module_sources(["symuat.ledger.dependencies"])
+>>> any(label.startswith("file:") and label.endswith("dependencies.py") for label in labels)
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import site
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["loaded_files", "module_sources", "file_sources", "tree_sources", "current_digest", "changed"]
+
+
+@functools.cache
+def _site_roots() -> tuple[Path, ...]:
+    paths = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    paths.update(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    if isinstance(user, str):
+        paths.add(user)
+    return tuple(Path(p).resolve() for p in paths if p)
+
+
+@functools.cache
+def _stdlib_roots() -> tuple[Path, ...]:
+    return tuple(Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib"))
+
+
+@functools.cache
+def _distributions() -> Mapping[str, tuple[str, ...]]:
+    return {name: tuple(sorted(set(dists))) for name, dists in metadata.packages_distributions().items()}
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path.is_relative_to(root) for root in roots)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def loaded_files(names: Iterable[str]) -> dict[str, str]:
+    r"""Module name → its file, for the loaded modules ``names`` that have one (built-in ones have none)."""
+    out = {}
+    for name in names:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(file, str) and file:
+            out[name] = file
+    return out
+
+
+def module_sources(names: Iterable[str]) -> dict[str, str]:
+    r"""Label → digest of the loaded modules ``names`` (see the module docstring; stdlib modules are left out)."""
+    return file_sources(loaded_files(names))
+
+
+def file_sources(files: Mapping[str, str]) -> dict[str, str]:
+    r"""Label → digest of modules given as ``{module name: file}``; a file that is gone contributes nothing."""
+    out: dict[str, str] = {}
+    for name, file in sorted(files.items()):
+        try:
+            path = Path(file).resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if not path.is_file():
+            continue
+        if _under(path, _site_roots()):
+            dists = _distributions().get(name.partition(".")[0])
+            if dists:
+                out.update({f"dist:{d}": _dist_version(d) for d in dists})
+                continue
+        elif _under(path, _stdlib_roots()):
+            continue
+        out[f"file:{path.as_posix()}"] = _sha256(path)
+    return out
+
+
+def tree_sources(root: Path) -> dict[str, str]:
+    r"""Label → digest of every file below ``root`` (data files a derivation may read), symlinks followed."""
+    out: dict[str, str] = {}
+    for path in sorted(p for p in Path(root).rglob("*") if "__pycache__" not in p.parts):
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if real.is_file():
+            out[f"file:{real.as_posix()}"] = _sha256(real)
+    return out
+
+
+def current_digest(label: str) -> str | None:
+    r"""What :func:`module_sources` would record for ``label`` now (``None`` if the file is gone).
+
+    >>> current_digest("dist:no-such-distribution-xyz")
+    'missing'
+    """
+    kind, _, what = label.partition(":")
+    if kind == "dist":
+        return _dist_version(what)
+    try:
+        return _sha256(Path(what)) if kind == "file" else None
+    except OSError:
+        return None
+
+
+def changed(sources: Mapping[str, str]) -> bool:
+    r"""Whether any recorded source differs from what it is now (a missing or edited file, another version)."""
+    return any(current_digest(label) != digest for label, digest in sources.items())

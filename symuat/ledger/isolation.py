@@ -1,0 +1,147 @@
+r"""The audit in a child process: user code can neither end the command nor write to its standard output.
+
+:func:`audit_isolated` forks a child that loads the derivations and audits them
+(:func:`~symuat.ledger.cache.audit_ledger`, with its own workers) while the parent only listens.
+The child's standard output is its standard error, so ``print`` in a derivation never reaches
+``symuat audit --format json``.  The child and every worker report what they begin
+(:func:`~symuat.ledger.guard.report`); when the child dies without an answer (``os._exit``, a crash, a
+signal) the parent names the module or entry that was running, and when an entry runs far past its
+time limit (a loop that ignores ``SIGALRM``) the parent kills the child.  Children die with the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import errors
+from ..errors import DerivationError
+from .audit import AuditRecord
+from .cache import audit_ledger
+from .guard import entry_timeout, reporting_to
+from .snapshot import record_from_data, record_to_data
+
+__all__ = ["audit_isolated"]
+
+_PR_SET_PDEATHSIG = 1
+#: The parent kills the child this long after an entry's own time limit has passed without an answer.
+_GRACE = 30.0
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, ensure_ascii=True) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs in the forked child
+    code = 0
+    try:
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        with reporting_to(fd):
+            records = audit_ledger(**kwargs, on_start=lambda n: _send(fd, {"kind": "start", "n": n}),
+                                   on_done=lambda i: _send(fd, {"kind": "done", "id": i}))
+            _send(fd, {"kind": "records", "records": [record_to_data(r) for r in records]})
+    except errors.SymuatError as exc:
+        _send(fd, {"kind": "error", "type": type(exc).__name__, "message": str(exc)})
+    except BaseException as exc:  # noqa: BLE001 - anything else is reported, never obeyed
+        _send(fd, {"kind": "error", "type": "DerivationError",
+                   "message": f"the audit failed: {type(exc).__name__}: {' '.join(str(exc).split())}"})
+    finally:
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _error(message: dict[str, Any]) -> errors.SymuatError:
+    cls = getattr(errors, str(message.get("type")), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.SymuatError)):
+        cls = DerivationError
+    return cls(str(message.get("message")))
+
+
+def _running(begun: dict[str, tuple[float, str]], loading: str | None) -> str:
+    if begun:
+        entry_id, (_, at) = next(iter(begun.items()))
+        return f"while auditing entry {entry_id!r}" + (f" (claim defined at {at})" if at else "")
+    return f"while loading derivation module {loading!r}" if loading else "before it reported anything"
+
+
+def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None,
+                   **kwargs: Any) -> tuple[AuditRecord, ...]:
+    r""":func:`~symuat.ledger.cache.audit_ledger` in a forked child; the same arguments and records.
+
+    Without ``fork`` (not POSIX) the audit runs in this process.
+    """
+    limit = entry_timeout(kwargs.pop("timeout", None))
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
+        return audit_ledger(**kwargs, on_start=on_start, on_done=on_done)
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_fd)
+        _child(write_fd, kwargs)
+    os.close(write_fd)
+    begun: dict[str, tuple[float, str]] = {}
+    loading: str | None = None
+    answer: dict[str, Any] | None = None
+    buffer = b""
+    killed = ""
+    try:
+        while True:
+            ready, _, _ = select.select([read_fd], [], [], 1.0)
+            if ready:
+                chunk = os.read(read_fd, 1 << 16)
+                if not chunk:
+                    break
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    message = json.loads(line)
+                    kind = message.get("kind")
+                    if kind == "load":
+                        loading = message.get("module")
+                    elif kind == "begin":
+                        begun[message["id"]] = (time.monotonic(), message.get("at", ""))
+                    elif kind == "done":
+                        begun.pop(message["id"], None)
+                        if on_done is not None:
+                            on_done(message["id"])
+                    elif kind == "start" and on_start is not None:
+                        on_start(message["n"])
+                    elif kind in ("records", "error"):
+                        answer = message
+            overdue = [i for i, (t0, _) in begun.items() if time.monotonic() - t0 > limit + _GRACE]
+            if overdue and not killed:
+                killed = (f"entry {overdue[0]!r} ran past its time limit of {limit:g} s (SYMUAT_ENTRY_TIMEOUT) "
+                          "and did not stop; the audit was killed")
+                os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(read_fd)
+        _, status = os.waitpid(pid, 0)
+    if answer is not None and answer["kind"] == "records":
+        return tuple(record_from_data(r) for r in answer["records"])
+    if answer is not None:
+        raise _error(answer)
+    if killed:
+        raise DerivationError(killed)
+    how = (f"exit code {os.WEXITSTATUS(status)}" if os.WIFEXITED(status)
+           else f"signal {os.WTERMSIG(status)}")
+    raise DerivationError(f"the audit process ended ({how}) {_running(begun, loading)}: os._exit or a crash in "
+                          "user code")
