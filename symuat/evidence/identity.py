@@ -91,6 +91,7 @@ class Identity:
         dims = tuple(check_dims(f"Identity.dims[{i}]", d, tuple(first)) for i, d in enumerate(self.dims))
         random_dims = None if self.random_dims is None else check_dims("Identity.random_dims", self.random_dims,
                                                                         tuple(first))
+        _check_grid(dims + ((random_dims,) if random_dims else ()))
         if not isinstance(self.levels, (tuple, list)) or not all(isinstance(lv, Level) for lv in self.levels):
             raise ArgumentTypeError(f"Identity.levels must be a tuple of Level, got {self.levels!r}")
         if not self.levels:
@@ -138,6 +139,25 @@ class Identity:
 
     def symbolic_statement(self) -> str:
         return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+
+
+#: Bounds of a declared grid: every dimension at most this large (the symbolic level expands every entry, and the
+#: shipped ledger needs 8) …
+MAX_GRID_SIZE = 32
+#: … and at most this many dimension tuples (the shipped ledger needs 64).
+MAX_GRID_POINTS = 512
+
+
+def _check_grid(dims: Sequence[Dims]) -> None:
+    if len(dims) > MAX_GRID_POINTS:
+        raise InvalidValueError(f"Identity.dims lists {len(dims)} dimension tuples; at most {MAX_GRID_POINTS} are "
+                                "checked (the all-sizes level covers larger sizes)")
+    for d in dims:
+        big = {k: v for k, v in d.items() if v > MAX_GRID_SIZE}
+        if big:
+            raise InvalidValueError(f"Identity.dims {dict(d)}: {', '.join(f'{k}={v}' for k, v in big.items())} is "
+                                    f"larger than {MAX_GRID_SIZE}, the largest size the symbolic level expands "
+                                    "(the all-sizes level covers every size)")
 
 
 def _side(name: str, value: Any, dims: Dims) -> sympy.ImmutableMatrix:

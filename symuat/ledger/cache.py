@@ -21,6 +21,7 @@ import importlib.util
 import inspect
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -129,9 +130,11 @@ def _read(key: str, secret: bytes) -> dict[str, Any] | None:
     """
     path = _file(key)
     try:
-        if path.stat().st_size > _MAX_BYTES:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:  # a FIFO or /dev/zero would never end
             return None
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            raw = fh.read(_MAX_BYTES + 1)
         header, _, payload = raw.partition(b"\n")
         magic, version, mac = header.decode("ascii").split(" ")
         if magic != _MAGIC or version != str(_FORMAT) or not verify(secret, payload, mac):

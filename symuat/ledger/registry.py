@@ -25,7 +25,7 @@ from types import ModuleType
 
 from ..errors import DerivationError
 from .entry import Entry
-from .guard import report, user_code
+from .guard import entry_timeout, report, time_limit, user_code
 
 __all__ = ["load_entries", "entries_from_module", "PAPER_PACKAGE", "USER_PACKAGE"]
 
@@ -54,7 +54,7 @@ def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
     held = _LOADED.get(module)
     if held is not None and held[0] is factory:
         return held[1]
-    with user_code(f"derivation module {name!r}"):  # a derivation that crashes or exits is reported
+    with user_code(f"derivation module {name!r}"), time_limit(entry_timeout(), name):  # crashes, exits, loops
         produced = tuple(factory())
     for item in produced:
         if not isinstance(item, Entry):
@@ -67,7 +67,7 @@ def entries_from_module(module: ModuleType) -> tuple[Entry, ...]:
 
 def _import(name: str, loader) -> ModuleType:
     report("load", module=name)
-    with user_code(f"derivation module {name!r}", action="failed to import:"):
+    with user_code(f"derivation module {name!r}", action="failed to import:"), time_limit(entry_timeout(), name):
         return loader()
 
 
