@@ -206,6 +206,9 @@ def _cached(data: dict[str, Any], entry) -> AuditRecord | None:
     try:
         if not isinstance(held, dict) or held.get("identity") != _identity(entry):
             return None
+        printed = entry_data(entry)
+        if {k: held["record"].get(k) for k in printed} != printed:  # the printed part always comes from the entry
+            return None
         return record_from_data(held["record"])
     except (KeyError, TypeError, LedgerError):
         return None
