@@ -17,8 +17,8 @@ from symuat import audit, ledger_json, load_entries
 from symuat.cli import main
 from symuat.ledger.cache import audit_ledger, cache_dir, cache_key, clear_memory, select_ids
 from symuat.ledger.dependencies import module_sources
-from symuat.ledger.signing import key_file
 from symuat.ledger.parallel import audit_data
+from symuat.ledger.signing import key_file
 from symuat.ledger.snapshot import record_from_data, record_to_data
 
 # Each audit of a counted entry appends one character to the log file, so the log counts recomputations.

@@ -141,9 +141,9 @@ class Identity:
         return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
 
 
-#: Bounds of a declared grid: every dimension at most this large (the symbolic level expands every entry, and the
-#: shipped ledger needs 8) …
-MAX_GRID_SIZE = 32
+#: Bounds of a declared grid: every dimension at most this large (the symbolic level expands every entry; the
+#: shipped ledger needs 8, and 38 for a partition number) …
+MAX_GRID_SIZE = 64
 #: … and at most this many dimension tuples (the shipped ledger needs 64).
 MAX_GRID_POINTS = 512
 

@@ -58,7 +58,7 @@ BUILDER_FAULTS = {
                           "the reference returned <U1 values"),
     "reference_nan": ("reference=lambda A: A * float('nan')", "the reference returned NaN or infinite entries"),
     "reference_inf": ("reference=lambda A: A * float('inf')", "the reference returned NaN or infinite entries"),
-    "grid_3000": ("dims=dims_grid(N=(3000,))", "N=3000 is larger than 32"),
+    "grid_3000": ("dims=dims_grid(N=(3000,))", "N=3000 is larger than 64"),
     "grid_points": ("dims=dims_grid(N=tuple(range(1, 30)), M=tuple(range(1, 30)))", "841 dimension tuples"),
 }
 

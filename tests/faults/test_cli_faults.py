@@ -1,0 +1,64 @@
+"""Fault injection at the command line: every usage error, bad option value and bad environment variable is one
+``symuat: error:`` line with exit 2 and nothing on standard output, before any work starts."""
+
+from __future__ import annotations
+
+import pytest
+from faults_support import one_error_line, run
+
+LONG = "x" * 256
+
+#: arguments → pieces of the expected error line
+ARGS = {
+    "unknown_command": (["nosuchcommand"], "No such command 'nosuchcommand'"),
+    "unknown_option": (["audit", "--bogus"], "No such option '--bogus'"),
+    "bad_format": (["audit", "--format", "xml"], "Invalid value for '--format': 'xml' is not one of"),
+    "seed_text": (["audit", "--seed", "x"], "Invalid value for '--seed': 'x' is not a valid integer"),
+    "seed_negative": (["audit", "--seed", "-1"], "seed must be a non-negative integer, got -1"),
+    "explain_no_id": (["explain"], "Missing argument 'ID'"),
+    "explain_unknown_id": (["explain", "duat:eq999", "--quiet"], "no ledger entry matches 'duat:eq999'"),
+    "only_matches_nothing": (["audit", "--only", "nope:*", "--quiet"], "no ledger entry matches 'nope:*'"),
+    "derive_depth_0": (["derive", "--depth", "0"], "'--depth': 0 is not in the range 1<=x<=64"),
+    "derive_depth_huge": (["derive", "--depth", "1000000"], "'--depth': 1000000 is not in the range 1<=x<=64"),
+    "derive_depth_text": (["derive", "--depth", "two"], "'--depth': 'two' is not a valid integer range"),
+    "latex_depth_huge": (["latex", "--out", "x", "--depth", str(10**9)], "is not in the range 1<=x<=16"),
+    "build_depth_0": (["build", "--depth", "0"], "'--depth': 0 is not in the range 1<=x<=16"),
+    "latex_no_out": (["latex"], "Missing option '--out'"),
+    "latex_empty_out": (["latex", "--out", ""], "--out must be a non-empty path, got ''"),
+    "build_blank_out": (["build", "--out", "   "], "--out must be a non-empty path"),
+    "latex_long_component": (["latex", "--out", LONG], "--out is too long: 256 bytes"),
+    "latex_long_path": (["latex", "--out", "/".join(["abc"] * 1100)], "--out is too long: 4399 bytes"),
+    "derivations_empty": (["audit", "--derivations", ""], "--derivations must be a non-empty path"),
+    "derivations_missing": (["audit", "--derivations", "/no/such/dir", "--quiet"], "does not exist"),
+    "soundness_sample_0": (["soundness", "--sample", "0"], "'--sample': 0 is not in the range x>=1"),
+    "soundness_depth_7": (["soundness", "--depth", "7"], "'--depth': 7 is not in the range 1<=x<=6"),
+    "model_no_directory": (["model"], "Missing argument 'DIRECTORY'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
+def test_a_bad_command_line_is_one_error_line(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may be written here
+    args, expected = ARGS[case]
+    one_error_line(run(args), expected)
+    assert list(tmp_path.iterdir()) == []
+
+
+#: environment → pieces of the expected error line (checked before the audit starts)
+ENV = {
+    "jobs_zero": ({"SYMUAT_JOBS": "0"}, "SYMUAT_JOBS must be a whole number from 1 to the"),
+    "jobs_1000": ({"SYMUAT_JOBS": "1000"}, "got '1000'"),
+    "jobs_text": ({"SYMUAT_JOBS": "many"}, "got 'many'"),
+    "jobs_negative": ({"SYMUAT_JOBS": "-2"}, "got '-2'"),
+    "timeout_zero": ({"SYMUAT_ENTRY_TIMEOUT": "0"}, "time limit (SYMUAT_ENTRY_TIMEOUT) must be a number of seconds"),
+    "timeout_text": ({"SYMUAT_ENTRY_TIMEOUT": "soon"}, "got 'soon'"),
+    "timeout_negative": ({"SYMUAT_ENTRY_TIMEOUT": "-5"}, "got '-5'"),
+    "timeout_nan": ({"SYMUAT_ENTRY_TIMEOUT": "nan"}, "got 'nan'"),
+    "timeout_huge": ({"SYMUAT_ENTRY_TIMEOUT": "1e9"}, "got '1e9'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENV))
+def test_a_bad_environment_variable_is_one_error_line(case):
+    env, expected = ENV[case]
+    one_error_line(run(["audit", "--no-cache", "--quiet", "--only", "duat:eq3"], env=env), expected)
