@@ -12,9 +12,12 @@ the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/
 from __future__ import annotations
 
 import contextlib
+import functools
 from fractions import Fraction
 
 import sympy
+from sympy.matrices.expressions.blockmatrix import BlockMatrix
+from sympy.matrices.expressions.kronecker import KroneckerProduct
 
 from . import entrywise, families, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
@@ -133,9 +136,76 @@ families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_functi
 Tracer._entry = staticmethod(entrywise.entry)  # X[i, k] at pair_matrix index variables
 
 
+def _symbolic(*args) -> bool:
+    """Whether a size is symbolic or a matrix is a tracer, looking inside lists of blocks."""
+    return any(isinstance(a, (IndexType, Tracer)) or (isinstance(a, (list, tuple)) and _symbolic(*a)) for a in args)
+
+
+def _sized(n, m=None) -> tuple[IndexType, IndexType]:
+    return as_type(n), as_type(n if m is None else m)
+
+
+def _zeros(rows, cols=None, **_kw) -> Tracer:
+    """``zeros(n, m)``: no block has a term."""
+    return Tracer(*_sized(rows, cols), {})
+
+
+def _ones(rows, cols=None, **_kw) -> Tracer:
+    r""":math:`\mathbf 1_n \mathbf 1_m^{\mathsf T}`."""
+    n, m = _sized(rows, cols)
+    return Tracer.ones(n) * Tracer.ones(m).T
+
+
+def _eye(rows, cols=None, **_kw) -> Tracer:
+    n, m = _sized(rows, cols)
+    if not same(n, m):
+        raise OutsideFragment(f"eye({n}, {m}) of two sizes that are not the same")
+    return Tracer.identity(n)
+
+
+def _kronecker(*matrices) -> Tracer:
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = _kron(out, m)
+    return out
+
+
+def _block(rows) -> Tracer:
+    """``BlockMatrix([[A, B], [C, D]])``: the rows joined, then stacked."""
+    if isinstance(rows, Tracer) or not all(isinstance(r, (list, tuple)) and r for r in rows):
+        raise OutsideFragment("BlockMatrix of tracers needs a list of rows of blocks")
+    joined = [functools.reduce(Tracer.row_join, r) for r in rows]
+    return functools.reduce(Tracer.col_join, joined)
+
+
+#: SymPy constructors that build a tracer when a size is symbolic (class attributes, so ``from sympy import zeros``
+#: is covered too): (owner, attribute, tracer version, kind of attribute).
+_CONSTRUCTORS = (
+    (sympy.MatrixBase, "zeros", _zeros, classmethod),
+    (sympy.MatrixBase, "ones", _ones, classmethod),
+    (sympy.MatrixBase, "eye", _eye, classmethod),
+    (KroneckerProduct, "__new__", lambda *args, **kw: _kronecker(*args), staticmethod),
+    (BlockMatrix, "__new__", lambda rows, **kw: _block(rows), staticmethod),
+)
+
+
+def _override(owner, name: str, traced, kind):
+    original = owner.__dict__[name]
+    plain = original.__func__ if isinstance(original, (classmethod, staticmethod)) else original
+
+    def call(first, *args, **kwargs):  # first: the class (classmethod, __new__)
+        if _symbolic(*args, *kwargs.values()):
+            return traced(*args, **kwargs)
+        return plain(first, *args, **kwargs)
+
+    return original, kind(call)
+
+
 @contextlib.contextmanager
 def tracing():
-    """While tracing, ``ImmutableMatrix(t)`` and ``Matrix(t)`` of a tracer ``t`` return ``t`` (an exact copy)."""
+    """While tracing, ``ImmutableMatrix(t)`` and ``Matrix(t)`` of a tracer ``t`` return ``t`` (an exact copy), and
+    SymPy's ``zeros``/``ones``/``eye`` on symbolic sizes, ``kronecker_product``, ``Matrix.hstack``/``vstack`` and
+    ``BlockMatrix`` of tracers build tracers."""
     classes = (sympy.ImmutableDenseMatrix, sympy.MutableDenseMatrix)
     saved = [(cls, cls.__dict__.get("_new"), cls._new) for cls in classes]
 
@@ -146,11 +216,18 @@ def tracing():
             return bound(*args, **kwargs)
         return classmethod(_new)
 
+    replaced = []
     try:
         for cls, _, bound in saved:
             cls._new = passthrough(bound)
+        for owner, name, traced, kind in _CONSTRUCTORS:
+            original, patched = _override(owner, name, traced, kind)
+            replaced.append((owner, name, original))
+            setattr(owner, name, patched)
         yield
     finally:
+        for owner, name, original in reversed(replaced):
+            setattr(owner, name, original)
         for cls, own, _ in saved:
             if own is None:
                 del cls._new

@@ -175,6 +175,10 @@ class Tracer:
     def T(self) -> Tracer:
         return Tracer(self._c, self._r, {(j, i): (cv, rv, ts) for (i, j), (rv, cv, ts) in self.blocks.items()})
 
+    def doit(self, **_hints) -> Tracer:
+        """A tracer is already evaluated (``kronecker_product`` calls ``doit``)."""
+        return self
+
     def transpose(self) -> Tracer:
         return self.T
 

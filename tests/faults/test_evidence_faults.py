@@ -57,7 +57,7 @@ def _standard(mats):
 
 
 S4 = Identity(shapes=lambda d: {k: (d["n"], d["n"]) for k in "ABCD"},
-              lhs=lambda e, d: _standard([e[k] for k in "ABCD"]), rhs=lambda e, d: 0 * e["A"],
+              lhs=lambda e, d: _standard([e[k] for k in "ABCD"]), rhs=lambda e, d: sympy.zeros(d["n"], d["n"]),
               dims=dims_grid(n=(1, 2)))
 
 
