@@ -31,6 +31,7 @@ def pytest_configure(config):
             os.environ.setdefault(var, "1")
     path = tempfile.mkdtemp(prefix="symuat-test-cache-")
     os.environ[_OWN_CACHE] = os.environ["SYMUAT_CACHE_DIR"] = path
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(path, "config")  # the session's own cache-signing key
 
 
 def pytest_unconfigure(config):
