@@ -22,7 +22,7 @@ def _tiny_records(**kwargs):
 
 
 def test_out_is_checked_before_auditing(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_mod, "audit_ledger", _no_audit)
+    monkeypatch.setattr(build_mod, "audit_isolated", _no_audit)
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
     with pytest.raises(OutputError, match="cannot create output directory"):
@@ -38,7 +38,7 @@ def test_check_writable_leaves_nothing_behind(tmp_path):
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can write into a read-only directory")
 def test_read_only_out_is_an_output_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_mod, "audit_ledger", _no_audit)
+    monkeypatch.setattr(build_mod, "audit_isolated", _no_audit)
     out = tmp_path / "ro"
     out.mkdir()
     out.chmod(0o555)
@@ -50,7 +50,7 @@ def test_read_only_out_is_an_output_error(tmp_path, monkeypatch):
 
 
 def test_generated_files_are_mode_0644(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_mod, "audit_ledger", _tiny_records)
+    monkeypatch.setattr(build_mod, "audit_isolated", _tiny_records)
     old = os.umask(0o022)
     try:
         result = build(out=tmp_path / "out", pdf=False, depth=1)

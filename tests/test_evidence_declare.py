@@ -58,7 +58,7 @@ def test_declared_shape_that_is_not_positive_fails_the_levels_with_the_reason():
     ident = Identity({"X": ("N-1", "M")}, lambda X: X, lambda X: X, ({"N": 1, "M": 1},))
     verdict = check_identity(ident)
     assert not verdict.holds and verdict.consistent
-    assert all("rows=N-1 = 0" in ev.detail for ev in verdict.evidence)
+    assert all("rows=N-1 = 0" in ev.detail for ev in verdict.decided)
 
 
 def test_keyword_builders_receive_variables_and_dimensions():

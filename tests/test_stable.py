@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 
 from symuat.build import latex_files
-from symuat.evidence.verdict import Evidence
 from symuat.ledger.stable import stable_text, stable_value
 
 _SCI = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?e[-+]?\d+")
@@ -27,7 +26,7 @@ def _other_machine(text: str) -> str:
 
 def _perturbed(records):
     def ev(evidence):
-        return tuple(Evidence(e.level, e.holds, _other_machine(e.detail), e.counterexample) for e in evidence)
+        return tuple(replace(e, detail=_other_machine(e.detail)) for e in evidence)
 
     return tuple(replace(r, evidence=ev(r.evidence), correction_evidence=ev(r.correction_evidence)) for r in records)
 

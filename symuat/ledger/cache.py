@@ -150,7 +150,7 @@ def _read(key: str, secret: bytes) -> dict[str, Any] | None:
 
 def _write(key: str, data: dict[str, Any], secret: bytes) -> None:
     directory = cache_dir()
-    payload = json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    payload = json.dumps(data, ensure_ascii=False).encode("utf-8")  # key order kept: it is the order shown
     tmp = None
     try:
         directory.mkdir(parents=True, exist_ok=True)

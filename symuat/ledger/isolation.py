@@ -7,11 +7,14 @@ The child's standard output is its standard error, so ``print`` in a derivation 
 (:func:`~symuat.ledger.guard.report`); when the child dies without an answer (``os._exit``, a crash, a
 signal) the parent names the module or entry that was running, and when an entry runs far past its
 time limit (a loop that ignores ``SIGALRM``) the parent kills the child.  Children die with the parent.
+Sources the derivations register (:func:`~symuat.ledger.sources.register_source`) are registered in the
+parent too, so that its reports can name them.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import select
@@ -27,6 +30,7 @@ from .audit import AuditRecord
 from .cache import audit_ledger
 from .guard import entry_timeout, reporting_to
 from .snapshot import record_from_data, record_to_data
+from .sources import Origin, Paper, origins, register_source
 
 __all__ = ["audit_isolated"]
 
@@ -41,8 +45,22 @@ def _send(fd: int, message: dict[str, Any]) -> None:
         data = data[os.write(fd, data):]
 
 
+def _source_data(source: Origin) -> dict[str, Any]:
+    return {"class": type(source).__name__, "fields": dataclasses.asdict(source)}
+
+
+def _register(data: dict[str, Any]) -> None:
+    """Register in this process a source the derivations registered in the child (a paper's citation, …)."""
+    cls = {"Paper": Paper, "Origin": Origin}.get(data.get("class"))
+    if cls is None:
+        raise DerivationError(f"the audit process sent a source of unknown kind {data.get('class')!r}")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data["fields"].items()}
+    register_source(cls(**fields))
+
+
 def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs in the forked child
     code = 0
+    built_in = set(origins())
     try:
         try:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -54,7 +72,8 @@ def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs 
         with reporting_to(fd):
             records = audit_ledger(**kwargs, on_start=lambda n: _send(fd, {"kind": "start", "n": n}),
                                    on_done=lambda i: _send(fd, {"kind": "done", "id": i}))
-            _send(fd, {"kind": "records", "records": [record_to_data(r) for r in records]})
+            _send(fd, {"kind": "records", "records": [record_to_data(r) for r in records],
+                       "sources": [_source_data(o) for o in origins() if o not in built_in]})
     except errors.SymuatError as exc:
         _send(fd, {"kind": "error", "type": type(exc).__name__, "message": str(exc)})
     except BaseException as exc:  # noqa: BLE001 - anything else is reported, never obeyed
@@ -136,6 +155,8 @@ def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Ca
         os.close(read_fd)
         _, status = os.waitpid(pid, 0)
     if answer is not None and answer["kind"] == "records":
+        for source in answer["sources"]:
+            _register(source)
         return tuple(record_from_data(r) for r in answer["records"])
     if answer is not None:
         raise _error(answer)

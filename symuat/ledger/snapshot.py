@@ -123,7 +123,8 @@ def record_to_data(record: AuditRecord) -> dict[str, Any]:
 
 def _evidence(rows: Any) -> tuple[Evidence, ...]:
     out = []
-    for level, holds, detail, cx, grid in rows:
+    for row in rows:
+        level, holds, detail, cx, grid = (*row, None) if len(row) == 4 else row
         if not (holds is None or isinstance(holds, bool)) or not isinstance(detail, str) \
                 or not (cx is None or isinstance(cx, Mapping)) or not (grid is None or isinstance(grid, Mapping)):
             raise LedgerError("malformed evidence in audit data")
