@@ -7,8 +7,8 @@ A cached audit may stand in for a computed one only while nothing it read has ch
 where the module's file is               what counts
 =======================================  ============================================
 the standard library                     nothing (the Python version is in the key)
-an installed distribution                ``dist:<name>`` → its version
-(``site-packages``)
+an installed distribution                ``site:<directory>`` → the names and versions
+(``site-packages``)                      of every distribution installed there
 anywhere else (symuat's own checkout,    ``file:<real path>`` → SHA-256 of the
 the derivations, a helper on             content, symlinks followed
 ``PYTHONPATH`` or behind a symlink)
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import site
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 
 __all__ = ["loaded_files", "module_sources", "file_sources", "tree_sources", "current_digest", "changed"]
@@ -48,9 +48,15 @@ def _stdlib_roots() -> tuple[Path, ...]:
     return tuple(Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib"))
 
 
-@functools.cache
-def _distributions() -> Mapping[str, tuple[str, ...]]:
-    return {name: tuple(sorted(set(dists))) for name, dists in metadata.packages_distributions().items()}
+def _installed(root: str) -> str:
+    r"""SHA-256 of the ``name-version`` of every distribution installed in ``root`` (its ``*.dist-info`` and
+    ``*.egg-info`` entries): installing, upgrading or removing any of them changes it.  A directory listing,
+    much cheaper than reading every distribution's file list."""
+    try:
+        names = sorted(n for n in os.listdir(root) if n.endswith((".dist-info", ".egg-info")))
+    except OSError:
+        return "missing"
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
 
 
 def _under(path: Path, roots: Iterable[Path]) -> bool:
@@ -59,13 +65,6 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _dist_version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "missing"
 
 
 def loaded_files(names: Iterable[str]) -> dict[str, str]:
@@ -93,12 +92,11 @@ def file_sources(files: Mapping[str, str]) -> dict[str, str]:
             continue
         if not path.is_file():
             continue
-        if _under(path, _site_roots()):
-            dists = _distributions().get(name.partition(".")[0])
-            if dists:
-                out.update({f"dist:{d}": _dist_version(d) for d in dists})
-                continue
-        elif _under(path, _stdlib_roots()):
+        site_root = next((root for root in _site_roots() if path.is_relative_to(root)), None)
+        if site_root is not None:
+            out[f"site:{site_root.as_posix()}"] = _installed(str(site_root))
+            continue
+        if _under(path, _stdlib_roots()):
             continue
         out[f"file:{path.as_posix()}"] = _sha256(path)
     return out
@@ -120,12 +118,12 @@ def tree_sources(root: Path) -> dict[str, str]:
 def current_digest(label: str) -> str | None:
     r"""What :func:`module_sources` would record for ``label`` now (``None`` if the file is gone).
 
-    >>> current_digest("dist:no-such-distribution-xyz")
+    >>> current_digest("site:/no/such/directory")
     'missing'
     """
     kind, _, what = label.partition(":")
-    if kind == "dist":
-        return _dist_version(what)
+    if kind == "site":
+        return _installed(what)
     try:
         return _sha256(Path(what)) if kind == "file" else None
     except OSError:
