@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from faults_support import one_error_line, run
 
@@ -62,3 +64,19 @@ ENV = {
 def test_a_bad_environment_variable_is_one_error_line(case):
     env, expected = ENV[case]
     one_error_line(run(["audit", "--no-cache", "--quiet", "--only", "duat:eq3"], env=env), expected)
+
+
+def test_a_failed_write_leaves_no_temporary_file_and_mode_0644(tmp_path):
+    """A target that cannot be replaced (a directory in its place) fails the write: one OutputError, no .tmp left."""
+    from symuat.errors import OutputError
+    from symuat.latex.render import write_files
+
+    (tmp_path / "b.tex").mkdir()
+    old = os.umask(0o022)
+    try:
+        with pytest.raises(OutputError, match=r"cannot write '.*b\.tex'"):
+            write_files(tmp_path, {"a.tex": "first", "b.tex": "second", "c.tex": "third"})
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tex", "b.tex"]
+    assert (tmp_path / "a.tex").stat().st_mode & 0o777 == 0o644
