@@ -105,4 +105,39 @@ Theorem post_ln_transformer_duat L :
                 + beta_tilde postW1 postb3 postW2 postb2 postW3 sig (vec_r X0) j).
 Proof. by rewrite post_ln_net duat_expansion. Qed.
 
+(* ---------------------------------------------------------------- parallel (GPT-J, GPT-NeoX) *)
+
+Fixpoint parallel_stack L : 'M[R]_(N, M) :=
+  if L is L'.+1 then
+    let p := P L in
+    parallel_block s (H_att p) (W_V p) (b_V p) (W_O p) (b_O p) (D_1 p) (D_2 p) (G_1 p) (G_2 p) (beta_1 p)
+      (beta_2 p) (W_in p) (b_in p) (W_out p) (b_out p) (parallel_stack L')
+  else X0.
+
+Definition parW1 i := let p := P i in par_W1 (H_att p) (W_V p) (W_O p) (D_1 p) (G_1 p).
+Definition parb3 i := let p := P i in par_b3 (H_att p) (W_V p) (b_V p) (W_O p) (b_O p) (beta_1 p) (b_out p).
+Definition parW2 i : 'M[R]_(hidden i, N * M) := let p := P i in par_W2 (D_2 p) (G_2 p) (W_in p).
+Definition parb2 i : 'cV[R]_(hidden i) := let p := P i in par_b2 N (beta_2 p) (W_in p) (b_in p).
+Definition parW3 i : 'M[R]_(N * M, hidden i) := par_W3 N (W_out (P i)).
+
+Lemma parallel_net L : vec_r (parallel_stack L) = net parW1 parb3 parW2 parb2 parW3 sig (vec_r X0) L.
+Proof. by elim: L => [|L IH] //=; rewrite parallel_eq20 IH. Qed.
+
+(* ext:parallel-block.table: V~_i = F_1 L_2 A~_{i-1}, beta~_i = F_1 L_2 (c~_{i-1} + R_{i-1}) + F_1 beta'_2 + f_1. *)
+Lemma parallel_table i :
+  V_tilde parW1 parW2 i.+1 = F1 N (W_in (P i.+1)) *m L2 (D_2 (P i.+1)) (G_2 (P i.+1)) *m A_tilde parW1 i /\
+  beta_tilde parW1 parb3 parW2 parb2 parW3 sig (vec_r X0) i.+1
+  = F1 N (W_in (P i.+1)) *m L2 (D_2 (P i.+1)) (G_2 (P i.+1))
+      *m (c_tilde parW1 parb3 i + R_tilde parW1 parb3 parW2 parb2 parW3 sig (vec_r X0) i)
+    + (F1 N (W_in (P i.+1)) *m beta2' N (beta_2 (P i.+1)) + f1 N (b_in (P i.+1))).
+Proof. by split=> //; rewrite beta_tilde_row mulmxDr addrAC. Qed.
+
+(* ext:parallel-block.induction: a parallel Transformer of any depth equals its DUAT sum. *)
+Theorem parallel_transformer_duat L :
+  vec_r (parallel_stack L)
+  = A_tilde parW1 L *m vec_r X0 + c_tilde parW1 parb3 L
+    + \sum_(1 <= j < L.+1) U_tilde parW1 parW3 j L
+        *m sig (V_tilde parW1 parW2 j *m vec_r X0 + beta_tilde parW1 parb3 parW2 parb2 parW3 sig (vec_r X0) j).
+Proof. by rewrite parallel_net duat_expansion. Qed.
+
 End Transformer.
