@@ -111,6 +111,21 @@ Definition layer_norm (r : 'rV[R]_N) (gamma beta : 'rV[R]_M) (X : 'M[R]_(N, M)) 
 Definition rms_norm (r : 'rV[R]_N) (gamma : 'rV[R]_M) (X : 'M[R]_(N, M)) : 'M[R]_(N, M) :=
   diag_mx r *m X *m diag_mx gamma.
 
+Lemma centre_tr : centre^T = centre.
+Proof. by rewrite /centre linearD /= linearN /= linearZ /= tr_scalar_mx; congr (_ - _ *: _); apply/matrixP=> i j; rewrite !mxE. Qed.
+
+(* ext:rmsnorm.mv-form: vec_r RMS(X) = (diag(r) (x) diag(g)) x'. *)
+Theorem rms_norm_vec r gamma X : vec_r (rms_norm r gamma X) = kron (diag_mx r) (diag_mx gamma) *m vec_r X.
+Proof. by rewrite /rms_norm vec_r_mul tr_diag_mx. Qed.
+
+(* ext:layernorm.no-bias: vec_r LN_(gamma,0)(X) = (D (x) diag(gamma)) (I_N (x) C_M) x' with D = diag(r). *)
+Theorem layer_norm_vec r gamma X :
+  vec_r (layer_norm r gamma 0 X) = kron (diag_mx r) (diag_mx gamma) *m kron 1%:M centre *m vec_r X.
+Proof.
+rewrite /layer_norm /rows mulmx0 addr0 mulmxA -(mulmxA _ centre) vec_r_mul.
+by rewrite (kron_mul (diag_mx r) (diag_mx gamma) 1%:M centre) mulmx1 trmx_mul tr_diag_mx centre_tr.
+Qed.
+
 Lemma layer_norm_affine r gamma beta X :
   layer_norm r gamma beta X = affine_norm (diag_mx r) (centre *m diag_mx gamma) beta X.
 Proof. by rewrite /layer_norm /affine_norm !mulmxA. Qed.

@@ -36,6 +36,14 @@ Definition residual_box i (x : 'cV[R]_n) : 'cV[R]_n :=
 (* The network x'_L = f_L(... f_1(x'_0)). *)
 Fixpoint net L : 'cV[R]_n := if L is L'.+1 then residual_box L (net L') else x0.
 
+(* Eq. 20 for the network: layer i+1 applied to x'_i. *)
+Lemma eq20 i : net i.+1 = W1 i.+1 *m net i + b3 i.+1 + W3 i.+1 *m sigma (W2 i.+1 *m net i + b2 i.+1).
+Proof. by []. Qed.
+
+(* Eq. 21: the first layer. *)
+Lemma eq21 : net 1 = W1 1 *m x0 + b3 1 + W3 1 *m sigma (W2 1 *m x0 + b2 1).
+Proof. by []. Qed.
+
 (* ---------------------------------------------------------------- the substitution table *)
 
 (* A~_0 = I, A~_i = W'_{i,1} A~_{i-1}. *)

@@ -4,7 +4,11 @@
    box j+1 multiplies only layer j's W'_{j,3} by W'_{j+1,1}, so U_j^(i) = W'_{j+1,1} W'_{j,3} for every i > j
    instead of W'_{i,1} ... W'_{j+1,1} W'_{j,3}.  Every other row (A~, c~, V~, beta~, R) is the table's, with the
    printed U in R and beta~.  eq11_rule4_refuted: an explicit depth-3 network over the rationals (1 x 1 matrices,
-   sigma the constant 1) whose output is not the printed DUAT sum. *)
+   sigma the constant 1) whose output is not the printed DUAT sum.
+
+   Figure 2, box 2, row 3 (duat:appB.fig2.box2.row3) prints W'_{1,3} = W'_{2,1} b'_{1,3} + b'_{2,3} (row 2's right-hand
+   side, a vector, copied into the matrix row U~_1^(2)).  It is ill-typed unless the hidden width is 1; at width 1
+   fig2_row3_refuted gives a depth-2 network over the rationals whose output is not Figure 2's DUAT sum. *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From Symuat Require Import DUAT.
@@ -78,5 +82,42 @@ Theorem eq11_rule4_refuted :
        net W1 b3 W2 b2 W3 sigma x0 3 = printed_form W1 b3 W2 b2 W3 sigma x0 3).
 Proof.
 move/(_ cx_W1 cx_b3 cx_W2 cx_b2 cx_W3 cx_sigma cx_x0); rewrite cx_net cx_printed.
+by move/matrixP/(_ 0 0); rewrite !mxE.
+Qed.
+
+(* ---------------------------------------------------------------- Figure 2, box 2, row 3 *)
+
+Section Fig2Row3.
+
+Let one (i : nat) := 1%N.
+Variable W1 : nat -> 'M[rat]_1.
+Variable b3 : nat -> 'cV[rat]_1.
+Variable W2 : forall i, 'M[rat]_(one i, 1).
+Variable b2 : forall i, 'cV[rat]_(one i).
+Variable W3 : forall i, 'M[rat]_(1, one i).
+Variable sigma : forall i, 'cV[rat]_(one i) -> 'cV[rat]_(one i).
+Variable x0 : 'cV[rat]_1.
+
+(* The table with Figure 2's box 2: U~_1^(2) = W'_{2,1} b'_{1,3} + b'_{2,3} (row 3 as printed), every other row derived. *)
+Definition U_fig2 j i : 'M[rat]_(1, one j) :=
+  if (j == 1%N) && (i == 2%N) then W1 2 *m b3 1 + b3 2 else U_tilde W1 W3 j i.
+
+Definition fig2_form L : 'cV[rat]_1 :=
+  A_tilde W1 L *m x0 + c_tilde W1 b3 L
+  + \sum_(1 <= j < L.+1) U_fig2 j L *m sigma (V_tilde W1 W2 j *m x0 + beta_U W1 b3 W2 b2 sigma x0 U_fig2 j).
+
+End Fig2Row3.
+
+(* duat:appB.fig2.box2.row3 and duat:appB.fig2 (erratum): depth 2, W'_{i,1} = W'_{i,3} = 1, W'_{i,2} = 0, b' = 0,
+   sigma = 1, x'_0 = 0: the network gives 2, Figure 2's box 2 gives 1. *)
+Theorem fig2_row3_refuted :
+  ~ (forall (W1 : nat -> 'M[rat]_1) (b3 : nat -> 'cV[rat]_1) (W2 : forall i, 'M[rat]_((fun _ => 1%N) i, 1))
+            (b2 : forall i, 'cV[rat]_((fun _ => 1%N) i)) (W3 : forall i, 'M[rat]_(1, (fun _ => 1%N) i))
+            (sigma : forall i, 'cV[rat]_((fun _ => 1%N) i) -> 'cV[rat]_((fun _ => 1%N) i)) (x0 : 'cV[rat]_1),
+       net W1 b3 W2 b2 W3 sigma x0 2 = fig2_form W1 b3 W2 b2 W3 sigma x0 2).
+Proof.
+move/(_ (fun _ => 1%:M) cx_b3 cx_W2 cx_b2 cx_W3 cx_sigma cx_x0).
+rewrite /fig2_form big_ltn // big_nat1 /= /residual_box /U_fig2 /U_tilde /cx_sigma /cx_W3 /cx_b3 /cx_x0 /=.
+rewrite ?mul0mx ?mulmx1 ?mul1mx ?mulmx0 ?add0r ?addr0.
 by move/matrixP/(_ 0 0); rewrite !mxE.
 Qed.

@@ -79,6 +79,13 @@ Proof. by rewrite /gamma_tilde /= mulmxDr addrAC. Qed.
 Lemma beta_g_row i : beta_g i.+1 = W2 i.+1 *m c i + b2 i.+1 + W2 i.+1 *m Rg_tilde i.
 Proof. by []. Qed.
 
+(* ext:gated-ffn.table: the rows P~_i, gamma~_i and R_i of the gated table. *)
+Theorem gated_table i :
+  [/\ P_tilde i.+1 = W4 i.+1 *m A i,
+      gamma_tilde i.+1 = W4 i.+1 *m (c i + Rg_tilde i) + b4 i.+1
+    & Rg_tilde i.+1 = \sum_(1 <= j < i.+2) U j i.+1 *m gate (V j *m x0 + beta_g j) (P_tilde j *m x0 + gamma_tilde j)].
+Proof. by split; [exact: P_tilde_row | exact: gamma_tilde_row | exact: Rg_tilde_row]. Qed.
+
 Theorem Rg_tilde_step i :
   Rg_tilde i.+1 = W1 i.+1 *m Rg_tilde i
                   + W3 i.+1 *m gate (V i.+1 *m x0 + beta_g i.+1) (P_tilde i.+1 *m x0 + gamma_tilde i.+1).
