@@ -1,6 +1,8 @@
 (* Mutant "untilde" of the A~ row (symuat.soundness.mutants; the paper's 'original' reading of Eq. 26 rule 1):
      A~_i = W'_{i,1} W'_{i-1,1}                (layer i-1's own matrix instead of the transformed A~_{i-1})
-   Every other row as in DUAT.v (V~ uses the mutated A~).  expect: refuted A_untilde_refuted *)
+   Every other row as in DUAT.v (V~ uses the mutated A~).  expect: refuted A_untilde_refuted 
+   The same row mutated in SymPy (symuat.soundness.mutants.table_mutants of the depth-3 table, box 3):
+   symuat-mutant: \tilde{A}_{3} | untilde | W'_{3,1}*W'_{2,1} *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From Symuat Require Import DUAT.

@@ -1,6 +1,8 @@
 (* Mutant "shift-index" of the carried U~ row (symuat.soundness.mutants, table mutation):
      U~_j^(i) = W'_{i-1,1} U~_j^(i-1)  for j < i                 (W'_{i,1} shifted to W'_{i-1,1})
-   Every other row as in DUAT.v (R and beta~ use the mutated U~).  expect: refuted U_shift_refuted *)
+   Every other row as in DUAT.v (R and beta~ use the mutated U~).  expect: refuted U_shift_refuted 
+   The same row mutated in SymPy (symuat.soundness.mutants.table_mutants of the depth-3 table, box 3):
+   symuat-mutant: \tilde{U}_{1}^{(3)} | shift-index | W'_{2,1}*\tilde{U}_{1}^{(2)} *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From Symuat Require Import DUAT.

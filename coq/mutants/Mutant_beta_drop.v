@@ -1,6 +1,8 @@
 (* Mutant "drop-term" of the beta~ row (symuat.soundness.mutants, table mutation):
      beta~_i = W'_{i,2} c~_{i-1} + b'_{i,2}                      (the term W'_{i,2} R_{i-1} dropped)
-   Every other row as in DUAT.v.  expect: refuted beta_drop_refuted *)
+   Every other row as in DUAT.v.  expect: refuted beta_drop_refuted 
+   The same row mutated in SymPy (symuat.soundness.mutants.table_mutants of the depth-3 table, box 3):
+   symuat-mutant: \tilde{\beta}_{3} | drop-term | W'_{3,2}*\tilde{c}_{2} + b'_{3,2} *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From Symuat Require Import DUAT.

@@ -1,6 +1,8 @@
 (* Mutant "drop-term" of the c~ row (symuat.soundness.mutants, table mutation):
      c~_i = W'_{i,1} c~_{i-1}                                   (the term b'_{i,3} dropped)
-   Every other row as in DUAT.v (beta~ and R use the mutated c~).  expect: refuted c_drop_refuted *)
+   Every other row as in DUAT.v (beta~ and R use the mutated c~).  expect: refuted c_drop_refuted 
+   The same row mutated in SymPy (symuat.soundness.mutants.table_mutants of the depth-3 table, box 3):
+   symuat-mutant: \tilde{c}_{3} | drop-term | W'_{3,1}*\tilde{c}_{2} *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From Symuat Require Import DUAT.
