@@ -36,7 +36,7 @@ Definition mut_form L : 'cV[R]_n :=
 End Mutant.
 
 (* Depth 2 over the rationals, sizes 1: every W' = 1, b'_{1,2} = 1, other b' = 0, sigma = identity, x'_0 = 0.
-   The network gives 3 (x'_1 = 1, x'_2 = 1 + (1 + 0 + 1) = 3), the mutated table 2. *)
+   The network gives 2 (x'_1 = 1, x'_2 = 1 + sigma(1) = 2), the mutated table 1 (beta~_2 misses W'_{2,2} R_1 = 1). *)
 Definition one_h (i : nat) : 'M[rat]_((fun _ => 1%N) i, 1) := 1%:M.
 Definition one_o (i : nat) : 'M[rat]_(1, (fun _ => 1%N) i) := 1%:M.
 Definition b2_cx (i : nat) : 'cV[rat]_((fun _ => 1%N) i) := if i == 1%N then 1%:M else 0.
