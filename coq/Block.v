@@ -246,4 +246,78 @@ set S := map_mx s _.
 by rewrite mulmxDl mul1mx !mulmxDr !mulmxA !addrA [RHS]addrAC.
 Qed.
 
+(* The paper's block (Figure 9, Eq. 28-31): h = MHA(X) (no skip), X_out = h + FFN(h).
+   W'_1 = A, b'_3 = a + f_2, W'_2 = F_1 A (the Eq. 30 -> 31 merge), b'_2 = F_1 a + f_1, W'_3 = F_2. *)
+Definition paper_block (X : 'M[R]_(N, M)) : 'M[R]_(N, M) := let Y := attn X in Y + FFN Y.
+
+Definition paper_W1 := A.
+Definition paper_b3 := a + f2.
+Definition paper_W2 := F1 *m A.
+Definition paper_b2 := F1 *m a + f1.
+Definition paper_W3 := F2.
+
+Theorem paper_eq20 X :
+  vec_r (paper_block X)
+  = paper_W1 *m vec_r X + paper_b3 + paper_W3 *m sigma_s (paper_W2 *m vec_r X + paper_b2).
+Proof.
+rewrite /paper_block vec_rD ffn_vec attention_vec /paper_W1 /paper_b3 /paper_W2 /paper_b2 /paper_W3 /sigma_s.
+rewrite -/F1 -/F2 -/f1 -/f2 -/A -/a.
+have -> : F1 *m (A *m vec_r X + a) + f1 = F1 *m A *m vec_r X + (F1 *m a + f1).
+  by rewrite mulmxDr mulmxA addrA.
+by rewrite !addrA [RHS]addrAC.
+Qed.
+
+(* The standard post-attention residual without norms: h = X + MHA(X), X_out = h + FFN(h).
+   P = I + A, p = a;  W'_1 = P, b'_3 = p + f_2, W'_2 = F_1 P, b'_2 = F_1 p + f_1, W'_3 = F_2. *)
+Definition standard_block (X : 'M[R]_(N, M)) : 'M[R]_(N, M) := let Y := X + attn X in Y + FFN Y.
+
+Definition std_P := 1%:M + A.
+Definition std_W1 := std_P.
+Definition std_b3 := a + f2.
+Definition std_W2 := F1 *m std_P.
+Definition std_b2 := F1 *m a + f1.
+Definition std_W3 := F2.
+
+Theorem standard_eq20 X :
+  vec_r (standard_block X)
+  = std_W1 *m vec_r X + std_b3 + std_W3 *m sigma_s (std_W2 *m vec_r X + std_b2).
+Proof.
+have hY : vec_r (X + attn X) = std_P *m vec_r X + a.
+  by rewrite vec_rD attention_vec /std_P mulmxDl mul1mx addrA.
+rewrite /standard_block vec_rD ffn_vec hY /std_W1 /std_b3 /std_W2 /std_b2 /std_W3 /sigma_s -/F1 -/F2 -/f1 -/f2.
+have -> : F1 *m (std_P *m vec_r X + a) + f1 = F1 *m std_P *m vec_r X + (F1 *m a + f1).
+  by rewrite mulmxDr mulmxA addrA.
+by rewrite !addrA [RHS]addrAC.
+Qed.
+
+(* Sublayer post-norm (OLMo-2): h = X + N_1(MHA(X)), X_out = h + N_2(FFN(h)).
+   P = I + L_1 A, p = L_1 a + beta'_1;  W'_1 = P, b'_3 = p + L_2 f_2 + beta'_2, W'_2 = F_1 P, b'_2 = F_1 p + f_1,
+   W'_3 = L_2 F_2. *)
+Definition sublayer_block (X : 'M[R]_(N, M)) : 'M[R]_(N, M) := let Y := X + N1 (attn X) in Y + N2 (FFN Y).
+
+Definition sub_P := 1%:M + L1 *m A.
+Definition sub_p := L1 *m a + beta1'.
+Definition sub_W1 := sub_P.
+Definition sub_b3 := sub_p + L2 *m f2 + beta2'.
+Definition sub_W2 := F1 *m sub_P.
+Definition sub_b2 := F1 *m sub_p + f1.
+Definition sub_W3 := L2 *m F2.
+
+Theorem sublayer_eq20 X :
+  vec_r (sublayer_block X)
+  = sub_W1 *m vec_r X + sub_b3 + sub_W3 *m sigma_s (sub_W2 *m vec_r X + sub_b2).
+Proof.
+have hY : vec_r (X + N1 (attn X)) = sub_P *m vec_r X + sub_p.
+  rewrite vec_rD affine_norm_vec attention_vec /sub_P /sub_p -/L1 -/A -/a -/beta1'.
+  by move: L1 A a beta1' => L Am av b; rewrite mulmxDl mul1mx (mulmxDr L) !mulmxA !addrA.
+rewrite /sublayer_block vec_rD affine_norm_vec ffn_vec hY /sub_W1 /sub_b3 /sub_W2 /sub_b2 /sub_W3 /sigma_s.
+rewrite -/F1 -/F2 -/f1 -/f2 -/L2 -/beta2'.
+have -> : F1 *m (sub_P *m vec_r X + sub_p) + f1 = F1 *m sub_P *m vec_r X + (F1 *m sub_p + f1).
+  by rewrite mulmxDr mulmxA addrA.
+set S := map_mx s _.
+move: sub_P sub_p S => P p S.
+rewrite (mulmxDr L2 (F2 *m S)) !mulmxA !addrA [RHS]addrAC; congr (_ + _).
+by rewrite addrAC.
+Qed.
+
 End Blocks.

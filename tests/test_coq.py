@@ -32,7 +32,7 @@ THEOREMS = {
              "fig2_box"],
     "Erratum": ["eq11_rule4_refuted", "fig2_row3_refuted"],
     "Block": ["attention_vec", "ffn_vec", "rms_norm_vec", "layer_norm_vec", "layer_norm_affine", "rms_norm_affine",
-              "pre_ln_eq20", "post_ln_eq20", "parallel_eq20"],
+              "pre_ln_eq20", "post_ln_eq20", "parallel_eq20", "paper_eq20", "standard_eq20", "sublayer_eq20"],
     "Transformer": ["pre_ln_net", "pre_ln_transformer_duat", "post_ln_net", "post_ln_transformer_duat",
                     "parallel_net", "parallel_table", "parallel_transformer_duat"],
     "Gated": ["gated_table", "Rg_tilde_step", "gated_duat_expansion"],
