@@ -37,6 +37,7 @@ THEOREMS = {
                     "parallel_net", "parallel_table", "parallel_transformer_duat"],
     "Gated": ["gated_table", "Rg_tilde_step", "gated_duat_expansion"],
     "InputFinal": ["R_in_row", "input_duat_expansion", "input_final_duat_expansion"],
+    "Layouts": ["vec_r_hadamard", "gated_ffn_vec", "block_layouts_eq20"],
 }
 CLOSED = "Closed under the global context"
 
