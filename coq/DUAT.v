@@ -94,6 +94,16 @@ Qed.
 
 End Remainder.
 
+(* R and beta~ depend on the U~ rows of boxes 1..L only. *)
+Lemma R_fuel_ext (U U' : forall j, nat -> 'M[R]_(n, h j)) L :
+  (forall j i, (0 < j)%N -> (j <= i)%N -> (i <= L)%N -> U j i = U' j i) ->
+  forall f i, (i <= L)%N -> R_fuel U f i = R_fuel U' f i.
+Proof.
+move=> UU f; elim: f => [|f IH] i iL //=; apply: eq_big_nat => j /andP[j1 ji].
+rewrite (UU j i) // IH //; apply: leq_trans iL.
+exact: leq_trans (leq_pred j) ji.
+Qed.
+
 Definition R_tilde := R_U U_tilde.
 Definition beta_tilde := beta_U U_tilde.
 

@@ -42,6 +42,25 @@ Definition printed_form L : 'cV[R]_n :=
   A_tilde W1 L *m x0 + c_tilde W1 b3 L
   + \sum_(1 <= j < L.+1) U_printed j L *m sigma (V_tilde W1 W2 j *m x0 + beta_U W1 b3 W2 b2 sigma x0 U_printed j).
 
+(* At depths 1 and 2 the printed rule gives the table's rows: depth 3 is the smallest counterexample. *)
+Lemma U_printed_low j i : (0 < j)%N -> (j <= i)%N -> (i <= 2)%N -> U_printed j i = U_tilde W1 W3 j i.
+Proof.
+move=> j0 ji i2; rewrite /U_printed; case: eqP => [->|ne]; first by rewrite U_tilde_new.
+have [j1 i2'] : j = 1%N /\ i = 2%N.
+  by case: j j0 ji ne => [|[|[|j]]] //; case: i i2 => [|[|[|i]]].
+by rewrite j1 i2' /= U_tilde_carried // U_tilde_new.
+Qed.
+
+Theorem printed_rule_agrees_below_depth_3 L : (L <= 2)%N -> net W1 b3 W2 b2 W3 sigma x0 L = printed_form L.
+Proof.
+move=> L2; rewrite duat_expansion /printed_form; congr (_ + _).
+apply: eq_big_nat => j /andP[j1 jL]; rewrite U_printed_low //.
+congr (_ *m sigma (_ + _)); rewrite /beta_tilde /beta_U /R_U.
+rewrite (@R_fuel_ext _ _ _ _ _ _ _ _ _ U_printed (U_tilde W1 W3) L) //.
+  by move=> j' i' j0 ji iL; rewrite U_printed_low // (leq_trans iL).
+by rewrite (leq_trans (leq_pred j)) // -ltnS (leq_trans jL).
+Qed.
+
 End Printed.
 
 Section Counterexample.

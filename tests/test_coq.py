@@ -30,7 +30,7 @@ THEOREMS = {
     "DUAT": ["eq20", "eq21", "lemma1", "A_tilde_row", "c_tilde_row", "U_tilde_new", "U_tilde_carried",
              "V_tilde_row", "beta_tilde_row", "R_tilde_row", "R_tilde_step", "duat_box_form", "duat_expansion",
              "fig2_box"],
-    "Erratum": ["eq11_rule4_refuted", "fig2_row3_refuted"],
+    "Erratum": ["eq11_rule4_refuted", "printed_rule_agrees_below_depth_3", "fig2_row3_refuted"],
     "Block": ["attention_vec", "ffn_vec", "rms_norm_vec", "layer_norm_vec", "layer_norm_affine", "rms_norm_affine",
               "pre_ln_eq20", "post_ln_eq20", "parallel_eq20", "paper_eq20", "standard_eq20", "sublayer_eq20"],
     "Transformer": ["pre_ln_net", "pre_ln_transformer_duat", "post_ln_net", "post_ln_transformer_duat",
