@@ -38,6 +38,7 @@ THEOREMS = {
     "Gated": ["gated_table", "Rg_tilde_step", "gated_duat_expansion"],
     "InputFinal": ["R_in_row", "input_duat_expansion", "input_final_duat_expansion"],
     "Layouts": ["vec_r_hadamard", "gated_ffn_vec", "block_layouts_eq20"],
+    "GatedTransformer": ["gated_block_box", "gated_stack_net", "gated_transformer_duat"],
 }
 CLOSED = "Closed under the global context"
 
