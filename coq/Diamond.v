@@ -31,4 +31,10 @@ Proof. by rewrite !diamond_tr linearD /= mulmxDl. Qed.
 Theorem diamond_addr m n (W : 'M[R]_(m, n)) x y : diamond W (x + y) = diamond W x + diamond W y.
 Proof. by rewrite !diamond_tr mulmxDr. Qed.
 
+(* The Diamond product is distributive (both sides): the negation of the papers' denial. *)
+Theorem diamond_distributive m n :
+  (forall (W V : 'M[R]_(m, n)) x, diamond (W + V) x = diamond W x + diamond V x) /\
+  (forall (W : 'M[R]_(m, n)) x y, diamond W (x + y) = diamond W x + diamond W y).
+Proof. by split=> *; [exact: diamond_addl | exact: diamond_addr]. Qed.
+
 End Diamond.

@@ -1,10 +1,16 @@
-"""The Coq/MathComp lemmas in ``coq/`` compile, use no axiom and admit nothing.
+"""The Coq/MathComp development in ``coq/`` compiles, uses no axiom and admits nothing; its mutants fail.
+
+* every main file compiles with ``Print Assumptions`` of its theorems appended, each closed;
+* ``coq/ledger_links.json`` names existing ledger entries and existing theorems, ``negation`` exactly for errata;
+* every mutated table row in ``coq/mutants/`` is refuted (its refutation compiles, closed) or ill-typed (coqc fails
+  on the mutated line), and SymPy's table check kills the same mutation (symuat.soundness.mutants).
 
 Skipped when ``coqc`` is missing; fails instead when ``SYMUAT_REQUIRE_COQ=1`` (CI).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,13 +20,27 @@ from pathlib import Path
 import pytest
 
 COQ = Path(__file__).resolve().parent.parent / "coq"
-#: The theorems the README says Coq checks, by file.
+MUTANTS = COQ / "mutants"
+FLAGS = ["-w", "-notation-overridden", "-w", "-ambiguous-paths"]
+#: The theorems docs/coq.md and coq/ledger_links.json name, by file.
 THEOREMS = {
     "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "vec_r_mulr", "vec_r_mull", "kron_mul", "kron_tr"],
     "MultiHead": ["mha_sum", "mha_closed_form"],
-    "Diamond": ["diamond_tr", "diamond_chain", "diamond_addl", "diamond_addr"],
+    "Diamond": ["diamond_tr", "diamond_chain", "diamond_addl", "diamond_addr", "diamond_distributive"],
+    "DUAT": ["eq20", "eq21", "lemma1", "A_tilde_row", "c_tilde_row", "U_tilde_new", "U_tilde_carried",
+             "V_tilde_row", "beta_tilde_row", "R_tilde_row", "R_tilde_step", "duat_box_form", "duat_expansion",
+             "fig2_box"],
+    "Erratum": ["eq11_rule4_refuted", "printed_rule_agrees_below_depth_3", "fig2_row3_refuted"],
+    "Block": ["attention_vec", "ffn_vec", "rms_norm_vec", "layer_norm_vec", "layer_norm_affine", "rms_norm_affine",
+              "pre_ln_eq20", "post_ln_eq20", "parallel_eq20", "paper_eq20", "standard_eq20", "sublayer_eq20"],
+    "Transformer": ["pre_ln_net", "pre_ln_transformer_duat", "post_ln_net", "post_ln_transformer_duat",
+                    "parallel_net", "parallel_table", "parallel_transformer_duat"],
+    "Gated": ["gated_table", "Rg_tilde_step", "gated_duat_expansion"],
+    "InputFinal": ["R_in_row", "input_duat_expansion", "input_final_duat_expansion"],
+    "Layouts": ["vec_r_hadamard", "gated_ffn_vec", "block_layouts_eq20"],
+    "GatedTransformer": ["gated_block_box", "gated_stack_net", "gated_transformer_duat"],
 }
-
+CLOSED = "Closed under the global context"
 
 def _files() -> list[str]:
     lines = (COQ / "_CoqProject").read_text().split()
@@ -36,23 +56,123 @@ def _coqc() -> str:
     return coqc
 
 
+def _run(coqc: str, path: Path, cwd: Path, root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([coqc, *FLAGS, "-Q", str(root), "Symuat", path.name], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _compile(root: Path, files: list[str]) -> dict[str, subprocess.CompletedProcess]:
+    """Compile ``files`` in order into ``root``, ``Print Assumptions`` of each file's theorems appended."""
+    coqc = _coqc()
+    runs = {}
+    for f in files:
+        names = THEOREMS[f.removesuffix(".v")]
+        (root / f).write_text((COQ / f).read_text() + "\n" + "".join(f"Print Assumptions {t}.\n" for t in names))
+        runs[f] = _run(coqc, root / f, root, root)
+        if runs[f].returncode != 0:
+            break
+    return runs
+
+
+@pytest.fixture(scope="module")
+def duat_root(tmp_path_factory) -> Path:
+    """A directory holding the compiled DUAT.v, which the mutants import."""
+    root = tmp_path_factory.mktemp("coq-duat")
+    run = _compile(root, ["DUAT.v"])["DUAT.v"]
+    assert run.returncode == 0, run.stderr
+    return root
+
+
 def test_project_lists_every_file():
     assert sorted(_files()) == sorted(p.name for p in COQ.glob("*.v"))
+    assert sorted(f.removesuffix(".v") for f in _files()) == sorted(THEOREMS)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in COQ.glob("*.v")))
+@pytest.mark.parametrize("name", sorted(str(p.relative_to(COQ)) for p in COQ.rglob("*.v")))
 def test_no_admitted_proof_or_axiom(name):
     text = re.sub(r"\(\*.*?\*\)", "", (COQ / name).read_text(), flags=re.S)
-    assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Hypothesis|Conjecture)\b", text)
+    assert not re.search(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Hypothesis|Hypotheses|Conjecture)\b",
+                         text)
 
 
 def test_lemmas_compile_and_are_closed(tmp_path):
-    """Each file compiles with ``Print Assumptions`` of its theorems appended: every one is closed (no axiom)."""
-    coqc = _coqc()
-    flags = ["-w", "-notation-overridden", "-w", "-ambiguous-paths", "-Q", ".", "Symuat"]
-    for f in _files():
-        names = THEOREMS[f.removesuffix(".v")]
-        (tmp_path / f).write_text((COQ / f).read_text() + "\n" + "".join(f"Print Assumptions {t}.\n" for t in names))
-        run = subprocess.run([coqc, *flags, f], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    """Each file compiles and every named theorem is closed under the global context (no axiom)."""
+    runs = _compile(tmp_path, _files())
+    assert list(runs) == _files()
+    for f, run in runs.items():
         assert run.returncode == 0, f"{f}:\n{run.stdout}\n{run.stderr}"
-        assert run.stdout.count("Closed under the global context") == len(names), f"{f}:\n{run.stdout}"
+        assert run.stdout.count(CLOSED) == len(THEOREMS[f.removesuffix(".v")]), f"{f}:\n{run.stdout}"
+
+
+def test_ledger_links_name_entries_and_theorems():
+    """Every link names a ledger entry and a checked theorem; ``negation`` exactly for errata; 25 or more."""
+    from symuat.ledger.entry import Status
+    from symuat.ledger.registry import load_entries
+
+    entries = {e.id: e for e in load_entries()}
+    links = json.loads((COQ / "ledger_links.json").read_text())["links"]
+    assert len(links) >= 25
+    assert [link["id"] for link in links] == sorted({link["id"] for link in links})
+    for link in links:
+        assert set(link) == {"id", "theorem", "states", "note"}, link
+        assert link["id"] in entries, link
+        file, name = link["theorem"].split(".")
+        assert name in THEOREMS[file], link
+        assert re.search(rf"\b(Theorem|Lemma|Corollary)\s+{re.escape(name)}\b", (COQ / f"{file}.v").read_text())
+        erratum = entries[link["id"]].status is Status.ERRATUM
+        assert link["states"] == ("negation" if erratum else "entry"), link
+
+
+def _mutant_header(path: Path) -> tuple[str, str | None, tuple[str, str, str]]:
+    text = path.read_text()
+    expect = re.search(r"expect: (refuted (\w+)|ill-typed)", text)
+    assert expect, path.name
+    row, operator, definition = (s.strip() for s in re.search(r"symuat-mutant: (.*?) \*\)", text).group(1).split("|"))
+    return ("refuted" if expect.group(2) else "ill-typed"), expect.group(2), (row, operator, definition)
+
+
+MUTANT_FILES = sorted(p.name for p in MUTANTS.glob("*.v"))
+
+
+def test_mutant_sample_is_present():
+    kinds = {_mutant_header(MUTANTS / f)[0] for f in MUTANT_FILES}
+    assert len(MUTANT_FILES) >= 4 and kinds == {"refuted", "ill-typed"}
+
+
+@pytest.mark.parametrize("name", MUTANT_FILES)
+def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
+    """A mutated table row: its refutation compiles (closed), or coqc rejects the mutated line as ill-typed."""
+    root = duat_root
+    coqc = _coqc()
+    kind, theorem, _ = _mutant_header(MUTANTS / name)
+    text = (MUTANTS / name).read_text()
+    if kind == "refuted":
+        (tmp_path / name).write_text(text + f"\nPrint Assumptions {theorem}.\n")
+        run = _run(coqc, tmp_path / name, tmp_path, root)
+        assert run.returncode == 0, f"{name}:\n{run.stdout}\n{run.stderr}"
+        assert run.stdout.count(CLOSED) == 1, run.stdout
+        return
+    (tmp_path / name).write_text(text)
+    run = _run(coqc, tmp_path / name, tmp_path, root)
+    assert run.returncode != 0
+    marked = [i for i, line in enumerate(text.splitlines(), 1) if "(* MUTATED *)" in line]
+    where = re.search(r'File "[^"]*", line (\d+)', run.stderr + run.stdout)
+    assert where and [int(where.group(1))] == marked, run.stderr
+    assert "has type" in run.stderr + run.stdout  # a type error, not a syntax error
+
+
+@pytest.mark.parametrize("name", MUTANT_FILES)
+def test_sympy_table_check_kills_the_same_mutant(name):
+    """The mutation of the Coq file, applied by symuat.soundness.mutants to the depth-3 table, fails verify_table;
+    the unmutated table passes."""
+    from symuat.expansion import substitution_table
+    from symuat.expansion.proof import verify_table
+    from symuat.soundness.mutants import table_mutants
+
+    _, _, (row, operator, definition) = _mutant_header(MUTANTS / name)
+    table = substitution_table(3)
+    assert verify_table(table).holds
+    found = [m for m in table_mutants(table)
+             if m.source == row and m.operator == operator and str(m.claim.definition(row)) == definition]
+    assert len(found) == 1, (row, operator, definition)
+    assert not verify_table(found[0].claim).holds
