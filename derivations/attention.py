@@ -25,6 +25,8 @@ from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.errors import ShapeError
 from symuat.layers.attention import PaperMultiHeadAttention
 
+from ._coq_links import linked
+
 __all__ = ["entries", "composition", "figure5", "head_block", "kron_transpose", "output_projection", "reduction",
            "value_form", "values_definition", "whole_layer"]
 
@@ -195,7 +197,7 @@ def _readings(**named) -> Readings:
     return Readings(_CONV, named)
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     eq7_note = (r"MultiHead is read as the standard layer $\sum_h H_h X W_{V,h} W_{O,h}$ with $H_h$ parameters; the "
                 r"paper's heads see only $x_i$ ($X$ split by columns), which is the standard layer with block-diagonal "
                 r"$W_V = \operatorname{diag}(W_{V,1}, \dots, W_{V,h})$: proved. $\hat{H}$ is the concatenation (its "
@@ -285,3 +287,8 @@ def entries() -> list[Entry]:
               note="OCR prints 'W, $x' = H''$; the subscript is lost, read as $W'_{HV}$ as in the DUAT version App. "
                    "A."),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -31,6 +31,8 @@ from symuat import (
     dims_grid,
 )
 
+from ._coq_links import linked
+
 __all__ = ["entries", "chain_step", "eq4_identity", "left_tn_identity", "rows_of_result_identity", "square_identity",
            "vector_operand_identity"]
 
@@ -164,7 +166,7 @@ def _associative() -> Identity:
                    lambda W1, W2, x: diamond(W1, diamond(W2, x)), tn)
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     eq4 = (r"\left(\begin{array}{cccc}w_{1,1}&w_{1,2}&\cdots&w_{1,n}\\ \vdots&&&\vdots\\ w_{m,1}&w_{m,2}&&w_{m,n}"
            r"\end{array}\right)\diamond\left(\begin{array}{c}x_{1}\\ \vdots\\ x_{m}\end{array}\right)"
            r"=\left(\begin{array}{c}w_{1}x_{1}+w_{31}*x_{2}+\cdots w_{m,1}x_{m}\\ w_{1,2}x_{1}+w_{2,2}x_{2}+\cdots "
@@ -214,3 +216,8 @@ def entries() -> list[Entry]:
         *_chain_entries(13, _EQ13),
         *_chain_entries(14, _EQ14),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -40,6 +40,7 @@ from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Re
 from symuat.expansion import A_name, R_name, U_name, V_name, beta_name, c_name, residual_term
 from symuat.numeric.residual_params import DYNAMIC
 
+from ._coq_links import linked
 from ._duat_common import (
     INPUT,
     READ_O,
@@ -526,7 +527,7 @@ def _prose() -> list[Entry]:
     ]
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [
         Entry("duat:eq19", "App. B.1, Lemma 1, Eq. 19",
               r"G(\mathbf{x}) = \beta \sum_{j=1}^{N} \alpha_{j} \sigma(\mathbf{W}_{j}^{\mathrm{T}} \mathbf{x} + "
@@ -542,3 +543,8 @@ def entries() -> list[Entry]:
               note="The definition of the residual term; printed indices $W'_{i1}$ (no comma) read as $W'_{i,1}$."),
         *_eq22_steps(), *_eq22_rules(), *_forms(), _defuatr(), *_steps_26_27(), *_rules_26_27(), *_prose(),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -33,6 +33,7 @@ from symuat import Correction, Entry, Evidence, Level, OpaqueIdentity, Prose, Re
 from symuat.expansion import A_name, U_name, V_name, beta_name, c_name, residual_term
 from symuat.numeric.residual_params import DYNAMIC
 
+from ._coq_links import linked
 from ._duat_common import (
     CAPTION,
     INPUT,
@@ -583,5 +584,10 @@ def _prose() -> list[Entry]:
     ]
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [*_block_entries(), *_eq32_entries(), *_eq11_33_entries(), *_fig2_entries(), *_prose()]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -44,6 +44,8 @@ from symuat.expansion import (
 from symuat.expansion.extended import INPUT_TRANSFORM, gated_residual_term, gated_symbols, plain_residual_term
 from symuat.names import logistic as sig
 
+from ._coq_links import linked
+
 __all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims"]
 
 K = nc_symbol("W'_{K}")
@@ -210,7 +212,7 @@ def _par_np(a, i, x):
     return np_block(a, "parallel", False, str(i), x)
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     par = block_term("parallel")
     return [
         Entry("ext:block-layouts.eq20", "Transformer block layouts as Eq. 20", _EQ20_TEX, Status.PROVED,
@@ -262,3 +264,8 @@ def entries() -> list[Entry]:
 
 # keep names used by ext_duat_gated importable
 _ = (gated_residual_term, gated_symbols, layer_symbols)
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -25,6 +25,7 @@ from symuat import Entry, Evidence, Level, Prose, Status
 from symuat.expansion import LAYOUTS, block_eq20, dynamic_from_symbols, gated_residual_term
 from symuat.numeric import duat_form, dynamic_parameters, random_stack
 
+from ._coq_links import linked
 from .ext_duat_blocks import _table_identity, induction_identity, np_eq20
 
 __all__ = ["entries", "gated_np", "measured_dynamic"]
@@ -84,7 +85,7 @@ def gated_np(a, i, x):
     return np_eq20(a, True, i, x)
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [
         Entry("ext:gated-ffn.table", "gated FFN, substitution table",
               r"\tilde P_i = \mathbf{W}'_{i,4}\tilde A_{i-1},\ \tilde\gamma_i = \mathbf{W}'_{i,4}(\tilde c_{i-1} +"
@@ -111,3 +112,8 @@ def entries() -> list[Entry]:
                    r" post-LN and OLMo-2's sublayer-post-norm. $\tilde P_j = W'_{j,4}\tilde A_{j-1}$ and"
                    r" $\tilde\gamma_j$ (through $R_{j-1}$) are then dynamic like $\tilde V_j$, $\tilde\beta_j$."),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

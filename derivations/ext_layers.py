@@ -21,6 +21,8 @@ from symuat.layers.layernorm import LayerNorm
 from symuat.layers.rmsnorm import RMSNorm
 from symuat.layers.rotary import rotary_operator, rotate_half_apply
 
+from ._coq_links import linked
+
 Matrix = sympy.ImmutableMatrix
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
 _POLY = r"Every entry is a polynomial identity in the symbols, so the grid covers all index patterns up to $N, M = 3$."
@@ -126,7 +128,7 @@ _ROPE_OP = (r"\operatorname{vec}_r\big(\mathrm{RoPE}(\mathbf Q)\big) = \Big(\tex
             r"\mathbf q'")
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     P = Status.PROVED
     return [
         Entry("ext:rmsnorm.mv-form", "RMSNorm (Llama, Mistral, Qwen)", _RMS, P, rmsnorm_identity(0),
@@ -145,3 +147,8 @@ def entries() -> list[Entry]:
 
 __all__ = ["entries", "rmsnorm_identity", "layernorm_no_bias_identity", "gated_ffn_identity",
            "rotary_operator_identity", "np_rope", "ROPE_DIMS", "ROPE_SCOPE"]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

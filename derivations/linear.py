@@ -19,6 +19,8 @@ from symuat.algebra.matrices import kron, vec_r
 from symuat.evidence.fields import logistic
 from symuat.layers.linear import FFN, FeatureLinear, TokenLinear
 
+from ._coq_links import linked
+
 __all__ = ["entries", "diamond_transpose_identity", "ffn_identity", "method_identity", "printed_eq15_identity"]
 
 _NM = dims_grid(N=(1, 2, 3), M=(1, 2, 3))
@@ -139,7 +141,7 @@ _EQ6 = (r"FFN(\mathbf{x}) = \mathbf{W}_2 \sigma(\mathbf{W}_1 \mathbf{x} + \mathb
         r" \mapsto \mathbf{W}_2' \sigma(\mathbf{W}_1' \mathbf{x}' + \mathbf{b}_1') + \mathbf{b}_2'")
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     method_note = ("Checked for every linear T(X) = A X B (token- and feature-mixing Linear layers are the cases $B "
                    r"= I$ and $A = I$); $W' = A \otimes B^{T}$ under row-major $\operatorname{vec}_r$. MHA is Eq. 9.")
     return [
@@ -179,3 +181,8 @@ def entries() -> list[Entry]:
               note=r"Holds under both readings: $W' = W \otimes I_M$, $b' = b \otimes 1_M$ (tokens) or $W' = I_N "
                    r"\otimes W$, $b' = 1_N \otimes b$ (features)."),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

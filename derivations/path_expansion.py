@@ -36,6 +36,8 @@ from symuat.numeric.duat_form import duat_form
 from symuat.numeric.paths import path_contributions
 from symuat.numeric.stack import BlockWeights, FFNWeights, TransformerStack
 
+from ._coq_links import linked
+
 __all__ = ["entries", "attention_only_forward", "duat_linear_term", "eq10_single_layer", "induction",
            "mixed_product_rule", "numeric_check", "path_bindings", "random_attention_layers", "residual_stack"]
 
@@ -303,7 +305,7 @@ _BEYOND = "Beyond the paper (symuat's path expansion, symuat.expansion.paths); "
 _NOBIAS = (r" Assumes no value/output biases (they would add bias paths $1_N \otimes c_l$ carried by later layers).")
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [
         Entry("duat:eq10.part1", "Eq. 10, depth-1 path expansion", _EQ10, Status.PROVED,
               eq10_single_layer(),
@@ -348,3 +350,8 @@ def entries() -> list[Entry]:
                     "is measured (full without a mask, lower-triangular with a causal mask).", proxy=_proxy),
               note="Beyond the paper; assumes no value/output biases."),
     ]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -24,6 +24,7 @@ from symuat.numeric.residual_params import DYNAMIC
 
 from . import duat_residual as res
 from . import duat_transformer as tr
+from ._coq_links import linked
 from ._duat_common import (
     INPUT,
     READ_O,
@@ -288,5 +289,10 @@ def _c2_entries() -> list[Entry]:
     return out
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [*_c1_entries(), *_c2_entries()]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

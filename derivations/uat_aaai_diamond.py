@@ -54,6 +54,7 @@ from symuat import (
 )
 from symuat.algebra.splits import but_last
 
+from ._coq_links import linked
 from ._duat_common import verbatim
 from .diamond import (
     chain_step,
@@ -236,5 +237,10 @@ def _sec32() -> list[Entry]:
     ]
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [*_sec32(), *_appendix_a()]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

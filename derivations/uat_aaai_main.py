@@ -30,6 +30,7 @@ from symuat import Entry, Evidence, Level, Prose, Readings, Status
 from symuat.expansion import A_name, R_name, U_name, V_name, beta_name
 from symuat.numeric.residual_params import DYNAMIC
 
+from ._coq_links import linked
 from ._duat_common import (
     INPUT,
     READ_O,
@@ -195,5 +196,10 @@ def _layer_entries() -> list[Entry]:
     ]
 
 
-def entries() -> list[Entry]:
+def _entries() -> list[Entry]:
     return [*_layer_entries(), *_eq11_entries()]
+
+
+def entries() -> list[Entry]:
+    """The entries of this derivation, each with its Coq theorem where one states it (docs/coq.md)."""
+    return linked(_entries())

@@ -51,7 +51,7 @@ from .layers.attention import (
 from .layers.layernorm import LayerNorm
 from .layers.linear import FFN, FeatureLinear, MatrixVectorForm, TokenLinear
 from .ledger.audit import AuditRecord, audit, audit_entry, ledger_json, summary
-from .ledger.entry import Correction, Denial, Entry, Prose, Readings, Source, Status
+from .ledger.entry import CoqLink, Correction, Denial, Entry, Prose, Readings, Source, Status
 from .ledger.registry import load_entries
 from .ledger.sources import Origin, Paper, origin, origins, paper, papers, register_source
 from .ledger.steps import Expr, Step, StepTable, bind
@@ -69,7 +69,7 @@ __all__ = [
     # evidence
     "Identity", "OpaqueIdentity", "check_identity", "dims_grid", "InstanceCache", "Evidence", "Level", "Verdict",
     # ledger
-    "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction",
+    "Entry", "Source", "Status", "Readings", "Denial", "Prose", "Correction", "CoqLink",
     "Expr", "Step", "StepTable", "bind",
     "Paper", "Origin", "register_source", "origin", "origins", "paper", "papers",
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",

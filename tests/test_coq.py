@@ -1,7 +1,8 @@
 """The Coq/MathComp development in ``coq/`` compiles, uses no axiom and admits nothing; its mutants fail.
 
 * every main file compiles with ``Print Assumptions`` of its theorems appended, each closed;
-* ``coq/ledger_links.json`` names existing ledger entries and existing theorems, ``negation`` exactly for errata;
+* the Coq links of the ledger (``derivations/_coq_links.py``) name existing entries and theorems, ``negation``
+  exactly for errata;
 * every mutated table row in ``coq/mutants/`` is refuted (its refutation compiles, closed) or ill-typed (coqc fails
   on the mutated line), and SymPy's table check kills the same mutation (symuat.soundness.mutants).
 
@@ -10,7 +11,6 @@ Skipped when ``coqc`` is missing; fails instead when ``SYMUAT_REQUIRE_COQ=1`` (C
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -22,7 +22,7 @@ import pytest
 COQ = Path(__file__).resolve().parent.parent / "coq"
 MUTANTS = COQ / "mutants"
 FLAGS = ["-w", "-notation-overridden", "-w", "-ambiguous-paths"]
-#: The theorems docs/coq.md and coq/ledger_links.json name, by file.
+#: The theorems docs/coq.md and the ledger's Coq links name, by file.
 THEOREMS = {
     "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "vec_r_mulr", "vec_r_mull", "kron_mul", "kron_tr"],
     "MultiHead": ["mha_sum", "mha_closed_form"],
@@ -105,22 +105,22 @@ def test_lemmas_compile_and_are_closed(tmp_path):
 
 
 def test_ledger_links_name_entries_and_theorems():
-    """Every link names a ledger entry and a checked theorem; ``negation`` exactly for errata; 25 or more."""
+    """Every link (symuat_paper._coq_links) names a ledger entry and a checked theorem; ``negation`` exactly for
+    errata; 25 or more."""
+    from symuat_paper._coq_links import COQ_LINKS
+
     from symuat.ledger.entry import Status
     from symuat.ledger.registry import load_entries
 
     entries = {e.id: e for e in load_entries()}
-    links = json.loads((COQ / "ledger_links.json").read_text())["links"]
-    assert len(links) >= 25
-    assert [link["id"] for link in links] == sorted({link["id"] for link in links})
-    for link in links:
-        assert set(link) == {"id", "theorem", "states", "note"}, link
-        assert link["id"] in entries, link
-        file, name = link["theorem"].split(".")
+    assert len(COQ_LINKS) >= 25
+    for entry_id, (link, note) in COQ_LINKS.items():
+        assert entry_id in entries and entries[entry_id].coq == link, entry_id
+        assert isinstance(note, str) and note, entry_id
+        file, name = link.theorem.split(".")
         assert name in THEOREMS[file], link
         assert re.search(rf"\b(Theorem|Lemma|Corollary)\s+{re.escape(name)}\b", (COQ / f"{file}.v").read_text())
-        erratum = entries[link["id"]].status is Status.ERRATUM
-        assert link["states"] == ("negation" if erratum else "entry"), link
+        assert link.negation == (entries[entry_id].status is Status.ERRATUM), link
 
 
 def _mutant_header(path: Path) -> tuple[str, str | None, tuple[str, str, str]]:

@@ -11,12 +11,14 @@ __all__ = ["Level", "Evidence", "Verdict"]
 
 
 class Level(str, Enum):
-    """The levels of evidence, strongest first (``all-sizes``: decided for every size, not only a grid)."""
+    """The levels of evidence (``all-sizes``: decided for every size, not only a grid; ``coq``: a named Coq
+    theorem, compiled, with no axiom)."""
 
     ALL_SIZES = "all-sizes"
     SYMBOLIC = "symbolic"
     EXACT = "exact"
     FLOAT = "float"
+    COQ = "coq"
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Evidence:
     found, with enough data (dimensions, seed, entry, values) to replay it.
     ``grid`` (undecided ``all-sizes`` evidence) is the largest value of each dimension that the grid-bound
     levels covered: a claim proved there is proved on that grid only.
+    ``theorem`` (``coq`` evidence) names the Coq theorem, ``"<File>.<name>"``.
     """
 
     level: Level
@@ -36,6 +39,7 @@ class Evidence:
     detail: str
     counterexample: Mapping[str, Any] | None = None
     grid: Mapping[str, int] | None = None
+    theorem: str | None = None
 
     @property
     def decided(self) -> bool:
@@ -45,6 +49,8 @@ class Evidence:
         out = {"level": self.level.value, "holds": self.holds, "detail": self.detail}
         if self.grid is not None:
             out["grid"] = dict(self.grid)
+        if self.theorem is not None:
+            out["theorem"] = self.theorem
         return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numbers
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InvalidValueError
@@ -32,7 +32,7 @@ from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 from .guard import defined_at, entry_timeout, report, time_limit, user_code
 
-__all__ = ["AuditRecord", "check_seed", "audit_entry", "audit", "ledger_json", "summary"]
+__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "audit", "ledger_json", "summary"]
 
 
 @dataclass(frozen=True)
@@ -144,20 +144,38 @@ def _failure(entry: Entry, verdict: Verdict, seed: int,
 
 
 def audit_entry(entry: Entry, seed: int = 0, instances: InstanceCache | None = None,
-                timeout: float | None = None) -> AuditRecord:
+                timeout: float | None = None, coq: Evidence | None = None) -> AuditRecord:
     """Run the claim of ``entry`` at every applicable level and derive its status.
 
     ``instances`` lets the entries of one audit share the sides built for a claim (or correction) they share.
     The claim's builders, references and proxies are user code: anything they raise (``SystemExit``
     included), or running past ``timeout`` seconds (default: :func:`~symuat.ledger.guard.entry_timeout`),
     is one :class:`~symuat.errors.DerivationError` naming the entry and the ``file:line``.
+    ``coq`` is the entry's ``coq`` evidence (:func:`~symuat.ledger.coq.linked_evidence`); a decided one that
+    contradicts the other levels leaves the entry without a computed status.
     """
     check_seed(seed)
     limit = entry_timeout(timeout)
     instances = InstanceCache() if instances is None else instances
     report("begin", id=entry.id, at=defined_at(entry.claim))
     with user_code(f"entry {entry.id!r}"), time_limit(limit, entry.id):
-        return _audit_entry(entry, seed, instances)
+        record = _audit_entry(entry, seed, instances)
+    return record if coq is None else with_coq(record, coq, denial=isinstance(entry.claim, Denial))
+
+
+def with_coq(record: AuditRecord, coq: Evidence, denial: bool = False) -> AuditRecord:
+    """``record`` with its Coq evidence; no status when Coq and the other levels disagree on the printed statement.
+
+    ``denial``: the entry denies an identity, and the evidence (like every level's) is about that identity.
+    """
+    out = replace(record, evidence=record.evidence + (coq,))
+    if coq.holds is None or record.computed not in (Status.PROVED, Status.CHECKED, Status.ERRATUM):
+        return out
+    printed_true = coq.holds != denial
+    if printed_true == (record.computed is not Status.ERRATUM):
+        return out
+    return replace(out, computed=None, reason=f"the coq level disagrees with the others ({record.reason}): "
+                                              f"{coq.detail}")
 
 
 def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditRecord:

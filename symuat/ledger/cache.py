@@ -30,12 +30,13 @@ from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
 from ..evidence.protocol import InstanceCache
-from .audit import AuditRecord, check_seed
+from .audit import AuditRecord, check_seed, with_coq
+from .coq import coqc_version, find_project, linked_evidence_later
 from .dependencies import changed, file_sources, module_sources, tree_sources
 from .parallel import audit_data, imported_in_workers
 from .registry import load_entries
 from .signing import sign, user_key, verify
-from .snapshot import entry_data, record_from_data
+from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
 
 __all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
 
@@ -89,8 +90,11 @@ def cache_key(seed: int = 0, package: str | None = None, directory: str | Path |
     """
     h = hashlib.sha256()
     h.update(repr((_FORMAT, sys.version, seed)).encode())
-    sources = {**module_sources(list(sys.modules)),
-               **tree_sources(_derivation_root(package or _default_package(), directory))}
+    root = _derivation_root(package or _default_package(), directory)
+    sources = {**module_sources(list(sys.modules)), **tree_sources(root)}
+    project = find_project(root)
+    if project is not None:  # the coq level: the project's files and the coqc that compiles them
+        sources.update({**tree_sources(project.root), "coqc": coqc_version()})
     for label in sorted(sources):
         h.update(label.encode() + b"\0" + sources[label].encode() + b"\0")
     return h.hexdigest()
@@ -197,7 +201,7 @@ def _describe(value: Any, depth: int = 0) -> Any:
 
 def _identity(entry) -> dict[str, Any]:
     """What must be unchanged for a cached record of ``entry`` to stand: its printed part and its claim."""
-    return {**entry_data(entry), "claim": _describe(entry.claim),
+    return {**entry_data(entry), "claim": _describe(entry.claim), "coq": _describe(entry.coq),
             "correction_claim": _describe(entry.correction.identity) if entry.correction is not None else None}
 
 
@@ -251,9 +255,16 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     if on_start is not None and missing:
         on_start(len(missing))
     before, before_workers = set(sys.modules), imported_in_workers()
-    for e, rec in zip(missing, audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)):
+    coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)))
+    audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
+    linked = coq()
+    for e, rec in zip(missing, audited):
+        record = record_from_data(rec)
+        if e.id in linked:
+            record = with_coq(record, linked[e.id], denial=claim_kind(e) == "denial")
+            rec = record_to_data(record)
         data["records"][e.id] = {"identity": _identity(e), "record": rec}
-        found[e.id] = record_from_data(rec)
+        found[e.id] = record
     if secret is not None and missing:
         in_workers = {n: f for n, f in imported_in_workers().items() if n not in before_workers}
         data["late"] = {**data["late"], **module_sources(set(sys.modules) - before), **file_sources(in_workers)}

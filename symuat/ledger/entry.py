@@ -10,6 +10,7 @@ or your own), the place follows that source's grammar (for papers ``eq<N>``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -21,7 +22,9 @@ from ..evidence.opaque import OpaqueIdentity
 from ..evidence.verdict import Evidence
 from .sources import Origin, origin
 
-__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "Entry"]
+__all__ = ["Status", "Source", "Readings", "Denial", "Prose", "Correction", "CoqLink", "Entry"]
+
+_THEOREM = re.compile(r"[A-Z][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_']*")
 
 
 class Status(str, Enum):
@@ -118,6 +121,32 @@ class Correction:
 
 
 @dataclass(frozen=True)
+class CoqLink:
+    r"""The Coq theorem that states an entry (the ``coq`` evidence level, docs/coq.md).
+
+    ``theorem`` is ``"<File>.<name>"`` (``coq/<File>.v``).  ``negation``: the entry is a refuted printed statement
+    and the theorem states its negation (for a denial, the theorem proves the denied identity).
+
+    >>> CoqLink("DUAT.duat_expansion").theorem
+    'DUAT.duat_expansion'
+    >>> CoqLink("duat_expansion")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symuat.errors.LedgerError: a Coq theorem is named ... got 'duat_expansion'
+    """
+
+    theorem: str
+    negation: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.theorem, str) or not _THEOREM.fullmatch(self.theorem):
+            raise LedgerError("a Coq theorem is named '<File>.<name>' (e.g. 'DUAT.duat_expansion'), "
+                              f"got {self.theorem!r}")
+        if not isinstance(self.negation, bool):
+            raise LedgerError(f"CoqLink.negation must be a bool, got {self.negation!r}")
+
+
+@dataclass(frozen=True)
 class Entry:
     r"""One audited statement, transcribed *as printed*.
 
@@ -140,6 +169,7 @@ class Entry:
     correction: Correction | None = None
     note: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    coq: CoqLink | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or ":" not in self.id:
@@ -169,6 +199,8 @@ class Entry:
                               f"got {type(self.claim).__name__}")
         if self.status is Status.ERRATUM and self.correction is None:
             raise LedgerError(f"entry {self.id!r} is recorded as erratum but has no correction")
+        if self.coq is not None and not isinstance(self.coq, CoqLink):
+            raise LedgerError(f"entry {self.id!r}: coq must be a CoqLink, got {type(self.coq).__name__}")
 
     @property
     def source(self) -> Source:

@@ -78,7 +78,8 @@ def _die_with_parent() -> None:
 
 def _audit_index(index: int) -> tuple[int, dict[str, Any], dict[str, str]]:
     before = set(sys.modules)
-    data = record_to_data(audit_entry(_ENTRIES[index], seed=_SEED, instances=_INSTANCES))
+    entry = _ENTRIES[index]
+    data = record_to_data(audit_entry(entry, seed=_SEED, instances=_INSTANCES))
     return index, data, loaded_files(set(sys.modules) - before)
 
 

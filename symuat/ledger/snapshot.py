@@ -96,7 +96,7 @@ def _plain(value: Any) -> Any:
 
 def _evidence_data(evidence: tuple[Evidence, ...]) -> list[list[Any]]:
     return [[ev.level.value, None if ev.holds is None else bool(ev.holds), ev.detail, _plain(ev.counterexample),
-             _plain(ev.grid)] for ev in evidence]
+             _plain(ev.grid), ev.theorem] for ev in evidence]
 
 
 def entry_data(e) -> dict[str, Any]:
@@ -124,11 +124,12 @@ def record_to_data(record: AuditRecord) -> dict[str, Any]:
 def _evidence(rows: Any) -> tuple[Evidence, ...]:
     out = []
     for row in rows:
-        level, holds, detail, cx, grid = (*row, None) if len(row) == 4 else row
+        level, holds, detail, cx, grid, theorem = (*row, None, None, None)[:6]
         if not (holds is None or isinstance(holds, bool)) or not isinstance(detail, str) \
-                or not (cx is None or isinstance(cx, Mapping)) or not (grid is None or isinstance(grid, Mapping)):
+                or not (cx is None or isinstance(cx, Mapping)) or not (grid is None or isinstance(grid, Mapping)) \
+                or not (theorem is None or isinstance(theorem, str)):
             raise LedgerError("malformed evidence in audit data")
-        out.append(Evidence(Level(level), holds, detail, cx, grid))
+        out.append(Evidence(Level(level), holds, detail, cx, grid, theorem))
     return tuple(out)
 
 

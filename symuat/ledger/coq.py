@@ -1,0 +1,210 @@
+r"""The ``coq`` evidence level: an entry names the Coq theorem that states it (:class:`~symuat.ledger.entry.CoqLink`).
+
+The Coq project is ``$SYMUAT_COQ_DIR``, else a ``coq/`` directory beside (or inside) the derivation root,
+with a ``_CoqProject`` file that names its ``-Q`` path and its files in order (``coq/`` of this repository:
+MathComp, docs/coq.md).  :func:`check_theorems` compiles the project once into a temporary directory
+(``coqc``), then asks Coq, for every named theorem, whether it exists (``Locate``) and what it assumes
+(``Print Assumptions``).  :func:`coq_evidence` turns the answer into evidence about the printed statement:
+
+==============================================  =====================================================
+Coq says                                        evidence
+==============================================  =====================================================
+theorem found, closed under the global context  holds (``negation``: fails — Coq refutes the statement)
+``coqc`` not installed, no project              ``holds: null``, ``not run: …``
+the project does not compile, theorem missing,  ``holds: null``, the reason
+or it rests on an axiom
+==============================================  =====================================================
+
+For a denial the evidence is about the denied identity, like every other level's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..evidence.verdict import Evidence, Level
+from .entry import CoqLink
+from .snapshot import claim_kind
+
+__all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "check_theorems", "coq_evidence",
+           "linked_evidence", "linked_evidence_later"]
+
+_FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
+_CLOSED = "Closed under the global context"
+#: Seconds one ``coqc`` run may take.
+_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class CoqProject:
+    """A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order."""
+
+    root: Path
+    logical: str
+    files: tuple[str, ...]
+
+    @classmethod
+    def read(cls, root: Path) -> CoqProject:
+        words = (root / "_CoqProject").read_text(encoding="utf-8").split()
+        logical = words[words.index("-Q") + 2] if "-Q" in words and len(words) > words.index("-Q") + 2 else "Top"
+        return cls(root, logical, tuple(w for w in words if w.endswith(".v")))
+
+
+@dataclass(frozen=True)
+class CoqResult:
+    """What Coq said about one theorem: ``closed`` (found, no axiom) or ``None`` with the ``reason``."""
+
+    closed: bool | None
+    reason: str
+
+
+def find_project(derivation_root: Path | None) -> CoqProject | None:
+    r"""``$SYMUAT_COQ_DIR``, else ``coq/`` beside or inside ``derivation_root``, when it has a ``_CoqProject``."""
+    env = os.environ.get("SYMUAT_COQ_DIR", "").strip()
+    candidates = [Path(env)] if env else []
+    if derivation_root is not None:
+        candidates += [Path(derivation_root).parent / "coq", Path(derivation_root) / "coq"]
+    for path in candidates:
+        if (path / "_CoqProject").is_file():
+            return CoqProject.read(path.resolve())
+    return None
+
+
+def coqc_version() -> str:
+    r"""``coqc --version``'s first line, or ``"none"`` when ``coqc`` is not installed (part of the cache key)."""
+    coqc = shutil.which("coqc")
+    if coqc is None:
+        return "none"
+    try:
+        done = subprocess.run([coqc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return "unusable"
+    return (done.stdout.splitlines() or ["unknown"])[0]
+
+
+def _run(coqc: str, project: CoqProject, work: Path, name: str) -> subprocess.CompletedProcess:
+    return subprocess.run([coqc, *_FLAGS, "-Q", str(work), project.logical, name], cwd=work, capture_output=True,
+                          text=True, timeout=_TIMEOUT)
+
+
+def _all(names: Iterable[str], result: CoqResult) -> dict[str, CoqResult]:
+    return {n: result for n in names}
+
+
+def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str, CoqResult]:
+    r"""Compile ``project`` once and report, for each ``"<File>.<name>"``, whether it is a closed theorem."""
+    names = sorted(set(names))
+    coqc = shutil.which("coqc")
+    if coqc is None:
+        return _all(names, CoqResult(None, "not run: coqc is not installed"))
+    if project is None:
+        return _all(names, CoqResult(None, "not run: no Coq project (a coq/ directory with a _CoqProject beside the "
+                                           "derivations, or $SYMUAT_COQ_DIR)"))
+    with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
+        work = Path(tmp)
+        for file in project.files:
+            shutil.copyfile(project.root / file, work / file)
+            try:
+                done = _run(coqc, project, work, file)
+            except subprocess.TimeoutExpired:
+                return _all(names, CoqResult(None, f"coq/{file} did not compile within {_TIMEOUT} s"))
+            if done.returncode != 0:
+                tail = " ".join((done.stderr or done.stdout).split())[-300:]
+                return _all(names, CoqResult(None, f"coq/{file} does not compile: {tail}"))
+        modules = [f.removesuffix(".v") for f in project.files]
+        header = "".join(f"From {project.logical} Require {m}.\n" for m in modules)
+        (work / "SymuatLocate.v").write_text(header + "".join(f"Locate {n}.\n" for n in names))
+        located = _run(coqc, project, work, "SymuatLocate.v")
+        if located.returncode != 0:
+            return _all(names, CoqResult(None, f"Locate failed: {' '.join(located.stderr.split())[-300:]}"))
+        found = [n for n in names if re.search(rf"(Constant|Inductive|Constructor) {re.escape(project.logical)}"
+                                                rf"\.{re.escape(n)}\b", located.stdout)]
+        out = _all(set(names) - set(found), CoqResult(None, f"not found in the compiled project {project.root}"))
+        if not found:
+            return out
+        (work / "SymuatAssumptions.v").write_text(header + "".join(f"Print Assumptions {n}.\nCheck tt.\n"
+                                                                    for n in found))
+        printed = _run(coqc, project, work, "SymuatAssumptions.v")
+        blocks = re.split(r"^tt\s*:\s*unit\s*$", printed.stdout, flags=re.M)
+        if printed.returncode != 0 or len(blocks) != len(found) + 1:
+            return {**out, **_all(found, CoqResult(None, "Print Assumptions failed"))}
+        for n, block in zip(found, blocks):
+            closed = _CLOSED in block
+            out[n] = CoqResult(True if closed else None,
+                               "Print Assumptions: closed under the global context" if closed else
+                               f"rests on assumptions: {' '.join(block.split())[:300]}")
+        return out
+
+
+def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False) -> Evidence:
+    r"""The ``coq`` evidence of an entry linked to ``link``, from Coq's ``result``.
+
+    >>> coq_evidence(CoqLink("DUAT.eq20"), CoqResult(True, "closed")).holds
+    True
+    >>> coq_evidence(CoqLink("Erratum.eq11_rule4_refuted", negation=True), CoqResult(True, "closed")).holds
+    False
+    >>> coq_evidence(CoqLink("DUAT.eq20"), CoqResult(None, "not run: coqc is not installed")).detail
+    'not run: coqc is not installed (Coq theorem DUAT.eq20)'
+    """
+    if result.closed is None:
+        return Evidence(Level.COQ, None, f"{result.reason} (Coq theorem {link.theorem})", theorem=link.theorem)
+    file = link.theorem.split(".")[0]
+    says = ("states the negation of the printed statement" if link.negation else "states the printed statement")
+    return Evidence(Level.COQ, link.negation == denial,
+                    f"Coq theorem {link.theorem} (coq/{file}.v) {says}; it compiles, {result.reason}, for every "
+                    "size (MathComp)", theorem=link.theorem)
+
+
+def linked_evidence(entries: Iterable, project: CoqProject | None) -> Mapping[str, Evidence]:
+    r"""``{entry id: coq evidence}`` for the entries that name a theorem (one compile for all of them)."""
+    linked = [e for e in entries if getattr(e, "coq", None) is not None]
+    if not linked:
+        return {}
+    results = check_theorems(project, (e.coq.theorem for e in linked))
+    return {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
+
+
+def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Callable[[], Mapping[str, Evidence]]:
+    r""":func:`linked_evidence` computed in a forked process while the caller audits; call the result to collect it.
+
+    Coq compiles on its own core while the entries are audited (the compile takes about as long as a cold audit).
+    Without ``fork``, or with nothing to compile, it is computed at once.
+    """
+    entries = [e for e in entries if getattr(e, "coq", None) is not None]
+    if not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
+        done = linked_evidence(entries, project)
+        return lambda: done
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_fd)
+        try:
+            rows = {i: [ev.holds, ev.detail, ev.theorem] for i, ev in linked_evidence(entries, project).items()}
+            data = json.dumps(rows).encode()
+            while data:
+                data = data[os.write(write_fd, data):]
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+
+    def collect() -> Mapping[str, Evidence]:
+        with os.fdopen(read_fd, "rb") as fh:
+            raw = fh.read()
+        os.waitpid(pid, 0)
+        try:
+            rows = json.loads(raw)
+        except ValueError:
+            rows = {}
+        lost = CoqResult(None, "the process checking the Coq project ended without an answer")
+        return {e.id: Evidence(Level.COQ, rows[e.id][0], rows[e.id][1], theorem=rows[e.id][2]) if e.id in rows
+                else coq_evidence(e.coq, lost) for e in entries}
+
+    return collect

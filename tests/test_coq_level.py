@@ -1,0 +1,106 @@
+"""The ``coq`` evidence level (symuat.ledger.coq): a tiny Coq project for each outcome, and the shipped ledger's
+links, every one of them decided by the session's audit when coqc is installed (required in CI)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from symuat import CoqLink, Entry, Identity, Level, Source, Status, dims_grid
+from symuat.errors import LedgerError
+from symuat.ledger.audit import audit_entry
+from symuat.ledger.coq import CoqProject, CoqResult, check_theorems, coq_evidence, find_project
+from symuat.ledger.text import explain
+
+REQUIRE = os.environ.get("SYMUAT_REQUIRE_COQ") == "1"
+
+
+def _coqc():
+    if shutil.which("coqc") is None:
+        if REQUIRE:
+            pytest.fail("SYMUAT_REQUIRE_COQ=1 but coqc is not installed")
+        pytest.skip("coqc is not installed")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A plain-Coq project: a closed lemma, one resting on an axiom, and a second file importing the first."""
+    _coqc()
+    root = tmp_path_factory.mktemp("coqproj") / "coq"
+    root.mkdir()
+    (root / "_CoqProject").write_text("-Q . Tiny\nA.v\nB.v\n")
+    (root / "A.v").write_text("Lemma two : 1 + 1 = 2.\nProof. reflexivity. Qed.\n"
+                              "Axiom magic : forall n : nat, n = 0.\nLemma zero : 5 = 0.\nProof. apply magic. Qed.\n")
+    (root / "B.v").write_text("From Tiny Require Import A.\nLemma four : 2 + 2 = 4.\nProof. reflexivity. Qed.\n")
+    return CoqProject.read(root)
+
+
+def test_a_closed_theorem_holds_and_the_others_say_why(tiny):
+    out = check_theorems(tiny, ["A.two", "B.four", "A.zero", "A.nothing"])
+    assert out["A.two"].closed is True and out["B.four"].closed is True
+    assert out["A.zero"].closed is None and "rests on assumptions" in out["A.zero"].reason
+    assert "magic" in out["A.zero"].reason
+    assert out["A.nothing"].closed is None and out["A.nothing"].reason.startswith("not found")
+
+
+def test_a_project_that_does_not_compile_decides_nothing(tiny, tmp_path):
+    shutil.copytree(tiny.root, tmp_path / "coq")
+    (tmp_path / "coq" / "B.v").write_text("Lemma broken : 1 = 2.\nProof. reflexivity. Qed.\n")
+    out = check_theorems(CoqProject.read(tmp_path / "coq"), ["A.two"])
+    assert out["A.two"].closed is None and out["A.two"].reason.startswith("coq/B.v does not compile")
+
+
+def test_without_coqc_the_level_is_not_run(tiny, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert check_theorems(tiny, ["A.two"])["A.two"] == CoqResult(None, "not run: coqc is not installed")
+
+
+def test_the_project_is_found_beside_the_derivations_or_by_the_environment(tiny, tmp_path, monkeypatch):
+    monkeypatch.delenv("SYMUAT_COQ_DIR", raising=False)
+    assert find_project(tiny.root.parent / "derivations").root == tiny.root
+    assert find_project(tmp_path) is None
+    monkeypatch.setenv("SYMUAT_COQ_DIR", str(tiny.root))
+    assert find_project(tmp_path).files == ("A.v", "B.v")
+
+
+def _proved_entry(link: CoqLink) -> Entry:
+    claim = Identity(shapes=lambda d: {"A": (d["n"], d["n"])}, lhs=lambda e, d: e["A"] + e["A"],
+                     rhs=lambda e, d: 2 * e["A"], dims=dims_grid(n=(1, 2)))
+    return Entry("duat:eq7", Source("duat", "Eq. 7"), "2A = A + A", Status.PROVED, claim, coq=link)
+
+
+def test_coq_evidence_joins_the_record_and_a_contradiction_leaves_no_status():
+    agree = audit_entry(_proved_entry(CoqLink("A.two")), coq=coq_evidence(CoqLink("A.two"), CoqResult(True, "closed")))
+    assert agree.computed is Status.PROVED and agree.evidence[-1].level is Level.COQ
+    assert agree.evidence[-1].to_json()["theorem"] == "A.two" and "coq ✓" in explain(agree)
+    link = CoqLink("A.two", negation=True)
+    clash = audit_entry(_proved_entry(link), coq=coq_evidence(link, CoqResult(True, "closed")))
+    assert clash.computed is None and clash.reason.startswith("the coq level disagrees")
+    not_run = coq_evidence(link, CoqResult(None, "not run: coqc is not installed"))
+    unknown = audit_entry(_proved_entry(link), coq=not_run)
+    assert unknown.computed is Status.PROVED and "coq ?" in explain(unknown)
+
+
+@pytest.mark.parametrize("name", ["duat_expansion", "DUAT.", "duat.x", "DUAT.x y", ""])
+def test_a_malformed_theorem_name_is_refused(name):
+    with pytest.raises(LedgerError, match="a Coq theorem is named '<File>.<name>'"):
+        CoqLink(name)
+
+
+@pytest.mark.xdist_group("audit")
+def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(audited):
+    if shutil.which("coqc") is None:
+        _coqc()
+    linked = [(r, ev) for r in audited for ev in r.evidence if ev.level is Level.COQ]
+    assert len(linked) >= 25
+    for record, ev in linked:
+        assert ev.holds is not None, (record.entry.id, ev.detail)
+        assert record.agrees, record.entry.id
+        printed_true = record.entry.status is not Status.ERRATUM
+        assert ev.holds == (printed_true != (record.entry.kind == "denial")), record.entry.id
+    assert {r.entry.id for r, _ in linked} >= {"duat:eq11", "duat:eq33", "duat:eq20", "duat:appB.fig2",
+                                                "duat:eq11.part2.rule4", "duat:eq10", "duat:eq28",
+                                                "ext:block-layouts.eq20", "ext:gated-ffn.induction",
+                                                "ext:parallel-block.induction", "duat:eq3"}
