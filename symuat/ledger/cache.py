@@ -3,9 +3,9 @@ r"""Cached audits: computed evidence is reused only where nothing it depends on 
 The derivations are always loaded; the cache only supplies the *computed* part of a record (status,
 evidence, counterexample) for an entry whose identity — id, statement, recorded status, note,
 correction and claim — is unchanged.  The key (:func:`cache_key`) covers the Python version, the seed,
-every file below the derivation root and every module loaded that is not part of the standard library:
-by content, symlinks followed (symuat itself, the derivations, a helper on ``PYTHONPATH``), or by name
-and version for an installed distribution.  Modules imported while auditing are recorded in the file
+symuat's own files, every file below the derivation root and every module the derivations reference:
+by content, symlinks followed (a helper on ``PYTHONPATH``), or by the versions installed in its
+``site-packages``.  Modules imported while auditing are recorded in the file
 and re-checked when it is read.  A file is trusted only when its HMAC verifies under this user's key
 (:mod:`symuat.ledger.signing`); anything unreadable, tampered, hostile or stale is a miss and is
 recomputed.  Files are ``audit-<key>.cache`` in ``$SYMUAT_CACHE_DIR``, else ``$XDG_CACHE_HOME/symuat``,
@@ -26,15 +26,16 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
 from ..evidence.protocol import InstanceCache
 from .audit import AuditRecord, check_seed, with_coq
 from .coq import coqc_version, find_project, linked_evidence_later
-from .dependencies import changed, file_sources, module_sources, tree_sources
+from .dependencies import changed, file_sources, module_sources, referenced_modules, tree_sources
 from .parallel import audit_data, imported_in_workers
-from .registry import load_entries
+from .registry import USER_PACKAGE, load_entries
 from .signing import sign, user_key, verify
 from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
 
@@ -77,21 +78,30 @@ def _default_package() -> str:
     return param.default if param is not None and isinstance(param.default, str) else "derivations"
 
 
+def _derivation_modules(package: str | None, directory: str | Path | None) -> list[ModuleType]:
+    """The loaded modules of the derivations: the package (or the ``--derivations`` directory's package)."""
+    name = USER_PACKAGE if directory is not None else (package or _default_package())
+    return [m for n, m in sorted(sys.modules.items()) if (n == name or n.startswith(name + ".")) and m is not None]
+
+
 def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None) -> str:
     r"""The SHA-256 key of an audit of the derivations as loaded now (load them first).
 
-    It covers the cache format, the Python version, the seed, every file below the derivation root (data files
-    included) and every module loaded in this process that is not part of the standard library — by content
-    (symlinks followed) or, for an installed distribution, by name and version
-    (:mod:`symuat.ledger.dependencies`).
+    It covers the cache format, the Python version, the seed, every file of the symuat package, every file below
+    the derivation root (data files included), every module the derivation modules reference, transitively
+    (:func:`~symuat.ledger.dependencies.referenced_modules`: a helper on ``PYTHONPATH`` or behind a symlink, by
+    content; an installed distribution, by the versions installed beside it), and the Coq project with the
+    ``coqc`` that checks it.
 
+    >>> _ = load_entries()
     >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1)
     True
     """
     h = hashlib.sha256()
     h.update(repr((_FORMAT, sys.version, seed)).encode())
     root = _derivation_root(package or _default_package(), directory)
-    sources = {**module_sources(list(sys.modules)), **tree_sources(root)}
+    sources = {**tree_sources(Path(__file__).resolve().parents[1]), **tree_sources(root),
+               **module_sources(referenced_modules(_derivation_modules(package, directory)))}
     project = find_project(root)
     if project is not None:  # the coq level: the project's files and the coqc that compiles them
         sources.update({**tree_sources(project.root), "coqc": coqc_version()})
@@ -256,7 +266,11 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
         on_start(len(missing))
     before, before_workers = set(sys.modules), imported_in_workers()
     coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)))
-    audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
+    try:
+        audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
+    except BaseException:
+        coq(cancel=True)
+        raise
     linked = coq()
     for e, rec in zip(missing, audited):
         record = record_from_data(rec)

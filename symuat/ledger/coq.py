@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from ..evidence.verdict import Evidence, Level
 from .entry import CoqLink
+from .guard import die_with_parent
 from .snapshot import claim_kind
 
 __all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "check_theorems", "coq_evidence",
@@ -172,8 +174,9 @@ def linked_evidence(entries: Iterable, project: CoqProject | None) -> Mapping[st
     return {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
 
 
-def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Callable[[], Mapping[str, Evidence]]:
-    r""":func:`linked_evidence` computed in a forked process while the caller audits; call the result to collect it.
+def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Callable[..., Mapping[str, Evidence]]:
+    r""":func:`linked_evidence` computed in a forked process while the caller audits; call the result to collect it
+    (``cancel=True`` kills the process first).
 
     Coq compiles on its own core while the entries are audited (the compile takes about as long as a cold audit).
     Without ``fork``, or with nothing to compile, it is computed at once.
@@ -181,11 +184,12 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Call
     entries = [e for e in entries if getattr(e, "coq", None) is not None]
     if not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
         done = linked_evidence(entries, project)
-        return lambda: done
+        return lambda cancel=False: done
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os.close(read_fd)
+        die_with_parent()
         try:
             rows = {i: [ev.holds, ev.detail, ev.theorem] for i, ev in linked_evidence(entries, project).items()}
             data = json.dumps(rows).encode()
@@ -195,7 +199,9 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Call
             os._exit(0)
     os.close(write_fd)
 
-    def collect() -> Mapping[str, Evidence]:
+    def collect(cancel: bool = False) -> Mapping[str, Evidence]:
+        if cancel:  # the audit failed: stop compiling
+            os.kill(pid, signal.SIGKILL)
         with os.fdopen(read_fd, "rb") as fh:
             raw = fh.read()
         os.waitpid(pid, 0)

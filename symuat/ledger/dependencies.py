@@ -29,8 +29,10 @@ import sys
 import sysconfig
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 
-__all__ = ["loaded_files", "module_sources", "file_sources", "tree_sources", "current_digest", "changed"]
+__all__ = ["loaded_files", "module_sources", "file_sources", "referenced_modules", "tree_sources", "current_digest",
+           "changed"]
 
 
 @functools.cache
@@ -100,6 +102,45 @@ def file_sources(files: Mapping[str, str]) -> dict[str, str]:
             continue
         out[f"file:{path.as_posix()}"] = _sha256(path)
     return out
+
+
+def _is_module(value) -> ModuleType | None:
+    if isinstance(value, ModuleType):
+        return value
+    name = getattr(value, "__module__", None)
+    return sys.modules.get(name) if isinstance(name, str) else None
+
+
+def referenced_modules(roots: Iterable[ModuleType]) -> list[str]:
+    r"""The modules ``roots`` reference, transitively: modules, functions and classes in their globals.
+
+    The walk does not enter the standard library or ``site-packages`` (those count by version, not content), so
+    it stays within the user's own code: a helper imported from ``PYTHONPATH``, a symlinked directory or a
+    sibling package, however early it was first imported.
+
+    >>> import symuat.ledger.dependencies as here
+    >>> "symuat.ledger.dependencies" in referenced_modules([here])
+    True
+    """
+    seen: dict[str, None] = {}
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        if module.__name__ in seen:
+            continue
+        seen[module.__name__] = None
+        file = getattr(module, "__file__", None)
+        try:
+            path = Path(file).resolve() if isinstance(file, str) else None
+        except (OSError, RuntimeError):
+            path = None
+        if path is None or _under(path, _site_roots()) or _under(path, _stdlib_roots()):
+            continue  # counted, not entered
+        for value in list(vars(module).values()):
+            found = _is_module(value)
+            if found is not None and found.__name__ not in seen:
+                todo.append(found)
+    return sorted(seen)
 
 
 def tree_sources(root: Path) -> dict[str, str]:

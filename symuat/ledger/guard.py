@@ -17,6 +17,7 @@ symuat.errors.DerivationError: entry 'demo:x' raised ZeroDivisionError: division
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -31,7 +32,7 @@ from typing import Any
 from ..errors import DerivationError, InvalidValueError, SymuatError
 
 __all__ = ["DEFAULT_ENTRY_TIMEOUT", "MAX_ENTRY_TIMEOUT", "entry_timeout", "user_code", "time_limit", "report",
-           "reporting_to", "defined_at"]
+           "reporting_to", "defined_at", "die_with_parent"]
 
 #: Seconds one entry may take unless ``$SYMUAT_ENTRY_TIMEOUT`` says otherwise (the slowest shipped entry takes ~3 s).
 DEFAULT_ENTRY_TIMEOUT = 600.0
@@ -39,6 +40,7 @@ DEFAULT_ENTRY_TIMEOUT = 600.0
 MAX_ENTRY_TIMEOUT = 86400.0
 
 _SYMUAT = Path(__file__).resolve().parents[1]
+_PR_SET_PDEATHSIG = 1
 _REPORT_FD: int | None = None
 
 
@@ -125,6 +127,17 @@ def time_limit(seconds: float, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def die_with_parent() -> None:
+    """In a forked process: the kernel kills it when its parent dies (Linux ``PR_SET_PDEATHSIG``)."""
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def defined_at(obj: Any) -> str:

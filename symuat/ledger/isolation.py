@@ -13,7 +13,6 @@ parent too, so that its reports can name them.
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import json
 import os
@@ -28,13 +27,13 @@ from .. import errors
 from ..errors import DerivationError
 from .audit import AuditRecord
 from .cache import audit_ledger
-from .guard import entry_timeout, reporting_to
+from .guard import die_with_parent, entry_timeout, reporting_to
+from .parallel import default_jobs
 from .snapshot import record_from_data, record_to_data
 from .sources import Origin, Paper, origins, register_source
 
 __all__ = ["audit_isolated"]
 
-_PR_SET_PDEATHSIG = 1
 #: The parent kills the child this long after an entry's own time limit has passed without an answer.
 _GRACE = 30.0
 
@@ -62,10 +61,7 @@ def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs 
     code = 0
     built_in = set(origins())
     try:
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
+        die_with_parent()
         sys.stdout.flush()
         os.dup2(2, 1)
         sys.stdout = sys.stderr
@@ -107,6 +103,7 @@ def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Ca
     Without ``fork`` (not POSIX) the audit runs in this process.
     """
     limit = entry_timeout(kwargs.pop("timeout", None))
+    default_jobs()  # a bad SYMUAT_JOBS is refused here, before anything runs
     if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
         return audit_ledger(**kwargs, on_start=on_start, on_done=on_done)
     read_fd, write_fd = os.pipe()

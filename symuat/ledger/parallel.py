@@ -11,10 +11,8 @@ Where ``fork`` is unavailable the entries are audited in this process.  Workers 
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -27,7 +25,7 @@ from ..validation import check_positive_int
 from .audit import audit_entry
 from .dependencies import loaded_files
 from .entry import Entry
-from .guard import defined_at
+from .guard import defined_at, die_with_parent
 from .snapshot import record_to_data
 
 __all__ = ["default_jobs", "audit_data", "imported_in_workers"]
@@ -39,7 +37,6 @@ _ENTRIES: Sequence[Entry] = ()
 _SEED = 0
 _INSTANCES = InstanceCache()  # filled only in the forked workers, each in its own copy
 _IMPORTED: dict[str, str] = {}  # modules the workers imported while auditing (the cache's dependencies)
-_PR_SET_PDEATHSIG = 1
 
 
 def _cpus() -> int:
@@ -64,18 +61,6 @@ def default_jobs() -> int:
     return int(env)
 
 
-def _die_with_parent() -> None:
-    """Worker initializer: the kernel kills this worker when its parent dies (Linux ``PR_SET_PDEATHSIG``)."""
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _audit_index(index: int) -> tuple[int, dict[str, Any], dict[str, str]]:
     before = set(sys.modules)
     entry = _ENTRIES[index]
@@ -87,7 +72,7 @@ def _culprit(entries: Sequence[Entry], pending: Sequence[int]) -> DerivationErro
     """The entry whose process died: each unfinished entry is re-run alone in a fresh worker until one dies."""
     for i in pending:
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_die_with_parent) as pool:
+                                 initializer=die_with_parent) as pool:
             try:
                 pool.submit(_audit_index, i).result()
             except BrokenProcessPool:
@@ -121,7 +106,7 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
     results: list[dict[str, Any] | None] = [None] * len(entries)
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(entries)), mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_die_with_parent) as pool:
+                                 initializer=die_with_parent) as pool:
             futures = [pool.submit(_audit_index, i) for i in range(len(entries))]
             try:
                 for fut in as_completed(futures):
