@@ -30,8 +30,9 @@ def pytest_configure(config):
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(var, "1")
     path = tempfile.mkdtemp(prefix="symuat-test-cache-")
-    os.environ[_OWN_CACHE] = os.environ["SYMUAT_CACHE_DIR"] = path
-    os.environ["XDG_CONFIG_HOME"] = os.path.join(path, "config")  # the session's own cache-signing key
+    os.environ[_OWN_CACHE] = path
+    os.environ["SYMUAT_CACHE_DIR"] = os.path.join(path, "cache")
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(path, "config")  # the session's own signing key, outside the cache
 
 
 def pytest_unconfigure(config):

@@ -232,3 +232,11 @@ def test_snapshot_round_trip_keeps_what_the_outputs_read(ledger_dir):
         again = record_from_data(json.loads(json.dumps(record_to_data(record))))
         assert again.to_json() == record.to_json() and again.agrees == record.agrees
         assert again.entry.source == record.entry.source and again.reason == record.reason
+
+
+def test_the_test_session_has_a_usable_cache_outside_its_signing_key():
+    """conftest.py gives the session its own cache and key directories: a key inside the cache would disable it."""
+    from symuat.ledger.signing import user_key
+
+    assert user_key(outside=cache_dir()) is not None
+    assert not key_file().resolve().is_relative_to(cache_dir().resolve())
