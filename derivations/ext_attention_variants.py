@@ -154,11 +154,11 @@ def _window_ref(a, d):
 
 @functools.cache
 def sliding_window_identity() -> Identity:
-    r"""Sliding-window and left-padding masks: MHA with value bias = W'_{HVO} x' + 1_N ⊗ (Σ_h W_{O,h}ᵀ b_{V,h} + b_O)."""
+    r"""Sliding-window and left-padding masks: MHA with value bias = W'_{HVO}x' + 1_N ⊗ (Σ_h W_{O,h}ᵀb_{V,h} + b_O)."""
     return Identity(
         shapes=_window_shapes, lhs=lambda e, d: vec_r(_window_mha(e, d).apply(e["X"])),
         rhs=lambda e, d: _window_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
-        dims=_WINDOW_DIMS,
+        dims=_WINDOW_DIMS, reference=_window_ref, random_dims={"h": 2, "N": 5, "w": 2, "r": 4},
         scope=r"$H_h$ is any matrix supported on the window $n - w < m \le n$ (real keys only) with rows summing to"
               r" 1; its free entries are symbols. Windows $w \le 2$, up to $N = 3$ with $r \le N$ real tokens"
               r" after $N - r$ left-padded ones, 2 heads up to $N = 2$.",
