@@ -28,7 +28,7 @@ from symuat.names import logistic as sig
 
 from .ext_duat_blocks import enc, np_gate
 
-__all__ = ["entries", "sandwich_term", "shared_norm_parallel_term", "sandwich_claims", "np_sandwich"]
+__all__ = ["entries", "sandwich_term", "shared_norm_parallel_term", "sandwich_claims", "np_sandwich", "eq20_identity"]
 
 X = nc_symbol("x'_{i-1}")
 ONE = sympy.S.One
@@ -117,7 +117,7 @@ _TERMS = {"sandwich": sandwich_term, "shared-norm": shared_norm_parallel_term}
 _CASES = (False, True)
 
 
-def _eq20_identity(layout: str) -> OpaqueIdentity:
+def eq20_identity(layout: str) -> OpaqueIdentity:
     return OpaqueIdentity(lambda g: enc(_TERMS[layout](g)("i", X)), lambda g: enc(_claimed(layout, g)), _CASES,
                           reference=lambda a, g: np_sandwich(a, layout, g, "i", a["x'_{i-1}"]),
                           scope="The block in opaque symbols against the hand-written (gated) Eq. 20 parameters.")
@@ -171,7 +171,7 @@ def entries() -> list[Entry]:
     P = Status.PROVED
     return [
         Entry("ext:sandwich-norm.eq20", "sandwich norms (Gemma 2/3) as Eq. 20", _SANDWICH, P,
-              _eq20_identity("sandwich"),
+              eq20_identity("sandwich"),
               note=r"A layout, not a new kind of layer: the post-norms $L_3$, $L_4$ (dynamic, like every norm"
                    r" operator) multiply the sublayer outputs, so $\mathbf W'_{i,3} = L_4F_2$ and $\mathbf b'_{i,3}$"
                    r" are dynamic. The paper's merge $\mathbf W'_{i,2} = F_1L_2\mathbf W'_{i,1}$ still holds. Gated"
@@ -183,7 +183,7 @@ def entries() -> list[Entry]:
         Entry("ext:sandwich-norm.induction", "sandwich norms, every depth", _EVERY, P,
               _induction_identity("sandwich")),
         Entry("ext:parallel-block.shared-norm", "parallel block with one norm (GPT-J, Phi-2, Cohere, Falcon)",
-              _SHARED, P, _eq20_identity("shared-norm"),
+              _SHARED, P, eq20_identity("shared-norm"),
               note=r"The parallel block of \texttt{ext:parallel-block.eq20} with $N_2 = N_1$; Falcon's"
                    r" \texttt{new\_decoder\_architecture} (two norms) is that entry itself. The rotary of these"
                    r" families is interleaved or partial (\texttt{ext:rotary.interleaved},"
