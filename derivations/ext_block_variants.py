@@ -141,8 +141,10 @@ def _table_identity(layout: str) -> OpaqueIdentity:
         return x
 
     return OpaqueIdentity(lambda c: enc(nested(*c)), rhs, ((False, 1), (False, 2), (True, 1), (True, 2), (False, 3)),
-                          reference=ref, scope="The derived table's unfolded form against the nested network, plain"
-                                               " and gated, depths 1--3.")
+                          reference=ref, check_case=(False, 2),
+                          scope=r"The derived table's unfolded form against the nested network, plain and gated,"
+                                r" depths 1--3 (the exact and float levels at depth 2, where the logistic $\sigma$ of"
+                                r" the float level does not saturate on the block's products of five matrices).")
 
 
 def _induction_identity(layout: str) -> OpaqueIdentity:
