@@ -349,12 +349,12 @@ _GATES = (r"\operatorname{vec}_r\mathrm{MoE}(\mathbf H) = \textstyle\sum_e(\math
           r"\mathbf b_{d,e}\big) + (\mathbf T\otimes\mathbf I_M)\operatorname{vec}_rF_{\mathrm{sh}}(\mathbf H),\ "
           r"\mathbf G_e = \operatorname{diag}(g_{1,e},\dots,g_{N,e})")
 _ROUTE = (r"g_{n,e} = \begin{cases}s\,p_{n,e}{}^{\dagger} & e\in S_n(\mathbf x)\\ 0 & e\notin S_n(\mathbf x)"
-          r"\end{cases},\ S_n = \text{top-}k(\mathbf p_n):\ \text{the choice is a dynamic parameter}")
+          r"\end{cases},\ {S_n = \text{top-}k(\mathbf p_n)}:\ \text{the choice is a dynamic parameter}")
 _RENORM = _ROUTE.replace(r"{}^{\dagger}", r"/\textstyle\sum_{e'\in S_n}p_{n,e'}")
 _RAW = _ROUTE.replace(r"{}^{\dagger}", "")
 _EQ20 = (r"x'_i = \mathbf W'_{i,1}x'_{i-1} + \mathbf b'_{i,3} + \textstyle\sum_e\mathbf W'_{i,3,e}"
          r"\sigma(\mathbf W'_{i,2,e}x'_{i-1} + \mathbf b'_{i,2,e}),\ \mathbf W'_{i,3,e} = \mathbf G_{i,e}F_{d,e},\ "
-         r"\mathbf W'_{i,2,e} = F_{g,e}L_2(I + AL_1)")
+         r"{\mathbf W'_{i,2,e} = F_{g,e}L_2(I + AL_1)}")
 _TABLE = (r"\tilde V_{i,e} = \mathbf W'_{i,2,e}\tilde A_{i-1},\ \tilde\beta_{i,e} = \mathbf W'_{i,2,e}(\tilde c_{i-1}"
           r" + R_{i-1}) + \mathbf b'_{i,2,e},\ \tilde U^{(i)}_{i,e} = \mathbf W'_{i,3,e},\ \tilde U^{(i)}_{j,e} ="
           r" \mathbf W'_{i,1}\tilde U^{(i-1)}_{j,e}")
