@@ -276,8 +276,8 @@ _CF = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \textstyle\sum_h \mathb
        r"\mathbf W_{O,h})^T\,\mathbf x'")
 _SOFTCAP = _CF + (r",\ \mathbf H_h = \mathrm{softmax}\big(c\tanh(\mathbf S_h/c) + \mathrm{mask}\big)")
 _WINDOW = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \mathbf W'_{HVO}\mathbf x' + \mathbf 1_N\otimes\big("
-           r"\textstyle\sum_h \mathbf W_{O,h}^T\mathbf b_{V,h} + \mathbf b_O\big),\ (\mathbf H_h)_{nm} = 0\ "
-           r"\text{unless}\ {n - w_i < m \le n}")
+           r"\textstyle\sum_h \mathbf W_{O,h}^T\mathbf b_{V,h} + \mathbf b_O\big),\ {(\mathbf H_h)_{nm} = 0\ "
+           r"\text{unless}\ n - w_i < m \le n}")
 _ALIBI = _CF + r",\ \mathbf H_h = \mathrm{softmax}\big(\mathbf S_h + m_h\mathbf 1\mathbf p^T + \mathrm{mask}\big)"
 _INTER_OP = (r"\operatorname{vec}_r\big(\mathrm{RoPE}_{\mathrm{interleaved}}(\mathbf Q)\big) = \Big(\textstyle"
              r"\bigoplus_n \mathbf R_n^T\Big)\mathbf q',\ \mathbf R_n \text{ rotating the planes } (2i, 2i+1)")

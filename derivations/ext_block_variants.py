@@ -160,11 +160,10 @@ def _induction_identity(layout: str) -> OpaqueIdentity:
                                 " gated.")
 
 
-_SANDWICH = (r"x + N_3\mathrm{MHA}(N_1x),\ h + N_4\mathrm{FFN}(N_2h):\ \mathbf W'_{i,1} = I + L_3AL_1,\ "
-             r"\mathbf b'_{i,3} = L_3(A\beta'_1 + a) + \beta'_3 + L_4f_2 + \beta'_4,\ \mathbf W'_{i,2} = F_1L_2"
-             r"\mathbf W'_{i,1},\ \mathbf W'_{i,3} = L_4F_2")
-_SHARED = (r"x + \mathrm{MHA}(Nx) + \mathrm{FFN}(Nx):\ \mathbf W'_{i,1} = I + AL,\ \mathbf b'_{i,3} = A\beta' + a"
-           r" + f_2,\ \mathbf W'_{i,2} = F_1L,\ \mathbf b'_{i,2} = F_1\beta' + f_1,\ \mathbf W'_{i,3} = F_2")
+_SANDWICH = (r"\mathbf W'_{i,1} = I + L_3AL_1,\ \mathbf W'_{i,2} = F_1L_2\mathbf W'_{i,1},\ "
+             r"\mathbf W'_{i,3} = L_4F_2,\ \mathbf b'_{i,3} = L_3(A\beta'_1 + a) + \beta'_3 + L_4f_2 + \beta'_4")
+_SHARED = (r"\mathbf W'_{i,1} = I + AL,\ \mathbf b'_{i,3} = A\beta' + a + f_2,\ \mathbf W'_{i,2} = F_1L,\ "
+           r"\mathbf b'_{i,2} = F_1\beta' + f_1,\ \mathbf W'_{i,3} = F_2")
 _EVERY = (r"x'_L = \tilde A_Lx'_0 + \tilde c_L + \textstyle\sum_{j\le L}\tilde U^{(L)}_j\sigma(\tilde V_jx'_0 +"
           r" \tilde\beta_j)\ \text{for every } L")
 
@@ -174,7 +173,8 @@ def entries() -> list[Entry]:
     return [
         Entry("ext:sandwich-norm.eq20", "sandwich norms (Gemma 2/3) as Eq. 20", _SANDWICH, P,
               eq20_identity("sandwich"),
-              note=r"A layout, not a new kind of layer: the post-norms $L_3$, $L_4$ (dynamic, like every norm"
+              note=r"The block $h = x + N_3(\mathrm{MHA}(N_1x))$, $y = h + N_4(\mathrm{FFN}(N_2h))$ is a layout, not a"
+                   r" new kind of layer: the post-norms $L_3$, $L_4$ (dynamic, like every norm"
                    r" operator) multiply the sublayer outputs, so $\mathbf W'_{i,3} = L_4F_2$ and $\mathbf b'_{i,3}$"
                    r" are dynamic. The paper's merge $\mathbf W'_{i,2} = F_1L_2\mathbf W'_{i,1}$ still holds. Gated"
                    r" FFN: $\mathbf W'_{i,4} = F_uL_2\mathbf W'_{i,1}$."),
@@ -186,7 +186,8 @@ def entries() -> list[Entry]:
               _induction_identity("sandwich")),
         Entry("ext:parallel-block.shared-norm", "parallel block with one norm (GPT-J, Phi-2, Cohere, Falcon)",
               _SHARED, P, eq20_identity("shared-norm"),
-              note=r"The parallel block of \texttt{ext:parallel-block.eq20} with $N_2 = N_1$; Falcon's"
+              note=r"The block $x + \mathrm{MHA}(Nx) + \mathrm{FFN}(Nx)$: the parallel block of"
+                   r" \texttt{ext:parallel-block.eq20} with $N_2 = N_1$; Falcon's"
                    r" \texttt{new\_decoder\_architecture} (two norms) is that entry itself. The rotary of these"
                    r" families is interleaved or partial (\texttt{ext:rotary.interleaved},"
                    r" \texttt{ext:rotary.operator}) and Cohere's norm a LayerNorm without bias"

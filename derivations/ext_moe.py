@@ -353,11 +353,11 @@ _ROUTE = (r"g_{n,e} = \begin{cases}s\,p_{n,e}{}^{\dagger} & e\in S_n(\mathbf x)\
 _RENORM = _ROUTE.replace(r"{}^{\dagger}", r"/\textstyle\sum_{e'\in S_n}p_{n,e'}")
 _RAW = _ROUTE.replace(r"{}^{\dagger}", "")
 _EQ20 = (r"x'_i = \mathbf W'_{i,1}x'_{i-1} + \mathbf b'_{i,3} + \textstyle\sum_e\mathbf W'_{i,3,e}"
-         r"\sigma(\mathbf W'_{i,2,e}x'_{i-1} + \mathbf b'_{i,2,e}),\ \mathbf W'_{i,3,e} = \mathbf G_{i,e}F_{d,e},\ "
+         r"\sigma(\mathbf W'_{i,2,e}x'_{i-1} + \mathbf b'_{i,2,e}),\ {\mathbf W'_{i,3,e} = \mathbf G_{i,e}F_{d,e}},\ "
          r"{\mathbf W'_{i,2,e} = F_{g,e}L_2(I + AL_1)}")
-_TABLE = (r"\tilde V_{i,e} = \mathbf W'_{i,2,e}\tilde A_{i-1},\ \tilde\beta_{i,e} = \mathbf W'_{i,2,e}(\tilde c_{i-1}"
-          r" + R_{i-1}) + \mathbf b'_{i,2,e},\ \tilde U^{(i)}_{i,e} = \mathbf W'_{i,3,e},\ \tilde U^{(i)}_{j,e} ="
-          r" \mathbf W'_{i,1}\tilde U^{(i-1)}_{j,e}")
+_TABLE = (r"{\tilde V_{i,e} = \mathbf W'_{i,2,e}\tilde A_{i-1}},\ {\tilde\beta_{i,e} = \mathbf W'_{i,2,e}"
+          r"(\tilde c_{i-1} + R_{i-1}) + \mathbf b'_{i,2,e}},\ {\tilde U^{(i)}_{i,e} = \mathbf W'_{i,3,e}},\ "
+          r"{\tilde U^{(i)}_{j,e} = \mathbf W'_{i,1}\tilde U^{(i-1)}_{j,e}}")
 _INDUCTION = (r"x'_L = \tilde A_Lx'_0 + \tilde c_L + \textstyle\sum_{j\le L}\sum_e\tilde U^{(L)}_{j,e}"
               r"\sigma(\tilde V_{j,e}x'_0 + \tilde\beta_{j,e})\ \text{for every } L")
 
