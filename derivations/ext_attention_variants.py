@@ -265,9 +265,10 @@ def interleaved_closed_form_identity() -> Identity:
     return Identity(shapes=lambda d: _head_shapes(d, {"c": (d["N"], d["r"] // 2), "s": (d["N"], d["r"] // 2)}),
                     lhs=lambda e, d: _library(e, d, _interleaved_weights(e, d, True)),
                     rhs=lambda e, d: _closed_form(e, d, _interleaved_weights(e, d, False)),
-                    dims=ROPE_DIMS[:2] + ROPE_DIMS[3:4], reference=_interleaved_ref,
-                    random_dims={"h": 2, "N": 3, "d": 4, "r": 2},
-                    scope=r"cos/sin and the normalisers $z_{h,n}$ are free symbols; up to 2 heads, $N = 2$.")
+                    dims=(ROPE_DIMS[0],) + ROPE_DIMS[2:4], reference=_interleaved_ref,
+                    random_dims={"h": 1, "N": 3, "d": 3, "r": 2},
+                    scope=r"cos/sin and the normalisers $z_{h,n}$ are free symbols; full and partial rotary, up to 2"
+                          r" heads, $N = 2$.")
 
 
 # --- the entries ----------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symuat.algebra.matrices import symbolic_matrix, vec_r
 from symuat.errors import ShapeError
@@ -95,3 +97,23 @@ def test_interleaved_rotary_partial():
         interleaved_rotary_operator(symbolic_matrix("c", 1, 2), symbolic_matrix("s", 1, 2), 3)
     with pytest.raises(ShapeError, match="same shape"):
         rotate_every_two_apply(Q, c, symbolic_matrix("s", 1, 1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_dispatch_is_the_gate_form_for_random_shapes_and_choices(data):
+    N, M, F, E = (data.draw(st.integers(1, n)) for n in (4, 2, 2, 4))
+    k = data.draw(st.integers(1, E))
+    choice = tuple(tuple(data.draw(st.permutations(range(E)))[:k]) for _ in range(N))
+    ints = st.integers(-3, 3)
+
+    def mat(r, c):
+        return Matrix(r, c, lambda *_: data.draw(ints))
+    experts = [GatedFFN(mat(M, F), mat(M, F), mat(F, M), b_d=mat(M, 1)) for _ in range(E)]
+    H, P = mat(N, M), Matrix(N, E, lambda *_: data.draw(st.integers(1, 5)))
+    renormalise = data.draw(st.booleans())
+    G = routing_gates(P, choice, renormalise, 2)
+    W = Matrix(N, k, lambda n, j: G[n, choice[n][j]])
+    lhs = vec_r(dispatch(H, experts, choice, W, SIGMA))
+    rhs = gated_experts_matrix_vector(vec_r(H), N, M, lambda e: G[:, e], lambda e: experts[e], E, SIGMA)
+    assert sympy.expand(lhs - rhs) == sympy.zeros(N * M, 1)
