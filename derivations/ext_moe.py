@@ -375,7 +375,8 @@ def entries() -> list[Entry]:
                    r" equals the gate form with $g_{n,e}$ as stated. The \emph{choice} $S_n(\mathbf x)$ of experts"
                    r" depends on the input: it is a dynamic parameter, like the attention pattern in $H_h$."
                    r" Mixtral's softmax over the top-$k$ logits is this renormalisation; $s$ is the routed scaling"
-                   r" factor (DeepSeek-V3), 1 elsewhere."),
+                   r" factor (DeepSeek-V3), 1 elsewhere. How $S_n$ is chosen (plain top-$k$, DeepSeek-V3's"
+                   r" bias-corrected or group-limited top-$k$) changes only which gates are zero."),
         Entry("ext:moe.routing-raw", "MoE router, raw top-k weights (Qwen2-MoE, OLMoE)", _RAW, P,
               routing_identity(False),
               note=r"Without renormalisation ($\texttt{norm\_topk\_prob} = \texttt{False}$) the gates are the router's"
