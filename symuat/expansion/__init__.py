@@ -32,6 +32,7 @@ from .extended import (
     plain_residual_term,
 )
 from .extended_proof import ExtendedInduction, extended_induction
+from .moe import derive_moe_table, expert_symbols, moe_application, moe_induction, moe_residual_term
 from .paths import (
     KRON_SEPARATOR,
     KronPair,
@@ -127,4 +128,6 @@ __all__ = [
     "gate", "is_gate", "P_name", "gamma_name", "gated_symbols", "gated_residual_term", "plain_residual_term",
     "affine_term", "INPUT_TRANSFORM", "ExtendedTable", "derive_table", "encode_gate", "ExtendedInduction",
     "extended_induction", "LAYOUTS", "block_symbols", "block_term", "block_eq20", "dynamic_from_symbols",
+    # mixture of experts: one term family per expert
+    "expert_symbols", "moe_residual_term", "moe_application", "derive_moe_table", "moe_induction",
 ]

@@ -1,0 +1,96 @@
+r"""A mixture-of-experts FFN as an input-dependent selection (beyond the paper; Mixtral, Qwen-MoE, DeepSeek).
+
+Token :math:`n` chooses the experts :math:`S_n` (the router's top-:math:`k`, :math:`|S_n| = k`) with routing
+weights :math:`w_{n,e}`; expert :math:`e` is a gated FFN :math:`F_e` (:class:`~symuat.layers.gated_ffn.GatedFFN`).
+With the dynamic gates
+
+.. math::
+    g_{n,e} = \begin{cases} s\,p_{n,e} / \sum_{e'\in S_n} p_{n,e'} & e\in S_n \text{ (renormalised)}\\
+    s\,p_{n,e} & e\in S_n \text{ (raw)}\\ 0 & e\notin S_n\end{cases}
+    \qquad G_e = \operatorname{diag}(g_{1,e},\dots,g_{N,e}),
+
+(:math:`p` the router's probabilities, :math:`s` the routed scaling factor) and shared experts :math:`F_t`
+with gates :math:`T_t = \operatorname{diag}(t_{n,t})` (Qwen2-MoE: :math:`t_n = \mathrm{sigmoid}(h_nw)`;
+DeepSeek: :math:`T = I`), on :math:`h' = \operatorname{vec}_r(H)`:
+
+.. math::
+    \operatorname{vec}_r\mathrm{MoE}(H) = \sum_e (G_e\otimes I_M)\operatorname{vec}_r F_e(H)
+    + \sum_t (T_t\otimes I_M)\operatorname{vec}_r F_t(H).
+
+Both the *choice* :math:`S_n` and the weights depend on the input, so :math:`G_e` is a dynamic parameter like
+:math:`H_h`: an expert that no token chose contributes :math:`G_e = 0`.  :func:`dispatch` is the
+libraries' computation (per expert, gather the tokens that chose it, weight, scatter-add); :func:`gated_experts`
+the same with every expert on every token and diagonal gates; :func:`gated_experts_matrix_vector` the form
+above; :func:`routing_gates` builds the gates from the choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy
+
+from ..algebra.families import diag_vector, family_sum
+from ..algebra.matrices import identity_matrix, kron
+from ..errors import ShapeError
+from .gated_ffn import GatedFFN
+
+__all__ = ["routing_gates", "check_choice", "dispatch", "gated_experts", "gated_experts_matrix_vector"]
+
+Matrix = sympy.ImmutableMatrix
+
+
+def check_choice(choice: Sequence[Sequence[int]], n_experts: int) -> tuple[tuple[int, ...], ...]:
+    r"""Validate a top-:math:`k` choice: one tuple of distinct expert indices per token, all of length :math:`k`."""
+    choice = tuple(tuple(s) for s in choice)
+    if not choice or len({len(s) for s in choice}) != 1 or not choice[0]:
+        raise ShapeError(f"the choice must give k >= 1 experts to every token, got {choice!r}")
+    for n, s in enumerate(choice):
+        if len(set(s)) != len(s) or not all(isinstance(e, int) and 0 <= e < n_experts for e in s):
+            raise ShapeError(f"token {n} chooses {s!r}: expected distinct expert indices in 0..{n_experts - 1}")
+    return choice
+
+
+def routing_gates(probs: sympy.MatrixBase, choice, renormalise: bool, scale=1) -> Matrix:
+    r"""The :math:`N\times E` matrix of gates :math:`g_{n,e}` (module docstring) from the router's ``probs``."""
+    N, E = probs.shape
+    choice = check_choice(choice, E)
+    if len(choice) != N:
+        raise ShapeError(f"the choice covers {len(choice)} tokens, the probabilities {N}")
+    G = sympy.zeros(N, E)
+    for n, s in enumerate(choice):
+        total = sympy.Add(*(probs[n, e] for e in s))
+        for e in s:
+            G[n, e] = scale * (probs[n, e] / total if renormalise else probs[n, e])
+    return Matrix(G)
+
+
+def dispatch(H: sympy.MatrixBase, experts: Sequence[GatedFFN], choice, weights: sympy.MatrixBase, sigma) -> Matrix:
+    r"""The libraries' loop over the routed experts: for each expert, gather the tokens that chose it, apply it,
+    weight the rows and scatter-add them (``weights``: :math:`N\times k` in the order of ``choice``, after any
+    renormalisation and scaling).  Experts no token chose are never evaluated."""
+    choice = check_choice(choice, len(experts))
+    if len(choice) != H.shape[0] or weights.shape != (H.shape[0], len(choice[0])):
+        raise ShapeError(f"choice of {len(choice)} tokens and weights {weights.shape} do not fit H {H.shape}")
+    out = sympy.zeros(*H.shape)
+    for e, ffn in enumerate(experts):
+        hits = [(n, s.index(e)) for n, s in enumerate(choice) if e in s]
+        if not hits:
+            continue
+        y = ffn.apply(Matrix.vstack(*(H[n, :] for n, _ in hits)), sigma)
+        for r, (n, slot) in enumerate(hits):
+            out[n, :] += weights[n, slot] * y[r, :]
+    return Matrix(out)
+
+
+def gated_experts(H: sympy.MatrixBase, gate, expert, n: int, sigma) -> Matrix:
+    r""":math:`\sum_e G_eF_e(H)` row-wise, every expert on every token: ``gate(e)`` is the column :math:`g_e`
+    (:math:`N\times 1`), ``expert(e)`` the :class:`GatedFFN` :math:`F_e`, ``n`` the number of experts."""
+    return family_sum(lambda e: diag_vector(gate(e)) * expert(e).apply(H, sigma), n)
+
+
+def gated_experts_matrix_vector(h_prime: sympy.MatrixBase, N: int, M: int, gate, expert, n: int, sigma) -> Matrix:
+    r""":math:`\sum_e (G_e\otimes I_M)\big((I_N\otimes W_{d,e}^T)(\sigma(z_e)\odot u_e) + \mathbf 1_N\otimes
+    b_{d,e}\big)` on :math:`h'` (module docstring)."""
+    I_M = identity_matrix(M)
+    return family_sum(lambda e: kron(diag_vector(gate(e)), I_M) * expert(e).apply_matrix_vector(h_prime, N, sigma), n)
