@@ -48,7 +48,7 @@ def environment() -> jinja2.Environment:
 
 
 def site_figures() -> tuple[Figure, ...]:
-    """The figures of ``symuat latex`` as SVG (empty without matplotlib)."""
+    """The figures of ``symuat latex`` as SVG (empty without matplotlib), each with the entry it illustrates."""
     if not _figures.plot_available():
         return ()
     figures = [Figure(f"{ex.figure}.svg", text(ex.title), ex.ledger_id,
@@ -74,7 +74,8 @@ def site_files(records: Iterable[AuditRecord], seed: int = 0) -> dict[str, str |
     records = tuple(records)
     deps = dependencies(records)
     versions = version_views(records, deps)
-    figures = site_figures()
+    ids = {r.entry.id for r in records}
+    figures = tuple(f for f in site_figures() if f.entry in ids)  # a figure shows next to its entry
     env = environment()
     common = {
         "symuat_version": symuat_version(), "seed": seed, "mathml": mathml_available(),
