@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -14,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from chromium_support import distinct_colours, screenshot
 from click.testing import CliRunner
 
 from symuat.cli import main
@@ -26,7 +26,6 @@ from symuat.ledger.stable import stable_records
 
 pytestmark = pytest.mark.xdist_group("audit")  # the session's audit is computed once, on one worker
 
-REQUIRE_CHROMIUM = os.environ.get("SYMUAT_REQUIRE_CHROMIUM") == "1"
 REQUIRE_DOCS = os.environ.get("SYMUAT_REQUIRE_DOCS") == "1"
 
 
@@ -202,41 +201,13 @@ def test_bad_arguments_are_one_line_errors_before_any_audit(tmp_path, args, mess
 
 # --- headless Chromium -------------------------------------------------------------------------------------
 
-_CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                   "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-logging=stderr",
-                   "--v=0", "--hide-scrollbars")
-
-
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        if REQUIRE_CHROMIUM:
-            pytest.fail("SYMUAT_REQUIRE_CHROMIUM=1 but chromium is not installed (apt-get install chromium)")
-        pytest.skip("chromium not installed (CI installs it and sets SYMUAT_REQUIRE_CHROMIUM=1)")
-    return exe
-
-
-def screenshot(page: Path, png: Path, profile: Path, size: str = "1280,1600") -> list[str]:
-    """Render ``page`` in headless Chromium into ``png``; return the page's console messages."""
-    done = subprocess.run([_chromium(), *_CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={size}",
-                           f"--screenshot={png}", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
-    return [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-
-
-def _distinct_colours(png: Path) -> int:
-    image = pytest.importorskip("PIL.Image")
-    with image.open(png) as im:
-        return len(im.convert("RGB").getcolors(maxcolors=1 << 20) or ())
-
-
 def test_chromium_renders_the_ledger_without_console_errors(html_site, tmp_path):
     shots = Path(os.environ.get("SYMUAT_SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     png = shots / "ledger-duat.png"  # the largest page: 133 entries, every kind of status and evidence
     console = screenshot(html_site / "duat.html", png, tmp_path / "profile")
     assert console == [], console
-    assert _distinct_colours(png) > 50  # text, badges, formulas: not a blank page
+    assert distinct_colours(png) > 50  # text, badges, formulas: not a blank page
 
 
 def test_the_console_check_sees_a_planted_error(tmp_path):
