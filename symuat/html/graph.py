@@ -5,7 +5,8 @@ Two relations, both read from the entries and nothing guessed:
 * **part of** — the place grammar nests (docs/writing-derivations.md): ``duat:eq13.step2`` is a step of the chain
   ``duat:eq13``; ``duat:appB.fig2.box1.row3`` a row of ``duat:appB.fig2.box1``, itself a box of ``duat:appB.fig2``.
   An entry's parent is the longest proper prefix of its id (cut at a ``.``) that is itself an entry; a step
-  whose chain has no entry of its own is grouped under the id without its last part all the same.
+  whose chain has no entry of its own is grouped under the id without its last part all the same, and such a
+  group nests in the same way.
 * **uses** — an entry whose note or reference names another entry by its id (``… as in duat:eq22.rule3``).
 """
 
@@ -49,6 +50,8 @@ def dependencies(records: Iterable) -> Dependencies:
     >>> d = dependencies([e("p:eq1"), e("p:eq1.step1"), e("p:eq1.step2", "by p:eq1.step1."), e("p:eq2.step1")])
     >>> d.children
     {'p:eq1': ('p:eq1.step1', 'p:eq1.step2'), 'p:eq2': ('p:eq2.step1',)}
+    >>> dependencies([e("p:app.eq1.step1"), e("p:app.eq2")]).children
+    {'p:app.eq1': ('p:app.eq1.step1',), 'p:app': ('p:app.eq2', 'p:app.eq1')}
     >>> d.uses, d.used_by
     ({'p:eq1.step2': ('p:eq1.step1',)}, {'p:eq1.step1': ('p:eq1.step2',)})
     """
@@ -68,5 +71,14 @@ def dependencies(records: Iterable) -> Dependencies:
             if named in ids and named != e.id and named not in uses.get(e.id, ()):
                 uses.setdefault(e.id, []).append(named)
                 used_by.setdefault(named, []).append(e.id)
+    pending = [g for g in children if g not in ids]  # a group without an entry nests under its own group
+    while pending:
+        group = pending.pop(0)
+        above = _group(group, ids)
+        if above is not None and group not in parent:
+            parent[group] = above
+            if above not in children and above not in ids:
+                pending.append(above)
+            children.setdefault(above, []).append(group)
     return Dependencies(parent, {k: tuple(v) for k, v in children.items()}, {k: tuple(v) for k, v in uses.items()},
                         {k: tuple(v) for k, v in used_by.items()})

@@ -90,7 +90,8 @@ def site_files(records: Iterable[AuditRecord], seed: int = 0) -> dict[str, str |
     files: dict[str, str | bytes] = {
         "index.html": env.get_template("index.html.j2").render(errata=errata, disagreeing=disagreeing,
                                                                 total=len(records), **common),
-        "dependencies.html": env.get_template("dependencies.html.j2").render(deps=deps, **common),
+        "dependencies.html": env.get_template("dependencies.html.j2").render(
+            deps=deps, status={r.entry.id: r.entry.status.value for r in records}, **common),
         "style.css": env.get_template("style.css").render(),
     }
     for v in versions:
