@@ -113,6 +113,26 @@ def test_the_command_check_rejects_stale_commands(line, message):
     assert message in text
 
 
+def test_the_tutorials_shell_commands_run(tmp_path, monkeypatch):
+    """docs/tutorial-your-paper.md: its module saved as my_paper/__init__.py, each `symuat` line of the page runs."""
+    from click.testing import CliRunner
+
+    from symuat.ledger import sources
+
+    page = DOCS / "tutorial-your-paper.md"
+    fences = _fences(page)
+    (tmp_path / "my_paper").mkdir()
+    (tmp_path / "my_paper" / "__init__.py").write_text(next(b for lang, b, _ in fences if lang == "python"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))  # the tutorial registers its paper
+    commands = [c for lang, body, _ in fences if lang == "bash" for c in _commands(body)]
+    assert len(commands) == 3
+    for command in commands:
+        result = CliRunner().invoke(main, shlex.split(command)[1:])
+        assert result.exit_code == 0, (command, result.output)
+    assert (tmp_path / "my-ledger" / "mynotes.html").is_file()
+
+
 def test_the_fence_reader_sees_languages_and_marks(tmp_path):
     page = tmp_path / "p.md"
     page.write_text("a\n\n```python fixture:torch continuation\nx = 1\n```\n\n```bash\nsymuat audit\n```\n")
