@@ -46,10 +46,12 @@ class _Page(HTMLParser):
         self.links: list[str] = []
         self.scripts = 0
         self.maths = 0
+        self.attributes: set[str] = set()
         self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        self.attributes |= set(a)
         if "id" in a:
             self.ids.append(a["id"])
         for key in ("href", "src"):
@@ -168,6 +170,23 @@ def test_a_disagreeing_entry_is_shown_on_its_page_and_the_index(audited, without
     assert "The audit computes <strong>undecided</strong>" in files[f"{victim.split(':')[0]}.html"]
 
 
+def test_hostile_text_is_escaped_and_never_runs(without_figures):
+    """Markup in a statement, note, reference or check detail is shown as text: no element of it reaches the page."""
+    from symuat import Entry, Prose
+    from symuat.ledger.audit import audit_entry
+
+    hostile = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    entry = Entry("ext:hostile", f"ref {hostile}", r"a < b \\& c > d", Status.PROSE,
+                  Prose(f"reason {hostile}"), note=f"note {hostile} $x<y$")
+    record = audit_entry(entry)
+    record = replace(record, evidence=(replace(record.evidence[0], detail=hostile),) if record.evidence else ())
+    page = site_files([record])["ext.html"]
+    parsed = _Page()
+    parsed.feed(page)
+    assert parsed.scripts == 0 and "<img src=x" not in page and "&lt;script&gt;" in page
+    assert "onerror" not in parsed.attributes and "x" not in parsed.links
+
+
 def test_the_dependency_view_nests_steps_under_their_chain(audited):
     deps = dependencies(audited)
     ids = [r.entry.id for r in audited]
@@ -188,6 +207,7 @@ def test_every_level_of_the_records_gets_a_column(html_site, audited):
 @pytest.mark.parametrize("args, message", [
     (["--out", "{file}"], "cannot create output directory"),
     (["--out", "{dir}", "--seed", "-1"], "seed must be a non-negative integer"),
+    (["--out", "{dir}", "--derivations", "{dir}/missing"], "does not exist"),
 ])
 def test_bad_arguments_are_one_line_errors_before_any_audit(tmp_path, args, message):
     blocker = tmp_path / "a-file"
