@@ -22,8 +22,17 @@ def mathml_available() -> bool:
     return importlib.util.find_spec("latex2mathml") is not None
 
 
-#: Spacing and sizing commands latex2mathml does not know; each becomes what it means in the printed formula.
-_REWRITES = ((r"\textstyle", ""), (r"\displaystyle", ""), (r"\,", r"\;"))
+#: ``\text{…}`` in a formula: latex2mathml prints its argument verbatim, so text-mode commands are resolved first.
+_TEXT_ARG = re.compile(r"\\text\{((?:[^{}]|\{[^{}]*\})*)\}")
+_TEXT_MODE = ((r"\ldots{}", "\u2026"), (r"\ldots", "\u2026"), (r"\dots", "\u2026"), (r"\%", "%"), (r"\&", "&"),
+              (r"\_", "_"), ("~", "\u00a0"), ("---", "\u2014"), ("--", "\u2013"))
+
+
+def _text_mode(match: re.Match) -> str:
+    arg = match.group(1)
+    for old, new in _TEXT_MODE:
+        arg = arg.replace(old, new)
+    return "\\text{" + arg + "}"
 
 
 def math(tex: str, display: bool = False) -> Markup:
@@ -31,14 +40,13 @@ def math(tex: str, display: bool = False) -> Markup:
 
     >>> "<msup><mi>x</mi><mn>2</mn></msup>" in math("x^2") or not mathml_available()
     True
+    >>> "\\ldots" not in math(r"\text{and so on \ldots}") or not mathml_available()
+    True
     """
     if not mathml_available():
         return Markup('<code class="tex">{}</code>').format(tex)
     converter = importlib.import_module("latex2mathml.converter")
-    source = tex
-    for old, new in _REWRITES:
-        source = source.replace(old, new)
-    return Markup(converter.convert(source, display="block" if display else "inline"))
+    return Markup(converter.convert(_TEXT_ARG.sub(_text_mode, tex), display="block" if display else "inline"))
 
 
 _TEXT_COMMANDS = {"texttt": "code", "emph": "em", "textit": "em", "textbf": "strong", "text": "span"}
