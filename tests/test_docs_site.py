@@ -139,6 +139,11 @@ def test_the_fence_reader_sees_languages_and_marks(tmp_path):
     assert _fences(page) == [("python", "x = 1\n", 3), ("bash", "symuat audit\n", 7)]
 
 
+def test_the_home_page_counts_the_ledger(ledger):
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert int(re.search(r"ledger\s+of\s+(\d+)\s+entries", text).group(1)) == len(ledger)
+
+
 def test_every_page_is_in_the_navigation_and_every_entry_exists():
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     listed = re.findall(r":\s*([\w-]+\.md)\s*$", config, re.M)
