@@ -22,6 +22,7 @@ from symuat.html import dependencies, site_files, write_site
 from symuat.html import mathml as _mathml
 from symuat.latex import figures
 from symuat.ledger.entry import Status
+from symuat.ledger.snapshot import claim_kind
 from symuat.ledger.stable import stable_records
 
 pytestmark = pytest.mark.xdist_group("audit")  # the session's audit is computed once, on one worker
@@ -96,7 +97,7 @@ def test_every_entry_has_its_section_with_statement_and_evidence(html_site, audi
             for ev in r.evidence:  # every level the record carries, generically (a new level needs no change here)
                 assert f'<td class="level">{ev.level.value}</td>' in body, (r.entry.id, ev.level)
             assert ("<h3>Correction</h3>" in body) == (r.entry.correction is not None)
-            assert ("<h3>Counterexample</h3>" in body) == bool(r.counterexample)
+            assert ("<h3>Counterexample" in body) == bool(r.counterexample)
 
 
 def test_the_site_is_offline_and_every_link_resolves(html_site):
@@ -189,6 +190,18 @@ def test_hostile_text_is_escaped_and_never_runs(without_figures):
     parsed.feed(page)
     assert parsed.scripts == 0 and "<img src=x" not in page and "&lt;script&gt;" in page
     assert "onerror" not in parsed.attributes and "x" not in parsed.links
+
+
+def test_a_denial_is_marked_by_what_confirms_it(html_site, audited):
+    """As in ``symuat audit``: for a printed denial, a level that refutes the denied identity gets ✓."""
+    denials = [r for r in audited if claim_kind(r.entry) == "denial"]
+    assert denials
+    for r in denials:
+        page = (html_site / f"{r.entry.source.version}.html").read_text(encoding="utf-8")
+        row = re.search(rf'<tr><td><a href="#{re.escape(r.entry.id.replace(":", "-"))}">.*?</tr>', page).group(0)
+        marks = re.findall(r'<td class="mark (\w+)"', row)
+        want = ["all" if not ev.holds else "none" for ev in r.evidence]
+        assert marks == want, (r.entry.id, marks, want)
 
 
 def test_the_dependency_view_nests_steps_under_their_chain(audited):

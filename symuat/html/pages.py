@@ -12,7 +12,7 @@ from markupsafe import Markup
 from ..evidence.verdict import Evidence, Level
 from ..ledger.audit import AuditRecord
 from ..ledger.entry import Status
-from ..ledger.snapshot import prose_reason
+from ..ledger.snapshot import claim_kind, prose_reason
 from ..ledger.sources import origin, origins
 from .graph import Dependencies
 from .mathml import math, text
@@ -45,7 +45,8 @@ def href(entry_id: str) -> str:
 
 @dataclass(frozen=True)
 class LevelCell:
-    """One evidence level of one entry: ``mark`` is ``all``, ``none``, ``some`` or ``n/a``; the checks' details."""
+    """One evidence level of one entry: ``mark`` is ``all``, ``none``, ``some`` or ``n/a`` (of the checks that
+    confirm the statement); the checks as ``(confirms, detail)``."""
 
     level: str
     mark: str
@@ -62,6 +63,7 @@ class EntryView:
     status: str
     computed: str
     agrees: bool
+    denial: bool
     statement: Markup
     note: Markup
     reason: Markup
@@ -97,10 +99,12 @@ def levels_of(records: Iterable[AuditRecord]) -> tuple[Level, ...]:
     return tuple(level for level in Level if level in seen)
 
 
-def _cells(evidence: tuple[Evidence, ...], levels: tuple[Level, ...]) -> tuple[LevelCell, ...]:
+def _cells(evidence: tuple[Evidence, ...], levels: tuple[Level, ...], denial: bool = False) -> tuple[LevelCell, ...]:
+    """Marks per level; for a denial the evidence is about the denied identity, so a check that refutes it
+    confirms the statement (as in ``symuat audit``)."""
     cells = []
     for level in levels:
-        checks = tuple((ev.holds, ev.detail) for ev in evidence if ev.level is level)
+        checks = tuple((ev.holds != denial, ev.detail) for ev in evidence if ev.level is level)
         held = [h for h, _ in checks]
         mark = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
         cells.append(LevelCell(level.value, mark, checks))
@@ -134,11 +138,13 @@ def entry_view(record: AuditRecord, levels: tuple[Level, ...], deps: Dependencie
     """
     e = record.entry
     parent = deps.parent.get(e.id)
+    denial = claim_kind(e) == "denial"
     return EntryView(
         id=e.id, anchor=anchor(e.id), ref=e.source.ref, status=e.status.value,
         computed=record.computed.value if record.computed is not None else "undecided", agrees=record.agrees,
+        denial=denial,
         statement=math(e.statement, display=True), note=text(e.note),
-        reason=text(prose_reason(e) or record.reason), cells=_cells(record.evidence, levels),
+        reason=text(prose_reason(e) or record.reason), cells=_cells(record.evidence, levels, denial),
         counterexample=_counterexample(record.counterexample),
         correction=math(e.correction.statement, display=True) if e.correction is not None else None,
         correction_cells=_cells(record.correction_evidence, levels) if record.correction_evidence else (),
