@@ -293,6 +293,9 @@ def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
 from .models.cli import model_command  # noqa: E402  (models: the `symuat model` command)
 
 main.add_command(model_command)
+from .html.cli import html_command  # noqa: E402  (html: the `symuat html` command)
+
+main.add_command(html_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,7 +24,7 @@ def test_import_symuat_does_not_import_torch():
 def _readme_example() -> str:
     text = README.read_text()
     section = text[text.index("## Checking a real model"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return re.search(r"```python[^\n]*\n(.*?)```", section, re.S).group(1)
 
 
 @pytest.mark.xdist_group("models")  # torch and transformers are imported once, by the models worker

@@ -1,6 +1,7 @@
 r"""Figures of the appendices, drawn with matplotlib (the optional extra ``symuat[plot]``).
 
-Three kinds of figure, each returned as the bytes of a PDF file:
+Three kinds of figure, each returned as the bytes of a PDF file (or of an SVG file with ``fmt="svg"``, for
+the HTML ledger of ``symuat html``):
 
 * :func:`sparsity_figure` — the non-zero pattern of a small matrix–vector form
   (seed 001 Figures 3–6 style) with row/column axes and the block boundaries of
@@ -41,7 +42,8 @@ _RC = {
     "axes.titlesize": 8.0, "axes.labelsize": 8.0, "xtick.labelsize": 7.0, "ytick.labelsize": 7.0,
     "legend.fontsize": 7.0, "image.interpolation": "nearest", "figure.dpi": 100.0, "savefig.dpi": 100.0,
 }
-_METADATA = {"Creator": "symuat", "Producer": "symuat", "CreationDate": None, "ModDate": None}
+_METADATA = {"pdf": {"Creator": "symuat", "Producer": "symuat", "CreationDate": None, "ModDate": None},
+             "svg": {"Creator": "symuat", "Date": None}}
 
 
 def plot_available() -> bool:
@@ -62,9 +64,15 @@ def _figure(width_in: float, height_in: float):
         yield fig
 
 
-def _pdf_bytes(fig) -> bytes:
+def _check_format(fmt: str) -> str:
+    if fmt not in _METADATA:
+        raise UnsupportedError(f"figure format {fmt!r} is not supported; expected one of {sorted(_METADATA)}")
+    return fmt
+
+
+def _file_bytes(fig, fmt: str) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="pdf", metadata=_METADATA)
+    fig.savefig(buf, format=fmt, metadata=_METADATA[fmt])
     return buf.getvalue()
 
 
@@ -75,11 +83,14 @@ def _blocks(ax, rows: int, cols: int, block_rows: int, block_cols: int) -> None:
         ax.axvline(c - 0.5, color="tab:red", linewidth=0.8)
 
 
-def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], title: str) -> bytes:
-    r"""A PDF of the non-zero ``pattern`` of a matrix with block boundaries every ``block`` rows/columns.
+def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], title: str,
+                    fmt: str = "pdf") -> bytes:
+    r"""A PDF (or ``fmt="svg"``) of the non-zero ``pattern`` of a matrix with block boundaries every ``block``
+    rows/columns.
 
     ``title`` is mathtext.  Rows and columns are numbered from 1 as in the paper.
     """
+    _check_format(fmt)
     mask = np.asarray(pattern, dtype=float)
     rows, cols = mask.shape
     side = min(2.0, 0.18 * max(rows, cols) + 0.6)
@@ -94,7 +105,7 @@ def sparsity_figure(pattern: Sequence[Sequence[bool]], block: tuple[int, int], t
         if title:
             ax.set_title(title)
         fig.tight_layout(pad=0.3)
-        return _pdf_bytes(fig)
+        return _file_bytes(fig, fmt)
 
 
 def _model():
@@ -105,9 +116,10 @@ def _model():
     return stack, X0
 
 
-def attention_figure(block: tuple[int, int] = (1, 2)) -> bytes:
+def attention_figure(block: tuple[int, int] = (1, 2), fmt: str = "pdf") -> bytes:
     r"""Heatmaps of :math:`H_h` (every head of layer 1) and of the block ``block`` (1-based token pair)
     of :math:`W'_{HVO}` for the model :data:`ATTRIBUTION_MODEL` at its random input."""
+    _check_format(fmt)
     stack, X0 = _model()
     attn = stack.blocks[0].attention
     heads = [np.round(H, 6) for H in head_attention_weights(X0, attn)]
@@ -138,7 +150,7 @@ def attention_figure(block: tuple[int, int] = (1, 2)) -> bytes:
         ax.set_yticks(ticks, [str(t + 1) for t in ticks])
         ax.set_xlabel("feature")
         fig.colorbar(im, ax=ax, shrink=0.8)
-        return _pdf_bytes(fig)
+        return _file_bytes(fig, fmt)
 
 
 def attribution_shares(stack, X0) -> tuple[np.ndarray, np.ndarray]:
@@ -168,8 +180,9 @@ def attribution_shares(stack, X0) -> tuple[np.ndarray, np.ndarray]:
     return per_layer, per_token
 
 
-def attribution_figure() -> bytes:
+def attribution_figure(fmt: str = "pdf") -> bytes:
     r"""Stacked bars of :func:`attribution_shares` for the model :data:`ATTRIBUTION_MODEL`."""
+    _check_format(fmt)
     stack, X0 = _model()
     per_layer, per_token = (np.round(a, 6) for a in attribution_shares(stack, X0))
     L = stack.depth
@@ -191,4 +204,4 @@ def attribution_figure() -> bytes:
         axes[1].set_title(f"per token (depth {L})")
         axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
         fig.tight_layout(pad=0.3)
-        return _pdf_bytes(fig)
+        return _file_bytes(fig, fmt)

@@ -1,0 +1,60 @@
+"""The code blocks of README.md and docs/*.md are tests (pytest-markdown-docs; the marks are in docs/testing.md).
+
+Every block runs in a fresh temporary directory and leaves the registry of paper sources as it found it.  A block
+that needs torch says so with ```` ```python fixture:torch ````: it runs on the ``models`` pytest-xdist worker and
+is skipped without torch, unless ``SYMUAT_REQUIRE_TORCH=1`` (then it fails).  A block that imports torch or
+transformers without that mark is a collection error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+#: What needs the torch extra when a documentation block imports it.
+_NEEDS_TORCH = re.compile(r"^\s*(?:import|from)\s+(?:torch|transformers|symuat\.models)\b", re.M)
+
+
+def _is_block(item) -> bool:
+    return hasattr(item, "test_definition") and item.path.suffix == ".md"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not _is_block(item):
+            continue
+        if "torch" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group("models"))
+        elif _NEEDS_TORCH.search(item.test_definition.source):
+            raise pytest.UsageError(f"{item.nodeid} imports torch or transformers: mark its fence "
+                                    "```python fixture:torch (docs/testing.md)")
+
+
+@pytest.fixture
+def torch():
+    """torch, for a documentation block marked ``fixture:torch``; skipped without the torch extra."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        if os.environ.get("SYMUAT_REQUIRE_TORCH") == "1":
+            pytest.fail(f"SYMUAT_REQUIRE_TORCH=1 but {' and '.join(missing)} cannot be imported")
+        pytest.skip(f"needs {' and '.join(missing)} (pip install -e '.[torch]', CPU wheel: docs/install.md)")
+    import torch as module
+
+    return module
+
+
+@pytest.fixture(autouse=True)
+def _documentation_block_sandbox(request, monkeypatch):
+    """A documentation block runs in a fresh directory and cannot leave a registered paper source behind."""
+    if not _is_block(request.node):
+        yield
+        return
+    from symuat.ledger import sources
+
+    monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+    monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))
+    yield

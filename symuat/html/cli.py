@@ -1,0 +1,75 @@
+r"""``symuat html --out DIR``: the audit ledger as a static web site.
+
+Registered on the main CLI with one ``main.add_command`` line.  Errors are one line on stderr, exit code 2;
+exit code 1 when a computed status disagrees with its record (the site is written all the same, and says so).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import SymuatError
+from ..latex.figures import plot_available
+from .mathml import mathml_available
+from .write import write_site
+
+__all__ = ["html_command"]
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[dict]:
+    """Progress callbacks of the audit for a rich bar on stderr (as ``symuat audit``); none without a TTY."""
+    if quiet or not sys.stderr.isatty():
+        yield {}
+        return
+    # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
+                  auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
+        task = bar.add_task("auditing", total=None, entry="", visible=False)
+
+        def start(n: int) -> None:
+            bar.update(task, total=n, visible=n > 0)
+            bar.refresh()
+
+        def done(entry_id: str) -> None:
+            bar.update(task, advance=1, entry=entry_id)
+            bar.refresh()
+
+        yield {"on_start": start, "on_done": done}
+
+
+@click.command("html")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory of the site.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the exact and float checks (a non-negative integer).")
+@click.option("--derivations", type=click.Path(file_okay=False), default=None,
+              help="Directory of derivation modules (default: the shipped `derivations` package).")
+@click.option("--no-cache", "no_cache", is_flag=True, default=False,
+              help="Recompute every entry; neither read nor write the audit cache.")
+@click.option("--quiet", "-q", is_flag=True, default=False, help="No progress bar.")
+def html_command(out: str, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
+    """Write the audit ledger as a static, offline web site (index, one page per paper version, figures)."""
+    try:
+        with _progress(quiet) as callbacks:
+            records, written = write_site(out, seed=seed, use_cache=not no_cache, derivations=derivations,
+                                          **callbacks)
+    except SymuatError as exc:
+        click.echo(f"symuat: error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"audited {len(records)} entries; wrote {len(written)} files to {out}/ (open {out}/index.html)")
+    if not mathml_available():
+        click.echo("latex2mathml is not installed (pip install 'symuat[html]'): formulas are shown as LaTeX source")
+    if not plot_available():
+        click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the site without figures")
+    disagreeing = [r.entry.id for r in records if not r.agrees]
+    if disagreeing:
+        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
+                   err=True)
+        sys.exit(1)
