@@ -101,3 +101,21 @@ def test_they_compile_with_pdflatex(tmp_path):
                          capture_output=True, text=True, timeout=300)
     errors = [line for line in run.stdout.splitlines() if line.startswith("!")]
     assert run.returncode == 0, "\n".join(errors) or run.stdout[-2000:]
+
+
+def test_latex_marks_of_a_denial_are_relative_to_the_printed_denial():
+    """A proved denial: every level refutes the denied identity, so every mark confirms the denial (as the CLI)."""
+    from symuat.latex.render import level_marks
+    from symuat.ledger.snapshot import record_from_data
+    from symuat.ledger.text import evidence_marks
+
+    def record(kind, holds):
+        return record_from_data({
+            "id": "duat:eq1", "version": "duat", "ref": "Eq. 1", "statement": "AB != BA", "status": "proved",
+            "kind": kind, "correction": None, "note": "", "tags": [], "prose": "", "computed": "proved",
+            "reason": "", "evidence": [["symbolic", holds, "d", None], ["exact", holds, "d", None]],
+            "counterexample": None, "correction_evidence": []})
+
+    assert level_marks(record("denial", False))[1:3] == (r"\yes", r"\yes")
+    assert level_marks(record("identity", False))[1:3] == (r"\no", r"\no")
+    assert evidence_marks(record("denial", False)) == "denial: symbolic ✓ exact ✓"

@@ -26,7 +26,7 @@ from ..errors import OutputError
 from ..evidence.verdict import Level
 from ..ledger.audit import AuditRecord, summary
 from ..ledger.entry import Status
-from ..ledger.snapshot import prose_reason
+from ..ledger.snapshot import claim_kind, prose_reason
 from . import figures as _figures
 from .appendices import (
     attention_examples,
@@ -88,15 +88,19 @@ def environment() -> jinja2.Environment:
 
 
 def level_marks(record: AuditRecord) -> tuple[str, ...]:
-    r"""One mark per evidence level (then one for the correction): ``\yes``, ``\no``, ``\some`` or ``\na``."""
-    def mark(evidence) -> str:
-        held = [ev.holds for ev in evidence if ev.holds is not None]
+    r"""One mark per evidence level (then one for the correction): ``\yes``, ``\no``, ``\some``, ``\na`` or
+    ``\undecided``, relative to the statement *as printed*: for a denial ("… does not hold") the evidence is
+    about the denied identity, so a level that refutes it confirms the denial (as in ``symuat audit``)."""
+    denial = claim_kind(record.entry) == "denial"
+
+    def mark(evidence, invert: bool = False) -> str:
+        held = [ev.holds != invert for ev in evidence if ev.holds is not None]
         if evidence and not held:
             return _MARKS["undecided"]
         key = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
         return _MARKS[key]
 
-    per_level = tuple(mark([ev for ev in record.evidence if ev.level is level]) for level in Level)
+    per_level = tuple(mark([ev for ev in record.evidence if ev.level is level], denial) for level in Level)
     return per_level + (mark(record.correction_evidence),)
 
 
