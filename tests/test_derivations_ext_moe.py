@@ -23,11 +23,13 @@ def test_every_entry_audits_as_recorded_at_every_level(entry):
     record = audit_entry(entry)
     assert entry.id.startswith("ext:") and entry.source.version == "ext"
     assert record.agrees, (entry.id, record.computed, record.reason, record.evidence)
-    levels = {ev.level.value for ev in record.evidence}
+    levels = {ev.level.value for ev in record.evidence if ev.holds is not None}
     if entry.status is Status.PROSE:
         assert levels == set()
         return
-    assert all(ev.holds for ev in record.evidence)
+    assert all(ev.holds for ev in record.evidence if ev.holds is not None)
+    undecided = [ev for ev in record.evidence if ev.holds is None]  # outside the all-sizes fragment: shown, no vote
+    assert all(ev.level.value == "all-sizes" and ev.detail.startswith("undecided: ") for ev in undecided)
     assert levels == {"symbolic", "exact", "float"} | ({"all-sizes"} if entry.id in ALL_SIZES else set())
     if isinstance(entry.claim, Identity):
         assert entry.claim.reference is not None  # the float level compares with an independent NumPy reference
@@ -46,7 +48,7 @@ def test_choice_of_covers_unused_experts_and_both_orders():
 
 
 def _levels(claim):
-    return {ev.level.value: ev.holds for ev in check_identity(claim).evidence}
+    return {ev.level.value: ev.holds for ev in check_identity(claim).decided}
 
 
 def test_raw_weights_are_not_renormalised_weights():

@@ -201,7 +201,7 @@ def test_a_denial_is_marked_by_what_confirms_it(html_site, audited):
         row = re.search(rf'<tr><td><a href="#{re.escape(r.entry.id.replace(":", "-"))}">.*?</tr>', page).group(0)
         marks = re.findall(r'<td class="mark (\w+)"', row)
         want = ["all" if not ev.holds else "none" for ev in r.evidence]
-        assert marks == want, (r.entry.id, marks, want)
+        assert marks[:len(want)] == want and set(marks[len(want):]) <= {"na"}, (r.entry.id, marks, want)
 
 
 def test_the_dependency_view_nests_steps_under_their_chain(audited):
