@@ -11,16 +11,19 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
+import numpy as np
+
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
+from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
-from .hf_bert import bert
 from .guards import check_module
-from .hf_common import check_config
+from .hf_bert import bert
+from .hf_common import MAX_POSITIONS, check_config, sliding_window
 from .hf_decoders import DECODERS
 from .precision import library_float64
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {**DECODERS, "bert": bert}
@@ -108,6 +111,27 @@ def _check_checkpoint(directory: Any) -> Path:
     return path
 
 
+def checkpoint_shape(directory: Any) -> Tuple[int, int]:
+    r"""``(width, max_tokens)`` of a checkpoint from its config alone (no weights are read): the hidden size and the
+    longest input the imported stack covers (positions, sliding window, :data:`MAX_POSITIONS`)."""
+    path = _check_checkpoint(directory)
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - the loader's many failure types on a malformed config
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidValueError(f"cannot read the config of {str(path)!r}: {first}") from None
+    width = getattr(config, "hidden_size", None)
+    if not isinstance(width, int) or width < 1:
+        raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
+    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
+    window = sliding_window(config)
+    if window is not None:
+        limits.append(int(window))
+    return width, int(min(limits))
+
+
 def _model_class(config: dict) -> Any:
     """The class named by ``config["architectures"]`` (keeps an LM head), else ``AutoModel``."""
     import transformers
@@ -117,6 +141,19 @@ def _model_class(config: dict) -> Any:
         if isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel):
             return cls
     return transformers.AutoModel
+
+
+def _parameter_count(path: Path) -> int:
+    """Number of tensor entries in the checkpoint's safetensors files (from their headers)."""
+    from safetensors import safe_open
+
+    n = 0
+    for f in sorted(path.glob("*.safetensors")):
+        with safe_open(str(f), framework="np") as st:
+            for key in st.keys():
+                shape = st.get_slice(key).get_shape()
+                n += int(np.prod(shape)) if shape else 1
+    return n
 
 
 def _check_loading_info(path: Path, info: dict) -> None:
@@ -146,6 +183,10 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     try:
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
                                           output_loading_info=True)
+    except MemoryError as exc:
+        size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
+        raise out_of_memory(exc, f"loading the checkpoint {str(path)!r} in float64 (weights {format_bytes(size)} on "
+                            "disk)", 8 * _parameter_count(path)) from None
     except Exception as exc:  # the loader's many failure types (OSError, SafetensorError, ...) on a bad checkpoint
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidValueError(f"cannot load the checkpoint {str(path)!r}: {first}") from None

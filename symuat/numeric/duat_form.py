@@ -124,7 +124,7 @@ def _op(o) -> BoxOperator:
     return BoxOperator(None, o)
 
 
-def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> DUATForm:
+def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, on_box: Any = None) -> DUATForm:
     r"""Evaluate the derived DUAT form of ``stack`` at ``X0`` (``inputs_embeds``, shape ``(N, M)``).
 
     Parameters
@@ -133,6 +133,10 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
     X0 : (N, M) array
     attention_mask : (N,) array of 0/1, optional
         Key-padding mask (1 = real token).
+    on_box : callable, optional
+        ``on_box(i, lin, bias, terms)`` after box ``i`` (``1..L``, then ``L+1`` for a final norm) with
+        :math:`\tilde A_i\mathbf x'_0`, :math:`\tilde c_i` and the terms :math:`\tilde U^{(i)}_j\mathrm{app}_j`:
+        box ``i`` is the DUAT form of the first ``i`` layers, so every depth is seen in one evaluation.
 
     Returns
     -------
@@ -192,11 +196,15 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
             x = lin + bias
             for t in terms:
                 x = x + t
+            if on_box is not None:
+                on_box(i, lin, bias, terms)
         if has_final:
             Lf, beta = norm_operator(x.reshape(N, M), stack.final_norm)
             final = {f"W'_{{{L + 1},1}}": Lf, f"b'_{{{L + 1},3}}": beta}
             ev.bind(L + 1, {f"W'_{{{L + 1},1}}": _op(Lf)}, {f"b'_{{{L + 1},3}}": beta})
             lin, bias, terms = ev.box_values(L + 1)
+            if on_box is not None:
+                on_box(L + 1, lin, bias, terms)
     total = lin + bias
     for t in terms:
         total = total + t

@@ -67,7 +67,7 @@ def inverse_rms(Z: np.ndarray, eps: float) -> np.ndarray:
     Zk = Z[keep]
     out[keep] = 1.0 / np.sqrt(np.einsum("ij,ij->i", Zk, Zk) / M + eps)
     Zs = Z[rows] / s[:, None]
-    out[rows] = (1.0 / s) / np.sqrt(np.einsum("ij,ij->i", Zs, Zs) / M + eps / (s * s))
+    out[rows] = (1.0 / s) / np.sqrt(np.einsum("ij,ij->i", Zs, Zs) / M + eps / s / s)
     return out
 
 
@@ -144,7 +144,7 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
     if rows.size:  # huge finite rows: rescale before squaring (module docstring)
         Zs = Z[rows] / s[:, None]
         var_s = (Zs * Zs).mean(axis=1, keepdims=True)
-        out[rows] = Zs / np.sqrt(var_s + eps / (s * s)[:, None]) * gamma + beta
+        out[rows] = Zs / np.sqrt(var_s + (eps / s / s)[:, None]) * gamma + beta
     return out
 
 

@@ -93,7 +93,7 @@ def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
     out = X / np.sqrt(ms + norm.eps) * norm.gain
     if rows.size:  # huge finite rows: rescale before squaring (symuat.numeric.layernorm)
         Xs = X[rows] / s[:, None]
-        out[rows] = Xs / np.sqrt(np.mean(Xs * Xs, axis=-1, keepdims=True) + norm.eps / (s * s)[:, None]) * norm.gain
+        out[rows] = Xs / np.sqrt(np.mean(Xs * Xs, axis=-1, keepdims=True) + (norm.eps / s / s)[:, None]) * norm.gain
     return out
 
 
