@@ -156,11 +156,17 @@ def _parameter_count(path: Path) -> int:
     return n
 
 
+def _describe(key: Any) -> str:
+    if isinstance(key, tuple) and len(key) == 3:  # mismatched: (name, checkpoint shape, model shape)
+        return f"{key[0]}: checkpoint {tuple(key[1])}, model {tuple(key[2])}"
+    return str(key)
+
+
 def _check_loading_info(path: Path, info: dict) -> None:
     problems = []
     for key, what in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"),
                       ("mismatched_keys", "mismatched"), ("error_msgs", "load errors")):
-        items = sorted(str(k) for k in (info.get(key) or ()))
+        items = sorted(_describe(k) for k in (info.get(key) or ()))
         if items:
             shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
             problems.append(f"{len(items)} {what} ({shown})")
@@ -182,7 +188,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     cls = _model_class(config)
     try:
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
-                                          output_loading_info=True)
+                                          output_loading_info=True, ignore_mismatched_sizes=True)
     except MemoryError as exc:
         size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
         raise out_of_memory(exc, f"loading the checkpoint {str(path)!r} in float64 (weights {format_bytes(size)} on "
