@@ -49,7 +49,8 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape, frozen_array
+from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from ._arrays import frozen
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -228,7 +229,7 @@ class AttentionWeights:
                   "b_Q": (H * d,), "b_K": (G * d,), "b_V": (G * d,), "b_O": (M,)}
         for name, shape in shapes.items():
             if getattr(self, name) is not None or name.startswith("W"):
-                object.__setattr__(self, name, frozen_array(name, getattr(self, name), shape))
+                object.__setattr__(self, name, frozen(name, getattr(self, name), shape))
         resolve_scale(self.scale, d, M)
         if not isinstance(self.causal, (bool, np.bool_)):
             raise InvalidValueError(f"causal must be a bool, got {type(self.causal).__name__} {self.causal!r}")
