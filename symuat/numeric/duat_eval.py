@@ -92,6 +92,12 @@ class StreamingEvaluator:
         if activation is not None:
             self.activation[i] = activation
 
+    def release(self, i: int) -> None:
+        """Forget the operators of box ``i`` once it is evaluated: later boxes only apply their own operators to
+        memoised vectors, so at most one layer's operators (its attention matrices) are held at a time."""
+        tag = f"'_{{{i},"
+        self.ops = {k: v for k, v in self.ops.items() if tag not in k.name}
+
     def input_core(self, i: int, core: LinearOperator) -> np.ndarray:
         r""":math:`P\,\mathbf x'_{i-1}` as the sum of :math:`P` applied to the pieces
         :math:`\tilde A_{i-1}\mathbf x'_0`, :math:`\tilde c_{i-1}`, :math:`\tilde U^{(i-1)}_j\mathrm{app}_j`

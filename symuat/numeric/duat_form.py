@@ -19,7 +19,7 @@ Inputs are validated once, here; operators built inside trust them
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
@@ -31,6 +31,7 @@ from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table,
 from ..expansion.extended import ExtendedTable, plain_residual_term
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
+from .layer_params import LayerParams
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
 from .residual_params import ResidualParams, _layer_params
@@ -57,8 +58,9 @@ class DUATForm:
         The input (``inputs_embeds``), before the stack's input transform.
     table : SubstitutionTable
         The derived substitution table (symbolic), boxes ``0..depth`` (+1 for a final norm).
-    params : tuple of ResidualParams
-        The (gated) Eq. 20 parameters of each layer at its actual input.
+    params : LayerParams
+        The (gated) Eq. 20 parameters of each layer at its actual input, recomputed on demand from the layer
+        inputs (the form holds no layer's attention matrices; :mod:`symuat.numeric.layer_params`).
     terms : FormTerms
         :math:`\tilde A\mathbf x'_0`, :math:`\tilde c` and the :math:`L` nonlinear terms, summed in ``total``.
     ext : ExtendedTable
@@ -71,7 +73,7 @@ class DUATForm:
     stack: TransformerStack
     X0: np.ndarray
     table: SubstitutionTable
-    params: tuple[ResidualParams, ...]
+    params: Sequence[ResidualParams]
     terms: FormTerms
     ext: Optional[ExtendedTable] = None
     box0: Optional[dict] = None
@@ -176,12 +178,14 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
             ev.bind(0, {"W'_{0,1}": _op(W0)}, {"b'_{0,3}": b0})
         lin, bias, terms = ev.box_values(0)
         x = lin + bias
-        params = []
+        inputs = []
         for i, block in enumerate(stack.blocks, start=1):
             act_name = stack.block_activation(i - 1)
-            p = _layer_params(block, stack.kind, act_name, x.reshape(N, M), mask, f" in layer {i}",
+            Xi = x.reshape(N, M)
+            Xi.setflags(write=False)
+            inputs.append(Xi)
+            p = _layer_params(block, stack.kind, act_name, Xi, mask, f" in layer {i}",
                               Px_fn=lambda P, i=i: ev.input_core(i, P))
-            params.append(p)
             core, Y, G, G4 = p.factors
             ops = {f"W'_{{{i},1}}": BoxOperator(core, Y), f"W'_{{{i},2}}": BoxOperator(core, G),
                    f"W'_{{{i},3}}": _op(p.W3)}
@@ -193,6 +197,8 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
             if core is not None:
                 ev.input_core(i, core)  # every product P_i v of this box in one batched application
             lin, bias, terms = ev.box_values(i)
+            ev.release(i)  # streaming: box i's operators (its H_h) are not needed by later boxes
+            del p, core, Y, G, G4, ops
             x = lin + bias
             for t in terms:
                 x = x + t
@@ -209,7 +215,7 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
     for t in terms:
         total = total + t
     form_terms = FormTerms(lin, bias, tuple(terms), total)
-    return DUATForm(stack, X, ext.table, tuple(params), form_terms, ext, box0, final, mask)
+    return DUATForm(stack, X, ext.table, LayerParams(stack, tuple(inputs), mask), form_terms, ext, box0, final, mask)
 
 
 def duat_relative_error(form: DUATForm) -> float:
