@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
+from . import form_views
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
 from .layer_params import LayerParams
@@ -95,6 +96,35 @@ class DUATForm:
         """The last hidden state (final norm included), reshaped from :math:`\\mathbf x'_{out}` (row-major)."""
         N, M = self.X0.shape
         return unvec_r(self.terms.total, N, M)
+
+    # ---- named views as numbers (symuat.numeric.form_views) --------------------------------------------------------
+    def attention(self, layer: int, head: int) -> np.ndarray:
+        """The N×N attention matrix :math:`H_h` of ``layer`` and ``head`` (both 0-based), recomputed on demand."""
+        return form_views.attention(self, layer, head)
+
+    def parameters(self, layer: int) -> form_views.LayerParameters:
+        """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""
+        return form_views.layer_parameters(self, layer)
+
+    def A_tilde(self) -> Any:
+        r""":math:`\tilde A` (Eq. 11) as a lazy operator; ``form.A_tilde() @ vec_r(X0)`` is the linear term."""
+        return form_views.A_tilde(self)
+
+    def c_tilde(self) -> np.ndarray:
+        r""":math:`\tilde c` (Eq. 11), length :math:`NM`."""
+        return form_views.c_tilde(self)
+
+    def dynamic(self, j: int) -> form_views.DynamicTerm:
+        r""":math:`\tilde V_j, \tilde\beta_j, \tilde U_j` (gated: :math:`\tilde P_j, \tilde\gamma_j`) of term ``j``
+        (1-based, as in the paper)."""
+        return form_views.dynamic_term(self, j)
+
+    def token_terms(self) -> dict:
+        """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
+        return form_views.token_terms(self)
+
+    def _repr_html_(self) -> str:
+        return form_views.summary_html(self)
 
     def parameter(self, name: str) -> Any:
         """The operator or vector bound to a layer symbol, e.g. ``"W'_{2,1}"``."""
