@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .attention import _heads
+from .ffn import activation_function
 from .norms import norm_operator
 from .operators import Compose, IdentityOperator, LinearOperator, trusted_operators
 
@@ -159,8 +160,6 @@ def dynamic_term(form: Any, j: int) -> DynamicTerm:
     x0, x_prev = form.X0.reshape(-1), form.params.input(j - 1).reshape(-1)
     rest = x_prev - A_prev @ x0  # c~_{j-1} + R_{j-1}
     V, beta = Compose([p.W2, A_prev]), p.W2 @ rest + p.b2
-    from .ffn import activation_function
-
     app = activation_function(p.activation)(V @ x0 + beta)
     P = gamma = None
     if p.W4 is not None:
