@@ -188,3 +188,14 @@ def test_bad_calls(case):
     with pytest.raises(error) as info:
         model.duat_form(**kwargs)
     assert piece in str(info.value)
+
+
+def test_docs_example_runs(saved):
+    """docs/models.md's first example runs as written on a checkpoint of every family."""
+    import re
+    from pathlib import Path
+
+    family, path, _ = saved
+    page = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    exec(compile(code, "docs/models.md", "exec"), {"CHECKPOINT": path})
