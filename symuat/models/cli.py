@@ -73,6 +73,7 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
     try:
         from transformers.utils import logging as hf_logging
 
+        from ._torch import sharing
         from .importer import load_pretrained
         from .report import model_report
 
@@ -80,7 +81,8 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
         hf_logging.set_verbosity_error()
 
         X = _input(directory, input_path, tokens, seed)
-        model, stack = load_pretrained(directory)
+        with sharing():  # the command owns the model: the stack uses the library's tensors, no second copy
+            model, stack = load_pretrained(directory)
         report = model_report(model, stack, X)
         text = _json(report) if fmt == "json" else report.to_text()
     except SymuatError as exc:

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Rotary, TransformerStack, duat_form
-from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import array, require_torch, sharing
 
 __all__ = ["Model", "load"]
@@ -188,11 +187,7 @@ class Model:
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
-            try:
-                forms.append(duat_form(self.row_stack(pos[b, real]), X))
-            except MemoryError as exc:
-                raise out_of_memory(exc, f"evaluating the DUAT form of row {b} ({real.size} tokens)",
-                                    form_bytes(self.stack, real.size)) from None
+            forms.append(duat_form(self.row_stack(pos[b, real]), X))  # MemoryError -> OutOfMemoryError there
         return forms[0] if single else tuple(forms)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..numeric import TransformerStack, duat_form
-from ..numeric.memory import form_bytes, out_of_memory
+from ..numeric.memory import OutOfMemoryError, form_bytes, out_of_memory
 from ._torch import require_torch
 from .precision import library_float64
 
@@ -104,6 +104,8 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
     real = np.ones(N, bool) if mask is None else np.asarray(mask, bool)
     try:
         want = library_hidden_states(model, X, mask)[1:]
+    except OutOfMemoryError:
+        raise
     except MemoryError as exc:
         raise out_of_memory(exc, f"in the library's forward pass at N={N}", form_bytes(stack, N)) from None
     if len(want) != stack.depth:
@@ -120,6 +122,8 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
 
     try:
         duat_form(stack, X, attention_mask=None if mask is None else np.asarray(mask, float), on_box=on_box)
+    except OutOfMemoryError:
+        raise
     except MemoryError as exc:
         raise out_of_memory(exc, f"evaluating the DUAT form at N={N}", form_bytes(stack, N)) from None
     family = getattr(getattr(model, "config", None), "model_type", type(model).__name__)

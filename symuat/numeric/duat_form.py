@@ -33,6 +33,7 @@ from . import form_views
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
 from .layer_params import LayerParams
+from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
 from .residual_params import ResidualParams, _layer_params
@@ -182,8 +183,17 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
         (the message names the layer and head).
     UnsupportedError
         A stack mixing plain and gated FFNs.
+    OutOfMemoryError
+        The evaluation does not fit in memory (the message gives the estimate of ``memory.form_bytes``).
     """
     X, mask = check_input(stack, X0, attention_mask)
+    try:
+        return _evaluate(stack, X, mask, on_box)
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"evaluating the DUAT form at N={X.shape[0]}", form_bytes(stack, X.shape[0])) from None
+
+
+def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) -> DUATForm:
     kinds = {b.ffn.gated for b in stack.blocks}
     if len(kinds) > 1:
         raise UnsupportedError("duat_form: a stack mixing plain and gated FFNs has no single table")

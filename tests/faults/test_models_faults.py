@@ -419,3 +419,21 @@ def test_model_options(case, gpt2_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(importer, "load_pretrained", never)
     args, piece = OPTIONS[case]
     one_error_line(_run(gpt2_dir, *args(tmp_path)), piece)
+
+
+def test_real_memory_error_states_the_estimate():
+    """A genuine allocation failure (an N x N attention mask at N = 200000 needs far more than the machine has)."""
+    from symuat.numeric import random_stack
+
+    stack = random_stack(np.random.default_rng(0), 1, 8, 2, 8, kind="pre_ln")
+    with pytest.raises(OutOfMemoryError, match=r"out of memory evaluating the DUAT form at N=200000: about 1\.2 TiB "
+                                               r"needed \(Unable to allocate"):
+        duat_form(stack, np.random.default_rng(0).standard_normal((200000, 8)))
+
+
+def test_memory_error_is_not_wrapped_twice(gpt2_dir, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.modules["symuat.numeric.duat_form"], "_evaluate", _no_memory)
+    line = one_error_line(_run(gpt2_dir), "out of memory evaluating the DUAT form at N=8: about")
+    assert line.count("out of memory") == 1
