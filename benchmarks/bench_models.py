@@ -9,6 +9,15 @@ Llama-shaped stacks; the tiny families' times are dominated by per-call overhead
 forward pass, relative error <= 1e-12.
 
     nice python benchmarks/bench_models.py [--only gpt2-small,llama-2048] [--tokens 256] [--json]
+
+Real sizes (issue 20): a Llama-shaped checkpoint (width 2048, 16 heads, 4 KV heads, SwiGLU 5632, float64, vocab
+32000, random weights) saved with ``save_pretrained``; then two *fresh processes*, the library's load + forward
+(``AutoModel.from_pretrained`` + ``model(input_ids)``) and symuat's ``load`` + ``duat_form(input_ids=...)``, each
+timed and measured (peak RSS, ``ru_maxrss``); the error is symuat's output against the library's
+``last_hidden_state`` (float64 throughout, ``library_float64``).  Targets: completes on 24 GB, peak RSS <= 1.5x,
+time <= 4x the library's, error <= 1e-12.
+
+    nice python benchmarks/bench_models.py --real-size --layers 16 --tokens 2048 [--dir /tmp/llama16]
 """
 
 from __future__ import annotations
@@ -100,12 +109,102 @@ def _timed(f):
     return time.perf_counter() - t0
 
 
+# ---- real sizes: two fresh processes ---------------------------------------------------------------------------------
+def _make_checkpoint(directory: str, layers: int) -> None:
+    import torch
+    import transformers as T
+
+    torch.set_default_dtype(torch.float64)
+    config = T.LlamaConfig(hidden_size=2048, num_attention_heads=16, num_key_value_heads=4, intermediate_size=5632,
+                           num_hidden_layers=layers, max_position_embeddings=4096, vocab_size=32000)
+    random_init(T.LlamaModel(config)).save_pretrained(directory)
+
+
+def _peak_rss_gib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def _ids(tokens: int) -> np.ndarray:
+    return np.random.default_rng(0).integers(0, 32000, size=tokens)
+
+
+def _library_child(directory: str, tokens: int, out: str) -> dict:
+    import torch
+    from transformers import AutoModel
+
+    t0 = time.perf_counter()
+    model = AutoModel.from_pretrained(directory, local_files_only=True, dtype=torch.float64).eval()
+    with torch.no_grad(), library_float64():
+        want = model(input_ids=torch.from_numpy(_ids(tokens))[None]).last_hidden_state[0].numpy()
+    seconds = time.perf_counter() - t0
+    np.save(out, want)
+    return {"seconds": seconds, "peak_rss_GiB": _peak_rss_gib()}
+
+
+def _symuat_child(directory: str, tokens: int, want: str) -> dict:
+    from symuat.models import load
+
+    t0 = time.perf_counter()
+    form = load(directory).duat_form(input_ids=_ids(tokens))
+    seconds = time.perf_counter() - t0
+    w = np.load(want)
+    err = float(np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)))
+    return {"seconds": seconds, "peak_rss_GiB": _peak_rss_gib(), "max_relative_error": err}
+
+
+def _fresh(*args: str) -> dict:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def real_size(layers: int, tokens: int, directory: str) -> dict:
+    """One benchmark row: checkpoint (made once per directory), then library and symuat in fresh processes."""
+    from pathlib import Path
+
+    if not (Path(directory) / "config.json").is_file():
+        _fresh("--child", "make", directory, str(layers), "0")
+    want = str(Path(directory) / f"want_{tokens}.npy")
+    lib = _fresh("--child", "library", directory, str(tokens), want)
+    sym = _fresh("--child", "symuat", directory, str(tokens), want)
+    return {"layers": layers, "tokens": tokens, "library_s": lib["seconds"], "library_peak_GiB": lib["peak_rss_GiB"],
+            "symuat_s": sym["seconds"], "symuat_peak_GiB": sym["peak_rss_GiB"],
+            "time_ratio": sym["seconds"] / lib["seconds"], "memory_ratio": sym["peak_rss_GiB"] / lib["peak_rss_GiB"],
+            "max_relative_error": sym["max_relative_error"]}
+
+
+def _child(kind: str, directory: str, n: str, path: str) -> None:
+    if kind == "make":
+        _make_checkpoint(directory, int(n))
+        print(json.dumps({}))
+    elif kind == "library":
+        print(json.dumps(_library_child(directory, int(n), path)))
+    else:
+        print(json.dumps(_symuat_child(directory, int(n), path)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated families (default: all)")
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--real-size", action="store_true", help="the Llama-shaped checkpoint in two fresh processes")
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--dir", default=None, help="checkpoint directory (made if missing)")
+    ap.add_argument("--child", nargs=4, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return _child(*args.child)
+    if args.real_size:
+        row = real_size(args.layers, args.tokens, args.dir or f"/tmp/symuat_llama{args.layers}")
+        print(json.dumps(row, indent=2))
+        ok = row["memory_ratio"] <= 1.5 and row["time_ratio"] <= 4 and row["max_relative_error"] <= 1e-12
+        print("targets (RSS <= 1.5x, time <= 4x, error <= 1e-12):", "met" if ok else "missed")
+        return
     import torch
     import transformers
 

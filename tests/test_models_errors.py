@@ -29,7 +29,7 @@ def _llama(**kw):
 
 def test_unsupported_layer_is_named():
     model = _gpt2()
-    model.h[1].mlp.c_fc = torch.nn.Conv1d(16, 64, 1)
+    model.h[1].mlp.c_fc = torch.nn.Conv1d(16, 64, 1).eval()
     with pytest.raises(UnsupportedError, match=r"h\.1\.mlp\.c_fc is a Conv1d"):
         from_module(model)
 
@@ -112,5 +112,5 @@ def test_conv1d_orientation_is_read_not_guessed():
     model = _gpt2()
     stack = from_module(model)
     np.testing.assert_array_equal(stack.blocks[0].ffn.W1, model.h[0].mlp.c_fc.weight.detach().numpy())
-    enc = torch.nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0).double()
+    enc = torch.nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0).double().eval()
     np.testing.assert_array_equal(from_module(enc).blocks[0].ffn.W1, enc.linear1.weight.detach().numpy().T)

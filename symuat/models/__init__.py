@@ -3,13 +3,17 @@ r"""Importers: PyTorch and transformers models → :class:`symuat.numeric.Transf
 Needs the optional extra ``symuat[torch]`` (torch, transformers); they are imported only when a
 function here is called, so ``import symuat`` stays NumPy-only.
 
->>> from symuat.models import from_module, from_pretrained   # doctest: +SKIP
+>>> from symuat.models import from_module, from_pretrained, load   # doctest: +SKIP
 >>> stack = from_pretrained("path/to/save_pretrained/dir")     # doctest: +SKIP
 >>> form = symuat.numeric.duat_form(stack, X)                   # doctest: +SKIP
+>>> model = load("path/to/save_pretrained/dir")                  # doctest: +SKIP
+>>> forms = model.duat_form(["a first text", "a second"])        # doctest: +SKIP
 """
 
 from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
+from .model import Model, load
 from .precision import library_float64
 from .random_init import random_init
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "library_float64", "random_init"]
+__all__ = ["FAMILIES", "Model", "load", "from_module", "from_pretrained", "load_pretrained", "library_float64",
+           "random_init"]

@@ -3,18 +3,34 @@ r"""Reading PyTorch parameters into float64 NumPy arrays in symuat's feature-Lin
 symuat writes every Linear as :math:`Y = XW + \mathbf 1b^T` with :math:`W\in\mathbb R^{M_{in}\times M_{out}}`.
 ``torch.nn.Linear`` stores :math:`W^T` (``out × in``); GPT-2's ``Conv1D`` stores :math:`W` itself.
 :func:`linear` reads the orientation from the module's type, so a user never transposes by hand.
-torch is imported lazily: importing :mod:`symuat` never imports it.
+torch is imported lazily: importing :mod:`symuat` never imports it.  Inside :func:`sharing` the arrays are
+read-only views of the tensors (no copy; ``W`` of an ``nn.Linear`` is the transposed view).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+import contextlib
+import contextvars
+from typing import Any, Iterator, Optional, Tuple
 
 import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 
-__all__ = ["require_torch", "array", "linear", "split_columns"]
+__all__ = ["require_torch", "array", "linear", "split_columns", "sharing"]
+
+_SHARE = contextvars.ContextVar("symuat_share_torch_memory", default=False)
+
+
+@contextlib.contextmanager
+def sharing() -> Iterator[None]:
+    r"""Inside: :func:`array` returns read-only *views* of float64 CPU tensors instead of copies, so an imported
+    stack holds no second copy of the weights (:func:`symuat.models.load`, which owns the library model)."""
+    token = _SHARE.set(True)
+    try:
+        yield
+    finally:
+        _SHARE.reset(token)
 
 
 def require_torch():
@@ -28,7 +44,12 @@ def require_torch():
 
 def array(name: str, tensor: Any) -> np.ndarray:
     r"""``tensor`` as a float64 array; NaN or infinite entries raise :class:`InvalidValueError` naming ``name``."""
-    a = tensor.detach().to(device="cpu").double().numpy().copy()
+    t = tensor.detach()
+    if _SHARE.get() and t.device.type == "cpu" and t.dtype == require_torch().float64:
+        a = t.numpy()  # the library's own memory, read-only on this side (module docstring)
+        a.setflags(write=False)
+    else:
+        a = t.to(device="cpu").double().numpy().copy()
     if not np.all(np.isfinite(a)):
         bad = int(np.count_nonzero(~np.isfinite(a)))
         raise InvalidValueError(f"{name} has {bad} NaN or infinite entries: the model's weights are not finite")
@@ -46,7 +67,7 @@ def linear(name: str, module: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     else:
         raise UnsupportedError(f"{name} is a {type(module).__name__}, not an nn.Linear or Conv1D")
     b = None if bias is None else array(f"{name}.bias", bias)
-    return np.ascontiguousarray(W), b
+    return (W if _SHARE.get() else np.ascontiguousarray(W)), b
 
 
 def split_columns(name: str, W: np.ndarray, b: Optional[np.ndarray], widths) -> list:

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ..errors import UnsupportedError
 
-__all__ = ["ACTIVATION_NAMES", "activation_name", "module_activation"]
+__all__ = ["ACTIVATION_NAMES", "activation_name", "module_activation", "check_activation"]
 
 #: transformers' ``ACT2FN`` keys (and torch names) → symuat's σ.
 ACTIVATION_NAMES: Mapping[str, str] = {
@@ -51,3 +51,44 @@ def module_activation(fn: Any, where: str) -> str:
     if fn is F.silu or isinstance(fn, nn.SiLU):
         return "silu"
     raise UnsupportedError(f"unsupported activation {getattr(fn, '__name__', type(fn).__name__)} ({where})")
+
+
+def _module_sigma(fn: Any) -> Any:
+    """σ of a transformers / torch activation module by its exact class, or ``None`` when unknown."""
+    from torch import nn
+    from transformers.activations import ACT2FN
+
+    if type(fn) is nn.GELU:
+        return "gelu" if fn.approximate == "none" else "gelu_tanh"
+    for key, sigma in ACTIVATION_NAMES.items():
+        if type(fn) is type(ACT2FN[key]):
+            return sigma
+    return None
+
+
+def check_activation(fn: Any, sigma: str, where: str) -> str:
+    r"""Check that the activation module ``fn`` found at ``where`` computes σ = ``sigma`` (what the config says).
+
+    The module's class must be one transformers uses for ``sigma``, and on a probe grid of
+    :math:`[-30, 30]` it must agree with symuat's σ to :math:`10^{-13}\max(1,|\sigma|)`; otherwise
+    :class:`~symuat.errors.UnsupportedError` names both.  Returns ``sigma``.
+    """
+    import numpy as np
+    import torch
+
+    from ..numeric import activation_function
+    from .precision import library_float64
+
+    found = _module_sigma(fn)
+    if found != sigma:
+        raise UnsupportedError(f"{where} is {type(fn).__name__} ({found or 'unknown'}) but the config says {sigma}: "
+                               "the module differs from its config")
+    t = torch.linspace(-30.0, 30.0, 241, dtype=torch.float64)
+    with torch.no_grad(), library_float64():
+        got = fn(t).detach().double().numpy()
+    want = activation_function(sigma)(t.numpy())
+    err = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0)))
+    if not err <= 1e-13:
+        raise UnsupportedError(f"{where} ({type(fn).__name__}) does not compute {sigma}: it differs by {err:.1e} "
+                               "on a probe grid")
+    return sigma

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import UnsupportedError
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, TransformerStack
 from ._torch import array, linear
-from .activations import activation_name
+from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm
 
 __all__ = ["bert"]
@@ -31,6 +31,7 @@ def bert(base: Any, config: Any) -> TransformerStack:
     for i, blk in enumerate(base.encoder.layer):
         n = f"encoder.layer.{i}"
         s = blk.attention.self
+        check_activation(blk.intermediate.intermediate_act_fn, act, f"{n}.intermediate.intermediate_act_fn")
         (WQ, bQ), (WK, bK), (WV, bV) = (linear(f"{n}.attention.self.{p}", getattr(s, p))
                                         for p in ("query", "key", "value"))
         WO, bO = linear(f"{n}.attention.output.dense", blk.attention.output.dense)

@@ -18,7 +18,8 @@ from ..numeric.norms import RMSNormWeights
 from ._torch import array, require_torch
 from .precision import library_float64
 
-__all__ = ["MAX_POSITIONS", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window", "attention_scale"]
+__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
+           "attention_scale"]
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192
@@ -26,21 +27,44 @@ MAX_POSITIONS = 8192
 _DYNAMIC_ROPE = ("dynamic", "longrope")
 
 
+def probe_norm(name: str, module: Any, weights: Any) -> Any:
+    r"""Check that the norm module computes ``weights``' norm on a probe input (else ``UnsupportedError``)."""
+    import numpy as np
+
+    from ..numeric import apply_norm
+
+    torch = require_torch()
+    X = np.random.default_rng(0).standard_normal((3, weights.width)) * np.array([[1.0], [30.0], [1e-3]])
+    with torch.no_grad(), library_float64():
+        got = module(torch.from_numpy(X)).detach().double().numpy()
+    want = apply_norm(X, weights)
+    err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-300))
+    if not err <= 1e-12:
+        raise UnsupportedError(f"{name} ({type(module).__name__}) does not compute the norm its weights describe "
+                               f"(relative difference {err:.1e} on a probe input)")
+    return weights
+
+
 def layer_norm(name: str, ln: Any) -> LayerNormWeights:
-    r"""``nn.LayerNorm`` (bias optional) → :class:`~symuat.numeric.LayerNormWeights`."""
+    r"""``nn.LayerNorm`` (bias optional) → :class:`~symuat.numeric.LayerNormWeights` (checked on a probe)."""
+    torch = require_torch()
+    if not isinstance(ln, torch.nn.LayerNorm):
+        raise UnsupportedError(f"{name} is a {type(ln).__name__}, not an nn.LayerNorm: the module differs from "
+                               "what the family uses")
+    if getattr(ln, "weight", None) is None:
+        raise UnsupportedError(f"{name} is a LayerNorm without elementwise_affine")
     beta = None if getattr(ln, "bias", None) is None else array(f"{name}.bias", ln.bias)
-    eps = getattr(ln, "eps", None)
-    if eps is None:
-        raise UnsupportedError(f"{name} ({type(ln).__name__}) has no eps: not a LayerNorm symuat can read")
-    return LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(eps))
+    return probe_norm(name, ln, LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(ln.eps)))
 
 
 def rms_norm(name: str, norm: Any, offset: float = 0.0) -> RMSNormWeights:
-    r"""A transformers RMSNorm (``variance_epsilon`` or ``eps``; Gemma: ``offset=1``) → ``RMSNormWeights``."""
+    r"""A transformers RMSNorm (``variance_epsilon`` or ``eps``; Gemma: ``offset=1``) → ``RMSNormWeights``
+    (checked on a probe)."""
     eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-    if eps is None or getattr(norm, "weight", None) is None:
+    if (eps is None or getattr(norm, "weight", None) is None or "RMSNorm" not in type(norm).__name__
+            or getattr(norm, "bias", None) is not None):
         raise UnsupportedError(f"{name} ({type(norm).__name__}) is not an RMSNorm symuat can read")
-    return RMSNormWeights(array(f"{name}.weight", norm.weight), eps=float(eps), offset=offset)
+    return probe_norm(name, norm, RMSNormWeights(array(f"{name}.weight", norm.weight), eps=float(eps), offset=offset))
 
 
 def sliding_window(config: Any) -> Optional[int]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict
 
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, GatedFFNWeights, TransformerStack
 from ._torch import array, linear, split_columns
-from .activations import activation_name
+from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm, rms_norm, rotary
 
 __all__ = ["DECODERS", "gpt2", "gpt_neox", "llama_like"]
@@ -31,6 +31,7 @@ def gpt2(base: Any, config: Any) -> TransformerStack:
     blocks = []
     for i, blk in enumerate(base.h):
         n = f"h.{i}"
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
         W, b = linear(f"{n}.attn.c_attn", blk.attn.c_attn)
         (WQ, bQ), (WK, bK), (WV, bV) = split_columns(f"{n}.attn.c_attn", W, b, (M, M, M))
         WO, bO = linear(f"{n}.attn.c_proj", blk.attn.c_proj)
@@ -55,6 +56,7 @@ def gpt_neox(base: Any, config: Any) -> TransformerStack:
     blocks = []
     for i, blk in enumerate(base.layers):
         n = f"layers.{i}"
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
         W, b = linear(f"{n}.attention.query_key_value", blk.attention.query_key_value)
         cols = {j: [h * 3 * d + j * d + c for h in range(H) for c in range(d)] for j in range(3)}
         qkv = [(W[:, cols[j]], None if b is None else b[cols[j]]) for j in range(3)]
@@ -89,6 +91,8 @@ def _llama_attention(n: str, sa: Any, config: Any, rot: Any, family: str) -> Att
 
 
 def _gated_mlp(n: str, mlp: Any, act: str, family: str) -> GatedFFNWeights:
+    fn = "activation_fn" if family == "phi3" else "act_fn"
+    check_activation(getattr(mlp, fn, None), act, f"{n}.{fn}")
     if family == "phi3":
         W, b = linear(f"{n}.gate_up_proj", mlp.gate_up_proj)
         F = W.shape[1] // 2

@@ -11,14 +11,19 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
+import numpy as np
+
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
+from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
+from .guards import check_module
 from .hf_bert import bert
-from .hf_common import check_config
+from .hf_common import MAX_POSITIONS, check_config, sliding_window
 from .hf_decoders import DECODERS
+from .precision import library_float64
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {**DECODERS, "bert": bert}
@@ -31,8 +36,33 @@ def _hf_stack(model: Any) -> TransformerStack:
         raise UnsupportedError(f"unsupported model type {family!r} ({type(model).__name__}); supported: "
                                f"{sorted(FAMILIES)} and torch.nn.TransformerEncoder(Layer)")
     check_config(config)
+    check_module(model)
     base = getattr(model, "base_model", model)
-    return FAMILIES[family](base, config)
+    stack = FAMILIES[family](base, config)
+    probe_model(base, stack)
+    return stack
+
+
+def probe_model(base: Any, stack: TransformerStack, tokens: int = 4, tol: float = 1e-10) -> None:
+    r"""Run the library and the stack on one short random input; a layer that differs raises
+    :class:`UnsupportedError` naming it (the module computes something its weights and config do not say)."""
+    import numpy as np
+
+    from ..numeric import hidden_states
+
+    torch = require_torch()
+    n = min(tokens, 8 if stack.position_embeddings is None else stack.position_embeddings.shape[0])
+    X = np.random.default_rng(1).standard_normal((n, stack.width))
+    with torch.no_grad(), library_float64():
+        out = base(inputs_embeds=torch.from_numpy(X)[None], output_hidden_states=True)
+    want = [h[0].detach().double().numpy() for h in out.hidden_states][1:]
+    got = hidden_states(stack, X)[1:]
+    for i, (w, g) in enumerate(zip(want, got), start=1):
+        err = float(np.max(np.linalg.norm(w - g, axis=1) / np.maximum(np.linalg.norm(w, axis=1), 1e-300)))
+        if not err <= tol:
+            raise UnsupportedError(f"layer {i} of the module does not compute what its weights and config say "
+                                   f"(relative difference {err:.1e} on a probe input): a patched forward, "
+                                   "attention function or submodule?")
 
 
 def from_module(model: Any, causal: bool = False) -> TransformerStack:
@@ -51,6 +81,7 @@ def from_module(model: Any, causal: bool = False) -> TransformerStack:
     if isinstance(model, (torch.nn.TransformerEncoder, torch.nn.TransformerEncoderLayer)):
         from .torch_encoder import from_torch_encoder
 
+        check_module(model)
         return from_torch_encoder(model, causal=causal)
     if causal:
         raise InvalidValueError("causal= applies to torch.nn encoders only; a transformers model knows its own mask")
@@ -80,17 +111,92 @@ def _check_checkpoint(directory: Any) -> Path:
     return path
 
 
-def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
-    r"""``(model, stack)``: the library's float64 model (eval mode, local files only) and its stack."""
+def checkpoint_shape(directory: Any) -> Tuple[int, int]:
+    r"""``(width, max_tokens)`` of a checkpoint from its config alone (no weights are read): the hidden size and the
+    longest input the imported stack covers (positions, sliding window, :data:`MAX_POSITIONS`)."""
     path = _check_checkpoint(directory)
-    torch = require_torch()
-    from transformers import AutoModel
+    from transformers import AutoConfig
 
     try:
-        model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
+        config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - the loader's many failure types on a malformed config
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidValueError(f"cannot read the config of {str(path)!r}: {first}") from None
+    width = getattr(config, "hidden_size", None)
+    if not isinstance(width, int) or width < 1:
+        raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
+    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
+    window = sliding_window(config)
+    if window is not None:
+        limits.append(int(window))
+    return width, int(min(limits))
+
+
+def _model_class(config: dict) -> Any:
+    """The class named by ``config["architectures"]`` (keeps an LM head), else ``AutoModel``."""
+    import transformers
+
+    for arch in config.get("architectures") or ():
+        cls = getattr(transformers, arch, None) if isinstance(arch, str) else None
+        if isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel):
+            return cls
+    return transformers.AutoModel
+
+
+def _parameter_count(path: Path) -> int:
+    """Number of tensor entries in the checkpoint's safetensors files (from their headers)."""
+    from safetensors import safe_open
+
+    n = 0
+    for f in sorted(path.glob("*.safetensors")):
+        with safe_open(str(f), framework="np") as st:
+            for key in st.keys():
+                shape = st.get_slice(key).get_shape()
+                n += int(np.prod(shape)) if shape else 1
+    return n
+
+
+def _describe(key: Any) -> str:
+    if isinstance(key, tuple) and len(key) == 3:  # mismatched: (name, checkpoint shape, model shape)
+        return f"{key[0]}: checkpoint {tuple(key[1])}, model {tuple(key[2])}"
+    return str(key)
+
+
+def _check_loading_info(path: Path, info: dict) -> None:
+    problems = []
+    for key, what in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"),
+                      ("mismatched_keys", "mismatched"), ("error_msgs", "load errors")):
+        items = sorted(_describe(k) for k in (info.get(key) or ()))
+        if items:
+            shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+            problems.append(f"{len(items)} {what} ({shown})")
+    if problems:
+        raise InvalidValueError(f"the checkpoint {str(path)!r} does not match its config: {'; '.join(problems)} "
+                                "weights; symuat never uses randomly initialised weights")
+
+
+def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
+    r"""``(model, stack)``: the library's float64 model (eval mode, local safetensors only) and its stack.
+
+    The model class is the checkpoint's ``architectures[0]`` when transformers has it (so an LM head is kept),
+    else ``AutoModel``.  Missing, unexpected or mismatched weights raise :class:`InvalidValueError`: a
+    weight the library would initialise at random is never used.
+    """
+    path = _check_checkpoint(directory)
+    torch = require_torch()
+    config = json.loads((path / "config.json").read_text())
+    cls = _model_class(config)
+    try:
+        model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
+                                          output_loading_info=True, ignore_mismatched_sizes=True)
+    except MemoryError as exc:
+        size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
+        raise out_of_memory(exc, f"loading the checkpoint {str(path)!r} in float64 (weights {format_bytes(size)} on "
+                            "disk)", 8 * _parameter_count(path)) from None
     except Exception as exc:  # the loader's many failure types (OSError, SafetensorError, ...) on a bad checkpoint
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidValueError(f"cannot load the checkpoint {str(path)!r}: {first}") from None
+    _check_loading_info(path, info)
     model.eval()
     return model, from_module(model)
 

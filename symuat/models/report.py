@@ -9,14 +9,14 @@ each :math:`\tilde U_j\sigma(\tilde V_j\mathbf x'_0+\tilde\beta_j)`.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import InvalidValueError, ShapeError
 from ..numeric import TransformerStack, duat_form
+from ..numeric.memory import OutOfMemoryError, form_bytes, out_of_memory
 from ._torch import require_torch
 from .precision import library_float64
 
@@ -43,7 +43,9 @@ class ModelReport:
 
     @property
     def max_error(self) -> float:
-        return max(c.relative_error for c in self.layers)
+        """The largest per-layer error; NaN if any is NaN (``max`` alone would drop it)."""
+        errs = [c.relative_error for c in self.layers]
+        return float("nan") if any(e != e for e in errs) else max(errs)
 
     def to_json(self) -> dict:
         return {"family": self.family, "tokens": self.tokens, "width": self.width, "max_relative_error": self.max_error,
@@ -70,27 +72,59 @@ def library_hidden_states(model: Any, X: np.ndarray, mask: Optional[np.ndarray] 
     return [h[0].double().numpy() for h in out.hidden_states]
 
 
+def _relative_error(got: np.ndarray, want: np.ndarray, depth: int) -> float:
+    err = float(np.max(np.linalg.norm(got - want, axis=1) / np.maximum(np.linalg.norm(want, axis=1), 1e-300)))
+    if not np.isfinite(err):
+        raise InvalidValueError(f"layer {depth}: the relative error is {err} (non-finite output of the library or of "
+                                "the DUAT form); no verdict")
+    return err
+
+
+def _shares(lin: np.ndarray, bias: np.ndarray, terms: list) -> tuple:
+    total = lin + bias
+    for t in terms:
+        total = total + t
+    norm = max(float(np.linalg.norm(total)), 1e-300)
+    shares = [("A~x0", float(np.linalg.norm(lin)) / norm), ("c~", float(np.linalg.norm(bias)) / norm)]
+    shares += [(f"U~{j}s", float(np.linalg.norm(s)) / norm) for j, s in enumerate(terms, start=1)]
+    return tuple(shares), total
+
+
 def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any] = None) -> ModelReport:
-    r"""Compare the DUAT form of every depth with the library (module docstring)."""
+    r"""Compare the DUAT form of every depth with the library (module docstring).
+
+    One evaluation of the form: box :math:`\ell` of the derived table is the form of the first :math:`\ell`
+    layers (``duat_form(..., on_box=...)``).  A non-finite error raises :class:`InvalidValueError` naming the
+    layer; running out of memory raises :class:`~symuat.numeric.memory.OutOfMemoryError` with the estimate.
+    """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != stack.width:
         raise ShapeError(f"input has shape {X.shape}; the model expects (N, {stack.width}) inputs_embeds")
-    real = np.ones(X.shape[0], bool) if mask is None else np.asarray(mask, bool)
-    want = library_hidden_states(model, X, mask)[1:]
+    N, M = X.shape
+    real = np.ones(N, bool) if mask is None else np.asarray(mask, bool)
+    try:
+        want = library_hidden_states(model, X, mask)[1:]
+    except OutOfMemoryError:
+        raise
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"in the library's forward pass at N={N}", form_bytes(stack, N)) from None
     if len(want) != stack.depth:
         raise ShapeError(f"the library returned {len(want)} hidden states for {stack.depth} blocks")
-    checks = []
-    for depth in range(1, stack.depth + 1):
-        sub = stack if depth == stack.depth else dataclasses.replace(stack, blocks=stack.blocks[:depth],
-                                                                     final_norm=None)
-        form = duat_form(sub, X, attention_mask=None if mask is None else np.asarray(mask, float))
-        got, w = form.output[real], want[depth - 1][real]
-        err = float(np.max(np.linalg.norm(got - w, axis=1) / np.maximum(np.linalg.norm(w, axis=1), 1e-300)))
-        t = form.terms
-        total = max(float(np.linalg.norm(t.total)), 1e-300)
-        shares = [("A~x0", float(np.linalg.norm(t.linear_term)) / total),
-                  ("c~", float(np.linalg.norm(t.bias_term)) / total)]
-        shares += [(f"U~{j}s", float(np.linalg.norm(s)) / total) for j, s in enumerate(t.sigma_terms, start=1)]
-        checks.append(LayerCheck(depth, err, tuple(shares)))
+    L, checks = stack.depth, []
+
+    def on_box(i, lin, bias, terms):
+        if i == L and stack.final_norm is not None:
+            return  # depth L is compared after the final norm (box L + 1)
+        depth = min(i, L)
+        shares, total = _shares(lin, bias, terms)
+        got = total.reshape(N, M)[real]
+        checks.append(LayerCheck(depth, _relative_error(got, want[depth - 1][real], depth), shares))
+
+    try:
+        duat_form(stack, X, attention_mask=None if mask is None else np.asarray(mask, float), on_box=on_box)
+    except OutOfMemoryError:
+        raise
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"evaluating the DUAT form at N={N}", form_bytes(stack, N)) from None
     family = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
-    return ModelReport(str(family), X.shape[0], stack.width, tuple(checks))
+    return ModelReport(str(family), N, stack.width, tuple(checks))

@@ -15,6 +15,7 @@ from ..errors import UnsupportedError
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, LayerNormWeights, TransformerStack
 from ._torch import array, linear, split_columns
 from .activations import module_activation
+from .hf_common import probe_norm
 
 __all__ = ["encoder_layer_block", "from_torch_encoder"]
 
@@ -23,7 +24,7 @@ def _layer_norm(name: str, ln: Any) -> LayerNormWeights:
     if not getattr(ln, "elementwise_affine", True):
         raise UnsupportedError(f"{name} is a LayerNorm without elementwise_affine")
     beta = None if getattr(ln, "bias", None) is None else array(f"{name}.bias", ln.bias)
-    return LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(ln.eps))
+    return probe_norm(name, ln, LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(ln.eps)))
 
 
 def encoder_layer_block(layer: Any, name: str, causal: bool) -> tuple:

@@ -49,7 +49,8 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape, frozen_array
+from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from ._arrays import frozen
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -228,7 +229,7 @@ class AttentionWeights:
                   "b_Q": (H * d,), "b_K": (G * d,), "b_V": (G * d,), "b_O": (M,)}
         for name, shape in shapes.items():
             if getattr(self, name) is not None or name.startswith("W"):
-                object.__setattr__(self, name, frozen_array(name, getattr(self, name), shape))
+                object.__setattr__(self, name, frozen(name, getattr(self, name), shape))
         resolve_scale(self.scale, d, M)
         if not isinstance(self.causal, (bool, np.bool_)):
             raise InvalidValueError(f"causal must be a bool, got {type(self.causal).__name__} {self.causal!r}")
@@ -324,7 +325,9 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     if empty.any():
         raise InvalidValueError(f"attention{where}: rows {np.flatnonzero(empty).tolist()} are fully masked "
                                 "(no key to attend to); fix attention_mask")
-    out = []
+    drop = None if full else ~keep
+    del keep
+    out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
     rotated_k: dict = {}
     for h in range(attn.n_heads):
         Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
@@ -334,17 +337,19 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
             rotated_k[ks.start] = Kh
         if angles is not None:
             Qh = apply_rotary(Qh, attn.rotary, angles)
+        S = out[h]
         with np.errstate(over="ignore", invalid="ignore"):
-            S = s * (Qh @ Kh.T)
+            np.matmul(Qh, Kh.T, out=S)
+            S *= s
         if not np.all(np.isfinite(S)):
             raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
                                     f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")
-        if not full:
-            S = np.where(keep, S, -np.inf)
-        m = S.max(axis=1, keepdims=True)
-        E = np.exp(S - m)
-        out.append(E / E.sum(axis=1, keepdims=True))
-    return out
+        if drop is not None:
+            S[drop] = -np.inf
+        S -= S.max(axis=1, keepdims=True)
+        np.exp(S, out=S)
+        S /= S.sum(axis=1, keepdims=True)
+    return list(out)
 
 
 def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> List[np.ndarray]:

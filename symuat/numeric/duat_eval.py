@@ -31,7 +31,11 @@ from ..expansion.extended import ExtendedTable, is_application
 from ..expansion.table import A_name, U_name, c_name
 from .operators import LinearOperator
 
-__all__ = ["BoxOperator", "StreamingEvaluator"]
+__all__ = ["BoxOperator", "StreamingEvaluator", "BATCH"]
+
+#: Vectors per batched operator application: larger batches use fewer, bigger GEMMs but hold ~3 * BATCH vectors of
+#: length NM at once.
+BATCH = 4
 
 
 _ARGS: dict = {}
@@ -92,6 +96,13 @@ class StreamingEvaluator:
         if activation is not None:
             self.activation[i] = activation
 
+    def release(self, i: int) -> None:
+        """Forget the operators and bias vectors of box ``i`` once it is evaluated: later boxes only apply their own
+        operators to memoised vectors, so at most one layer's operators (its attention matrices) are held at a time."""
+        tag = f"'_{{{i},"
+        self.ops = {k: v for k, v in self.ops.items() if tag not in k.name}
+        self.vecs = {k: v for k, v in self.vecs.items() if tag not in getattr(k, "name", "")}
+
     def input_core(self, i: int, core: LinearOperator) -> np.ndarray:
         r""":math:`P\,\mathbf x'_{i-1}` as the sum of :math:`P` applied to the pieces
         :math:`\tilde A_{i-1}\mathbf x'_0`, :math:`\tilde c_{i-1}`, :math:`\tilde U^{(i-1)}_j\mathrm{app}_j`
@@ -102,10 +113,14 @@ class StreamingEvaluator:
                  for j in self.ext.nonlinear if j <= i - 1]
         keys = [k for k in keys if k != 0]
         todo = [k for k in keys if (id(core), k) not in self.core_memo]
-        if len(todo) > 1:  # one batched application for all pieces
-            for k, v in zip(todo, core._matvecs(np.stack([self.vec(k) for k in todo]))):
-                self.core_memo[(id(core), k)] = v
-            self._count("core (batched vectors)", len(todo))
+        if len(todo) > 1:  # batched applications, BATCH pieces at a time (bounded temporaries)
+            for start in range(0, len(todo), BATCH):
+                chunk = todo[start:start + BATCH]
+                if len(chunk) == 1:
+                    continue  # applied singly below
+                for k, v in zip(chunk, core._matvecs(np.stack([self.vec(k) for k in chunk]))):
+                    self.core_memo[(id(core), k)] = v
+                self._count("core (batched vectors)", len(chunk))
         parts = [self._core(core, k) for k in keys]
         out = parts[0]
         for q in parts[1:]:

@@ -19,7 +19,7 @@ Inputs are validated once, here; operators built inside trust them
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
@@ -29,8 +29,11 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
+from . import form_views
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
+from .layer_params import LayerParams
+from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
 from .residual_params import ResidualParams, _layer_params
@@ -57,8 +60,9 @@ class DUATForm:
         The input (``inputs_embeds``), before the stack's input transform.
     table : SubstitutionTable
         The derived substitution table (symbolic), boxes ``0..depth`` (+1 for a final norm).
-    params : tuple of ResidualParams
-        The (gated) Eq. 20 parameters of each layer at its actual input.
+    params : LayerParams
+        The (gated) Eq. 20 parameters of each layer at its actual input, recomputed on demand from the layer
+        inputs (the form holds no layer's attention matrices; :mod:`symuat.numeric.layer_params`).
     terms : FormTerms
         :math:`\tilde A\mathbf x'_0`, :math:`\tilde c` and the :math:`L` nonlinear terms, summed in ``total``.
     ext : ExtendedTable
@@ -71,7 +75,7 @@ class DUATForm:
     stack: TransformerStack
     X0: np.ndarray
     table: SubstitutionTable
-    params: tuple[ResidualParams, ...]
+    params: Sequence[ResidualParams]
     terms: FormTerms
     ext: Optional[ExtendedTable] = None
     box0: Optional[dict] = None
@@ -93,6 +97,35 @@ class DUATForm:
         """The last hidden state (final norm included), reshaped from :math:`\\mathbf x'_{out}` (row-major)."""
         N, M = self.X0.shape
         return unvec_r(self.terms.total, N, M)
+
+    # ---- named views as numbers (symuat.numeric.form_views) --------------------------------------------------------
+    def attention(self, layer: int, head: int) -> np.ndarray:
+        """The N×N attention matrix :math:`H_h` of ``layer`` and ``head`` (both 0-based), recomputed on demand."""
+        return form_views.attention(self, layer, head)
+
+    def parameters(self, layer: int) -> form_views.LayerParameters:
+        """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""
+        return form_views.layer_parameters(self, layer)
+
+    def A_tilde(self) -> Any:
+        r""":math:`\tilde A` (Eq. 11) as a lazy operator; ``form.A_tilde() @ vec_r(X0)`` is the linear term."""
+        return form_views.A_tilde(self)
+
+    def c_tilde(self) -> np.ndarray:
+        r""":math:`\tilde c` (Eq. 11), length :math:`NM`."""
+        return form_views.c_tilde(self)
+
+    def dynamic(self, j: int) -> form_views.DynamicTerm:
+        r""":math:`\tilde V_j, \tilde\beta_j, \tilde U_j` (gated: :math:`\tilde P_j, \tilde\gamma_j`) of term ``j``
+        (1-based, as in the paper)."""
+        return form_views.dynamic_term(self, j)
+
+    def token_terms(self) -> dict:
+        """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
+        return form_views.token_terms(self)
+
+    def _repr_html_(self) -> str:
+        return form_views.summary_html(self)
 
     def parameter(self, name: str) -> Any:
         """The operator or vector bound to a layer symbol, e.g. ``"W'_{2,1}"``."""
@@ -124,7 +157,7 @@ def _op(o) -> BoxOperator:
     return BoxOperator(None, o)
 
 
-def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> DUATForm:
+def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, on_box: Any = None) -> DUATForm:
     r"""Evaluate the derived DUAT form of ``stack`` at ``X0`` (``inputs_embeds``, shape ``(N, M)``).
 
     Parameters
@@ -133,6 +166,10 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
     X0 : (N, M) array
     attention_mask : (N,) array of 0/1, optional
         Key-padding mask (1 = real token).
+    on_box : callable, optional
+        ``on_box(i, lin, bias, terms)`` after box ``i`` (``1..L``, then ``L+1`` for a final norm) with
+        :math:`\tilde A_i\mathbf x'_0`, :math:`\tilde c_i` and the terms :math:`\tilde U^{(i)}_j\mathrm{app}_j`:
+        box ``i`` is the DUAT form of the first ``i`` layers, so every depth is seen in one evaluation.
 
     Returns
     -------
@@ -146,8 +183,17 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
         (the message names the layer and head).
     UnsupportedError
         A stack mixing plain and gated FFNs.
+    OutOfMemoryError
+        The evaluation does not fit in memory (the message gives the estimate of ``memory.form_bytes``).
     """
     X, mask = check_input(stack, X0, attention_mask)
+    try:
+        return _evaluate(stack, X, mask, on_box)
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"evaluating the DUAT form at N={X.shape[0]}", form_bytes(stack, X.shape[0])) from None
+
+
+def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) -> DUATForm:
     kinds = {b.ffn.gated for b in stack.blocks}
     if len(kinds) > 1:
         raise UnsupportedError("duat_form: a stack mixing plain and gated FFNs has no single table")
@@ -172,12 +218,14 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
             ev.bind(0, {"W'_{0,1}": _op(W0)}, {"b'_{0,3}": b0})
         lin, bias, terms = ev.box_values(0)
         x = lin + bias
-        params = []
+        inputs = []
         for i, block in enumerate(stack.blocks, start=1):
             act_name = stack.block_activation(i - 1)
-            p = _layer_params(block, stack.kind, act_name, x.reshape(N, M), mask, f" in layer {i}",
+            Xi = x.reshape(N, M)
+            Xi.setflags(write=False)
+            inputs.append(Xi)
+            p = _layer_params(block, stack.kind, act_name, Xi, mask, f" in layer {i}",
                               Px_fn=lambda P, i=i: ev.input_core(i, P))
-            params.append(p)
             core, Y, G, G4 = p.factors
             ops = {f"W'_{{{i},1}}": BoxOperator(core, Y), f"W'_{{{i},2}}": BoxOperator(core, G),
                    f"W'_{{{i},3}}": _op(p.W3)}
@@ -189,19 +237,25 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None) -> D
             if core is not None:
                 ev.input_core(i, core)  # every product P_i v of this box in one batched application
             lin, bias, terms = ev.box_values(i)
+            ev.release(i)  # streaming: box i's operators (its H_h) are not needed by later boxes
+            del p, core, Y, G, G4, ops
             x = lin + bias
             for t in terms:
                 x = x + t
+            if on_box is not None:
+                on_box(i, lin, bias, terms)
         if has_final:
             Lf, beta = norm_operator(x.reshape(N, M), stack.final_norm)
             final = {f"W'_{{{L + 1},1}}": Lf, f"b'_{{{L + 1},3}}": beta}
             ev.bind(L + 1, {f"W'_{{{L + 1},1}}": _op(Lf)}, {f"b'_{{{L + 1},3}}": beta})
             lin, bias, terms = ev.box_values(L + 1)
+            if on_box is not None:
+                on_box(L + 1, lin, bias, terms)
     total = lin + bias
     for t in terms:
         total = total + t
     form_terms = FormTerms(lin, bias, tuple(terms), total)
-    return DUATForm(stack, X, ext.table, tuple(params), form_terms, ext, box0, final, mask)
+    return DUATForm(stack, X, ext.table, LayerParams(stack, tuple(inputs), mask), form_terms, ext, box0, final, mask)
 
 
 def duat_relative_error(form: DUATForm) -> float:

@@ -25,7 +25,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..names import logistic
-from ..validation import as_finite_array, check_shape, frozen_array
+from ..validation import as_finite_array, check_shape
+from ._arrays import frozen
 from .operators import IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
@@ -94,12 +95,12 @@ class FFNWeights:
     activation: Optional[str] = None
 
     def __post_init__(self) -> None:
-        W1 = frozen_array("W1", self.W1, (None, None))
+        W1 = frozen("W1", self.W1, (None, None))
         M, F = W1.shape
         object.__setattr__(self, "W1", W1)
-        object.__setattr__(self, "b1", frozen_array("b1", self.b1, (F,), optional=True))
-        object.__setattr__(self, "W2", frozen_array("W2", self.W2, (F, M)))
-        object.__setattr__(self, "b2", frozen_array("b2", self.b2, (M,), optional=True))
+        object.__setattr__(self, "b1", frozen("b1", self.b1, (F,), optional=True))
+        object.__setattr__(self, "W2", frozen("W2", self.W2, (F, M)))
+        object.__setattr__(self, "b2", frozen("b2", self.b2, (M,), optional=True))
         _check_activation(self.activation)
 
     gated = False
@@ -141,14 +142,14 @@ class GatedFFNWeights:
     gated = True
 
     def __post_init__(self) -> None:
-        Wg = frozen_array("W_gate", self.W_gate, (None, None))
+        Wg = frozen("W_gate", self.W_gate, (None, None))
         M, F = Wg.shape
         object.__setattr__(self, "W_gate", Wg)
-        object.__setattr__(self, "W_up", frozen_array("W_up", self.W_up, (M, F)))
-        object.__setattr__(self, "W_down", frozen_array("W_down", self.W_down, (F, M)))
-        object.__setattr__(self, "b_gate", frozen_array("b_gate", self.b_gate, (F,), optional=True))
-        object.__setattr__(self, "b_up", frozen_array("b_up", self.b_up, (F,), optional=True))
-        object.__setattr__(self, "b_down", frozen_array("b_down", self.b_down, (M,), optional=True))
+        object.__setattr__(self, "W_up", frozen("W_up", self.W_up, (M, F)))
+        object.__setattr__(self, "W_down", frozen("W_down", self.W_down, (F, M)))
+        object.__setattr__(self, "b_gate", frozen("b_gate", self.b_gate, (F,), optional=True))
+        object.__setattr__(self, "b_up", frozen("b_up", self.b_up, (F,), optional=True))
+        object.__setattr__(self, "b_down", frozen("b_down", self.b_down, (M,), optional=True))
         _check_activation(self.activation)
 
     @property

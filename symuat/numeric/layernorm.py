@@ -21,6 +21,12 @@ On :math:`x' = \operatorname{vec}_r(X)` this is the affine map
 
 :math:`W'(X)` is **dynamic** (through :math:`D(X)`); the bias is **static**.
 The identity holds exactly only at the input ``X`` the operator was built from.
+
+Huge finite rows: :math:`\lVert x\rVert^2` overflows for :math:`|x| \gtrsim 10^{154}`, and the norm would
+silently return :math:`\beta`.  A row with :math:`\max|x| > 2^{400}` is divided by a power of two
+:math:`s \ge \max|x|` before squaring (exact), using
+:math:`\mathrm{LN}(x) = \gamma\odot (z/s)/\sqrt{\operatorname{var}(z/s) + \varepsilon/s^2} + \beta`; other
+rows take the plain formula, so their results are unchanged bit for bit (:func:`inverse_rms`).
 """
 
 from __future__ import annotations
@@ -34,7 +40,35 @@ from ..errors import InvalidValueError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .operators import Centering, Compose, Diagonal, IdentityOperator, Kron
 
-__all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights"]
+__all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights", "inverse_rms",
+           "BIG_ROW"]
+
+#: Rows with a larger entry are rescaled by a power of two before squaring (module docstring).
+BIG_ROW = 2.0 ** 400
+
+
+def _big_rows(Z: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(rows, s)``: indices of rows with max|z| > :data:`BIG_ROW` and a power of two s >= max|z| for each."""
+    peak = np.max(np.abs(Z), axis=1) if Z.size else np.zeros(Z.shape[0])
+    rows = np.flatnonzero(peak > BIG_ROW)
+    return rows, np.ldexp(1.0, np.frexp(peak[rows])[1])
+
+
+def inverse_rms(Z: np.ndarray, eps: float) -> np.ndarray:
+    r""":math:`1/\sqrt{\tfrac1M\lVert z_r\rVert^2 + \varepsilon}` for every row :math:`z_r` of ``Z`` (N, M), finite
+    for every finite row (rows above :data:`BIG_ROW` are rescaled first)."""
+    M = Z.shape[1]
+    rows, s = _big_rows(Z)
+    if rows.size == 0:
+        return 1.0 / np.sqrt(np.einsum("ij,ij->i", Z, Z) / M + eps)
+    out = np.empty(Z.shape[0])
+    keep = np.ones(Z.shape[0], bool)
+    keep[rows] = False
+    Zk = Z[keep]
+    out[keep] = 1.0 / np.sqrt(np.einsum("ij,ij->i", Zk, Zk) / M + eps)
+    Zs = Z[rows] / s[:, None]
+    out[rows] = (1.0 / s) / np.sqrt(np.einsum("ij,ij->i", Zs, Zs) / M + eps / s / s)
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,8 +137,15 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
     X, gamma, beta, eps = _args(X, gamma, beta, eps)
     mu = X.mean(axis=1, keepdims=True)
     Z = X - mu
-    var = (Z * Z).mean(axis=1, keepdims=True)
-    return Z / np.sqrt(var + eps) * gamma + beta
+    rows, s = _big_rows(Z)
+    with np.errstate(over="ignore"):
+        var = (Z * Z).mean(axis=1, keepdims=True)
+    out = Z / np.sqrt(var + eps) * gamma + beta
+    if rows.size:  # huge finite rows: rescale before squaring (module docstring)
+        Zs = Z[rows] / s[:, None]
+        var_s = (Zs * Zs).mean(axis=1, keepdims=True)
+        out[rows] = Zs / np.sqrt(var_s + (eps / s / s)[:, None]) * gamma + beta
+    return out
 
 
 def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tuple[Compose, np.ndarray]:
@@ -121,8 +162,7 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     C = Centering(M)
     centre = Kron(IdentityOperator(N), C)
     Z = centre._matvec(X.reshape(-1)).reshape(N, M)
-    var = np.einsum("ij,ij->i", Z, Z) / M
-    D = 1.0 / np.sqrt(var + eps)
+    D = inverse_rms(Z, eps)
     op = Compose([Kron(Diagonal(D), Diagonal(gamma)), centre])
     return op, np.tile(beta, N)
 

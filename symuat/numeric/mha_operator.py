@@ -31,7 +31,7 @@ class MHAOperator(KronSum):
     def __init__(self, terms, attn: AttentionWeights, heads: List[np.ndarray]):
         super().__init__(terms)
         self._attn = attn
-        self._H = np.stack(heads)  # (H, N, N)
+        self._H = _stacked(heads)  # (H, N, N)
         self._group = np.arange(attn.n_heads) * attn.n_kv_heads // attn.n_heads
 
     def _matvec(self, v):
@@ -49,6 +49,16 @@ class MHAOperator(KronSum):
         for h in range(a.n_heads):  # one GEMM per head for all B vectors
             concat[:, :, h, :] = (self._H[h] @ V[self._group[h]]).reshape(N, B, d).transpose(1, 0, 2)
         return (concat.reshape(B * N, a.n_heads * d) @ a.W_O).reshape(B, -1)
+
+
+def _stacked(heads: List[np.ndarray]) -> np.ndarray:
+    """The (H, N, N) block of the heads: their common base when they are its consecutive views (``_heads`` returns
+    them so), else a stacked copy."""
+    base = getattr(heads[0], "base", None)
+    if isinstance(base, np.ndarray) and base.shape == (len(heads),) + heads[0].shape and all(
+            h.base is base and h.ctypes.data == base[i].ctypes.data for i, h in enumerate(heads)):
+        return base
+    return np.stack(heads)
 
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:

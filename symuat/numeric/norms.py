@@ -7,7 +7,8 @@ RMSNorm (Zhang & Sennrich 2019; Llama, Gemma, OLMo-2) is not in the paper.  Row-
 
     \mathrm{RMS}(x) = (o + w) \odot \frac{x}{\sqrt{\tfrac1M \lVert x\rVert^2 + \varepsilon}},
 
-with weight :math:`w` and offset :math:`o` (:math:`o = 0` for Llama, :math:`o = 1` for Gemma's
+(huge finite rows are rescaled before squaring, see :mod:`symuat.numeric.layernorm`) with weight :math:`w`
+and offset :math:`o` (:math:`o = 0` for Llama, :math:`o = 1` for Gemma's
 ``(1 + w)``).  There is no centring and no bias, so on :math:`x' = \operatorname{vec}_r(X)` it is the
 *linear* map :math:`(D(X) \otimes \operatorname{diag}(o + w))\,x'` with the dynamic diagonal
 :math:`D(X) = \operatorname{diag}(1/\sqrt{\operatorname{ms}_r + \varepsilon})_{r=1..N}`: a LayerNorm with
@@ -26,7 +27,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
-from .layernorm import LayerNormWeights, apply_layer_norm_weights, layer_norm_operator
+from .layernorm import LayerNormWeights, _big_rows, apply_layer_norm_weights, inverse_rms, layer_norm_operator
 from .operators import Diagonal, Kron, LinearOperator
 
 __all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm",
@@ -86,8 +87,14 @@ def check_norm(name: str, norm: Any, width: int, optional: bool = True) -> None:
 
 def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
     r"""Direct row-wise RMSNorm :math:`(o + w) \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`."""
-    ms = np.mean(X * X, axis=-1, keepdims=True)
-    return X / np.sqrt(ms + norm.eps) * norm.gain
+    rows, s = _big_rows(X)
+    with np.errstate(over="ignore"):
+        ms = np.mean(X * X, axis=-1, keepdims=True)
+    out = X / np.sqrt(ms + norm.eps) * norm.gain
+    if rows.size:  # huge finite rows: rescale before squaring (symuat.numeric.layernorm)
+        Xs = X[rows] / s[:, None]
+        out[rows] = Xs / np.sqrt(np.mean(Xs * Xs, axis=-1, keepdims=True) + (norm.eps / s / s)[:, None]) * norm.gain
+    return out
 
 
 def apply_norm(X: np.ndarray, norm: NormWeights) -> np.ndarray:
@@ -112,8 +119,7 @@ def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.
     if not isinstance(norm, RMSNormWeights):
         raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
     N, M = X.shape
-    ms = np.einsum("ij,ij->i", X, X) / M
-    return Kron(Diagonal(1.0 / np.sqrt(ms + norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
+    return Kron(Diagonal(inverse_rms(X, norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
 
 
 def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +128,5 @@ def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tu
     :math:`c = \beta` or 0), so that a Linear after it costs :math:`O(MF)` instead of :math:`O(NMF)`."""
     if isinstance(norm, LayerNormWeights):
         Z = X - X.mean(axis=1, keepdims=True)
-        D = 1.0 / np.sqrt(np.einsum("ij,ij->i", Z, Z) / X.shape[1] + norm.eps)
-        return D, norm.gamma * (t - t.mean()), norm.beta
-    D = 1.0 / np.sqrt(np.einsum("ij,ij->i", X, X) / X.shape[1] + norm.eps)
-    return D, norm.gain * t, np.zeros_like(t)
+        return inverse_rms(Z, norm.eps), norm.gamma * (t - t.mean()), norm.beta
+    return inverse_rms(X, norm.eps), norm.gain * t, np.zeros_like(t)

@@ -1,0 +1,96 @@
+r"""Refuse a module whose forward pass is not what symuat reads from it.
+
+symuat reads a model's *weights and structure*; anything that changes the forward pass without showing
+in them would make the DUAT form a silent wrong answer.  :func:`check_module` refuses, naming the
+offending submodules:
+
+* a submodule in training mode (dropout would be active);
+* forward or pre-forward hooks on any submodule (transformers' own output-capturing hooks, which only
+  record ``hidden_states``, excepted), and torch's global forward / pre-forward hooks
+  (``register_module_forward_hook``); a ``forward`` replaced on an instance (e.g. accelerate's hooks);
+* an attention implementation other than transformers' ``eager`` and ``sdpa``, or an ``sdpa`` entry of
+  ``ALL_ATTENTION_FUNCTIONS`` that is not transformers' own function.
+
+Backward and state-dict hooks do not change the forward pass (weights are read from the parameters
+themselves) and are allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+from ..errors import UnsupportedError
+
+__all__ = ["check_module", "ATTENTION_IMPLEMENTATIONS"]
+
+#: transformers attention implementations whose result symuat reproduces.
+ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
+
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks")
+
+
+def _library_hook_codes() -> frozenset:
+    """Code objects of transformers' own output-capturing hooks (they record ``hidden_states``, change nothing)."""
+    import types
+
+    try:
+        from transformers.utils.output_capturing import install_output_capuring_hook
+    except ImportError:  # pragma: no cover - other transformers releases
+        return frozenset()
+    return frozenset(c for c in install_output_capuring_hook.__code__.co_consts if isinstance(c, types.CodeType))
+
+
+def _user_hooks(module: Any, kind: str, allowed: frozenset) -> list:
+    hooks = getattr(module, kind, None) or {}
+    return [h for h in hooks.values() if getattr(h, "__code__", None) not in allowed]
+
+
+def _names(names: List[str], limit: int = 4) -> str:
+    shown = ", ".join(n or "<root>" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _attention_implementation(model: Any) -> None:
+    config = getattr(model, "config", None)
+    if config is None:
+        return
+    impl = getattr(config, "_attn_implementation", None) or "eager"
+    if impl not in ATTENTION_IMPLEMENTATIONS:
+        raise UnsupportedError(f"attention implementation {impl!r} (config._attn_implementation); symuat reproduces "
+                               f"{' and '.join(ATTENTION_IMPLEMENTATIONS)} only")
+    if impl == "sdpa":
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+        if ALL_ATTENTION_FUNCTIONS.get("sdpa") is not sdpa_attention_forward:
+            raise UnsupportedError("ALL_ATTENTION_FUNCTIONS['sdpa'] has been replaced by "
+                                   f"{getattr(ALL_ATTENTION_FUNCTIONS.get('sdpa'), '__name__', '?')}: "
+                                   "not transformers' attention")
+
+
+def check_module(model: Any) -> None:
+    r"""Raise :class:`~symuat.errors.UnsupportedError` unless ``model``'s forward pass is its weights' (module doc)."""
+    import torch.nn.modules.module as tm
+
+    active = [name for name, hooks in ((n, getattr(tm, n, None)) for n in _GLOBAL_HOOKS) if hooks]
+    if active:
+        raise UnsupportedError(f"torch has global module hooks registered ({', '.join(active)}); they change every "
+                               "forward pass: remove them (handle.remove()) before importing a model")
+    modules = list(model.named_modules())
+    training = [name for name, m in modules if m.training]
+    if training:
+        raise UnsupportedError(f"the module is in training mode ({_names(training)}): dropout would be active; "
+                               "call model.eval()")
+    allowed = _library_hook_codes()
+    for kind in _HOOKS:
+        hooked = [name for name, m in modules if _user_hooks(m, kind, allowed)]
+        if hooked:
+            what = "pre-forward" if "pre" in kind else "forward"
+            raise UnsupportedError(f"{what} hooks on {_names(hooked)}: a hook changes the forward pass and is not "
+                                   "in the weights; remove it before importing")
+    replaced = [name for name, m in modules if "forward" in vars(m)]
+    if replaced:
+        raise UnsupportedError(f"forward replaced on the instance of {_names(replaced)}: the module does not "
+                               "compute its class's forward pass")
+    _attention_implementation(model)

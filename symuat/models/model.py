@@ -1,0 +1,272 @@
+r"""``symuat.models.load``: a checkpoint or module as a :class:`Model` whose DUAT form takes text or token ids.
+
+A :class:`Model` is the imported :class:`~symuat.numeric.TransformerStack` plus what turns tokens into its input:
+the word embeddings :math:`E` (Gemma: times its stored ``embed_scale``), the learned position table of the stack
+(GPT-2, BERT) or the rotary tables (rows picked per position), the token-type table (BERT; GPT-2 adds ``wte`` rows
+for token types), and the tokenizer and LM head when the checkpoint has them.
+
+For one row of ids :math:`t_1..t_N`, with attention mask :math:`m`, position ids :math:`p` and token types
+:math:`s`, the form is taken over the row's real tokens :math:`R = \{r : m_r = 1\}` (in order):
+:math:`X = E[t_R] + T[s_R]` is the stack's ``inputs_embeds`` and the stack's positions are :math:`p_R`.  A pad
+key is masked out by the library, so every real token sees exactly the real tokens; ``form.output`` is the
+library's ``last_hidden_state[b, R]``.  Position ids default to the library's own: :math:`0..N-1` for every row,
+pads counted (left padding shifts the real tokens' positions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
+from ..numeric import DUATForm, Rotary, TransformerStack, duat_form
+from ._torch import array, require_torch, sharing
+
+__all__ = ["Model", "load"]
+
+
+@dataclass(frozen=True, repr=False)
+class Model:
+    r"""A model symuat can evaluate from tokens (module docstring).
+
+    Attributes
+    ----------
+    stack : TransformerStack
+    word_embeddings : (V, M) array
+        :math:`E`; ``word_scale`` multiplies it (Gemma's ``embed_scale``, else 1).
+    token_type_embeddings : (T, M) array or None
+        Added per token type (BERT; GPT-2: ``wte``).  BERT's row 0 is already in the stack's positions.
+    library : torch.nn.Module
+        The library's model (float64, eval mode); with :func:`load` from a path the stack shares its memory.
+    tokenizer : transformers tokenizer or None
+    lm_head : (V, M) array or None
+        The output embedding, when the checkpoint has an LM head.
+    """
+
+    stack: TransformerStack
+    word_embeddings: np.ndarray
+    word_scale: float
+    token_type_embeddings: Optional[np.ndarray]
+    token_type_offset: bool
+    library: Any
+    tokenizer: Any = None
+    lm_head: Optional[np.ndarray] = None
+
+    @property
+    def family(self) -> str:
+        return str(getattr(getattr(self.library, "config", None), "model_type", type(self.library).__name__))
+
+    @property
+    def max_tokens(self) -> int:
+        """Longest row the stack covers (its position table or rotary tables)."""
+        limits = []
+        if self.stack.position_embeddings is not None:
+            limits.append(self.stack.position_embeddings.shape[0])
+        rot = self.stack.blocks[0].attention.rotary
+        if rot is not None and rot.cos is not None:
+            limits.append(rot.cos.shape[0])
+        return min(limits) if limits else 2 ** 31
+
+    def __repr__(self) -> str:
+        return (f"Model({self.family}, depth={self.stack.depth}, width={self.stack.width}, "
+                f"vocab={self.word_embeddings.shape[0]}, tokenizer={self.tokenizer is not None}, "
+                f"lm_head={self.lm_head is not None})")
+
+    # ---- inputs ------------------------------------------------------------------------------------------------
+    def _encode(self, text: Any) -> dict:
+        single = isinstance(text, str)
+        if not single and not (isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
+            raise ArgumentTypeError(f"text must be a str or a non-empty list of str, got {type(text).__name__}")
+        if self.tokenizer is None:
+            raise InvalidValueError("this model has no tokenizer: give input_ids instead of text")
+        if not single and self.tokenizer.pad_token is None:
+            raise InvalidValueError("the tokenizer has no pad token: a batch of texts cannot be padded")
+        enc = self.tokenizer(text if single else list(text), padding=not single, return_attention_mask=True)
+        out = {k: np.atleast_2d(np.asarray(enc[k], dtype=np.int64)) for k in ("input_ids", "attention_mask")}
+        if "token_type_ids" in enc and self.token_type_embeddings is not None and self.token_type_offset:
+            out["token_type_ids"] = np.atleast_2d(np.asarray(enc["token_type_ids"], dtype=np.int64))
+        return {**out, "single": single}
+
+    def _ids(self, name: str, value: Any, shape: Optional[tuple], low: int, high: int) -> np.ndarray:
+        a = np.asarray(value)
+        if a.dtype == object or a.dtype.kind not in "iub":
+            raise ArgumentTypeError(f"{name} must be integers, got dtype {a.dtype}")
+        if shape is not None and a.shape != shape:
+            raise ShapeError(f"{name} has shape {a.shape}, input_ids {shape}")
+        if a.size and (a.min() < low or a.max() >= high):
+            raise InvalidValueError(f"{name} must lie in [{low}, {high}), got values in [{a.min()}, {a.max()}]")
+        return a.astype(np.int64)
+
+    def _rows(self, input_ids, attention_mask, token_type_ids, position_ids):
+        ids = np.asarray(input_ids)
+        if ids.ndim not in (1, 2) or ids.size == 0:
+            raise ShapeError(f"input_ids must be a non-empty 1-D (one sequence) or 2-D (batch) array, got shape "
+                             f"{ids.shape}")
+        single = ids.ndim == 1
+        ids = self._ids("input_ids", np.atleast_2d(ids), None, 0, self.word_embeddings.shape[0])
+        B, N = ids.shape
+        if N > self.max_tokens:
+            raise ShapeError(f"input_ids has {N} tokens; the model covers at most {self.max_tokens} positions")
+
+        def like(name, v, low, high, default):
+            if v is None:
+                return default
+            v = np.asarray(v)
+            v = np.atleast_2d(v) if v.ndim == 1 else v
+            if v.shape == (1, N) and B > 1:
+                v = np.broadcast_to(v, (B, N))
+            return self._ids(name, v, (B, N), low, high)
+
+        mask = like("attention_mask", attention_mask, 0, 2, np.ones((B, N), np.int64))
+        empty = np.flatnonzero(mask.sum(axis=1) == 0)
+        if empty.size:
+            raise InvalidValueError(f"attention_mask row {int(empty[0])} has no real token")
+        if token_type_ids is not None and self.token_type_embeddings is None:
+            raise UnsupportedError(f"{self.family} has no token type embeddings; token_type_ids must be None")
+        T = 1 if self.token_type_embeddings is None else self.token_type_embeddings.shape[0]
+        types = like("token_type_ids", token_type_ids, 0, T, None)
+        pos = like("position_ids", position_ids, 0, self.max_tokens, np.broadcast_to(np.arange(N), (B, N)))
+        return single, ids, mask, types, pos
+
+    def inputs_embeds(self, ids: np.ndarray, types: Optional[np.ndarray]) -> np.ndarray:
+        r""":math:`X = sE[t] + T[s] - T[0]` (BERT, whose :math:`T[0]` is in the stack) or :math:`+T[s]` (GPT-2)."""
+        X = self.word_embeddings[ids]
+        if self.word_scale != 1.0:
+            X = X * self.word_scale
+        if types is not None:
+            tt = self.token_type_embeddings
+            X = X + (tt[types] - tt[0] if self.token_type_offset else tt[types])
+        return X
+
+    def row_stack(self, positions: np.ndarray) -> TransformerStack:
+        r"""The stack at the given position ids (learned rows :math:`P[p]`, rotary rows :math:`\cos/\sin[p]`)."""
+        stack, n = self.stack, positions.shape[0]
+        if np.array_equal(positions, np.arange(n)):
+            return stack
+        P = None if stack.position_embeddings is None else stack.position_embeddings[positions]
+        blocks, cache = [], {}
+        for b in stack.blocks:
+            rot = b.attention.rotary
+            if rot is not None:
+                if rot.cos is None:
+                    raise UnsupportedError("explicit position ids need the rotary tables of an imported model")
+                if id(rot) not in cache:
+                    cache[id(rot)] = Rotary(rot.dim, rot.base, rot.style, rot.inv_freq, rot.cos[positions],
+                                            rot.sin[positions])
+                b = dataclasses.replace(b, attention=dataclasses.replace(b.attention, rotary=cache[id(rot)]))
+            blocks.append(b)
+        return dataclasses.replace(stack, blocks=tuple(blocks), position_embeddings=P)
+
+    # ---- the form ------------------------------------------------------------------------------------------------
+    def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
+                  attention_mask: Any = None, token_type_ids: Any = None,
+                  position_ids: Any = None) -> Union[DUATForm, tuple]:
+        r"""The DUAT form (Eq. 11 / 33) of the model at ``text`` or ``input_ids``.
+
+        A string or 1-D ids give one :class:`~symuat.numeric.DUATForm`; a list of strings or 2-D ids give a tuple
+        of forms, one per row over that row's real tokens (``attention_mask == 1``).  Position ids default to the
+        library's (``0..N-1`` per row, pads counted); ``token_type_ids`` default to 0.
+        """
+        if (text is None) == (input_ids is None):
+            raise InvalidValueError("give exactly one of text and input_ids")
+        if text is not None:
+            if attention_mask is not None or token_type_ids is not None:
+                raise InvalidValueError("with text the tokenizer makes attention_mask and token_type_ids")
+            enc = self._encode(text)
+            input_ids, attention_mask = enc["input_ids"], enc["attention_mask"]
+            token_type_ids = enc.get("token_type_ids")
+            if enc["single"]:
+                input_ids, attention_mask = input_ids[0], attention_mask[0]
+                token_type_ids = None if token_type_ids is None else token_type_ids[0]
+        single, ids, mask, types, pos = self._rows(input_ids, attention_mask, token_type_ids, position_ids)
+        forms = []
+        for b in range(ids.shape[0]):
+            real = np.flatnonzero(mask[b])
+            X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
+            forms.append(duat_form(self.row_stack(pos[b, real]), X))  # MemoryError -> OutOfMemoryError there
+        return forms[0] if single else tuple(forms)
+
+
+def _tokenizer(path: Path) -> Any:
+    if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
+        return None
+    import json
+
+    import transformers
+
+    cls = transformers.AutoTokenizer
+    try:  # the class the checkpoint names (AutoTokenizer alone may pick the family's class over tokenizer.json)
+        name = json.loads((path / "tokenizer_config.json").read_text()).get("tokenizer_class")
+        named = getattr(transformers, name, None) if isinstance(name, str) else None
+        if isinstance(named, type) and issubclass(named, transformers.PreTrainedTokenizerBase):
+            cls = named
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        return cls.from_pretrained(str(path), local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - the tokenizer loaders' many failure types
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidValueError(f"cannot load the tokenizer of {str(path)!r}: {first}") from None
+
+
+def _embeddings(base: Any, family: str) -> tuple:
+    """``(E, scale, T, offset)`` of the base model (module docstring)."""
+    if family == "gpt2":
+        E = array("wte.weight", base.wte.weight)
+        return E, 1.0, E, False
+    if family == "bert":
+        emb = base.embeddings
+        return (array("embeddings.word_embeddings.weight", emb.word_embeddings.weight), 1.0,
+                array("embeddings.token_type_embeddings.weight", emb.token_type_embeddings.weight), True)
+    emb = base.embed_in if family == "gpt_neox" else base.embed_tokens
+    scale = getattr(emb, "embed_scale", None)
+    scale = 1.0 if scale is None else float(scale.detach().double().item())
+    return array("embed_tokens.weight", emb.weight), scale, None, False
+
+
+def _probe_embeddings(model: Model) -> None:
+    """The library's embedding module at a few ids equals :math:`sE[t]` (else the module differs)."""
+    torch = require_torch()
+    base = getattr(model.library, "base_model", model.library)
+    family = model.family
+    emb = {"gpt2": "wte", "gpt_neox": "embed_in"}.get(family, "embed_tokens")
+    module = base.embeddings.word_embeddings if family == "bert" else getattr(base, emb)
+    ids = np.unique(np.array([0, 1, model.word_embeddings.shape[0] - 1]))
+    with torch.no_grad():
+        got = module(torch.from_numpy(ids)).detach().double().numpy()
+    want = model.inputs_embeds(ids, None)
+    if not np.allclose(got, want, rtol=1e-15, atol=0):
+        raise UnsupportedError(f"the word embedding module ({type(module).__name__}) does not compute scale * E[ids]")
+
+
+def load(source: Any) -> Model:
+    r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
+    library's model) or from a transformers module already in memory (its weights are copied)."""
+    from .importer import FAMILIES, from_module, load_pretrained
+
+    torch = require_torch()
+    if isinstance(source, (str, Path)):
+        with sharing():
+            library, stack = load_pretrained(source)
+            tokenizer = _tokenizer(Path(source))
+            base = getattr(library, "base_model", library)
+            parts = _embeddings(base, library.config.model_type)
+            head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
+            lm_head = None if head is None else array("lm_head.weight", head.weight)
+    elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
+            in FAMILIES:
+        library, stack, tokenizer = source, from_module(source), None
+        base = getattr(library, "base_model", library)
+        parts = _embeddings(base, library.config.model_type)
+        head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
+        lm_head = None if head is None else array("lm_head.weight", head.weight)
+    else:
+        raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
+                               f"{sorted(FAMILIES)}, got {type(source).__name__}")
+    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, lm_head)
+    _probe_embeddings(model)
+    return model
