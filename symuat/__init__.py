@@ -21,6 +21,7 @@ from .errors import (
     DerivationError,
     InvalidValueError,
     LedgerError,
+    OutOfMemoryError,
     OutputError,
     ShapeError,
     SymuatError,
@@ -75,7 +76,7 @@ __all__ = [
     "load_entries", "audit", "audit_entry", "AuditRecord", "ledger_json", "summary",
     # errors
     "SymuatError", "ShapeError", "InvalidValueError", "ArgumentTypeError", "UnsupportedError", "DerivationError",
-    "LedgerError", "OutputError",
+    "LedgerError", "OutputError", "OutOfMemoryError",
 ]
 
 __version__ = "0.1.0"

@@ -18,6 +18,7 @@ __all__ = [
     "DerivationError",
     "LedgerError",
     "OutputError",
+    "OutOfMemoryError",
 ]
 
 
@@ -51,3 +52,7 @@ class LedgerError(SymuatError):
 
 class OutputError(SymuatError, OSError):
     """An output path that cannot be written."""
+
+
+class OutOfMemoryError(SymuatError, MemoryError):
+    """An evaluation that does not fit in memory; the message says how much it needed."""

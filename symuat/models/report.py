@@ -14,9 +14,9 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, OutOfMemoryError, ShapeError
 from ..numeric import TransformerStack, duat_form
-from ..numeric.memory import OutOfMemoryError, form_bytes, out_of_memory
+from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import require_torch
 from .precision import library_float64
 
@@ -95,7 +95,7 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
 
     One evaluation of the form: box :math:`\ell` of the derived table is the form of the first :math:`\ell`
     layers (``duat_form(..., on_box=...)``).  A non-finite error raises :class:`InvalidValueError` naming the
-    layer; running out of memory raises :class:`~symuat.numeric.memory.OutOfMemoryError` with the estimate.
+    layer; running out of memory raises :class:`~symuat.errors.OutOfMemoryError` with the estimate.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != stack.width:

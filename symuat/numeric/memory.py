@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SymuatError
+from ..errors import OutOfMemoryError
 
-__all__ = ["OutOfMemoryError", "form_bytes", "format_bytes", "out_of_memory"]
-
-
-class OutOfMemoryError(SymuatError, MemoryError):
-    """An evaluation that does not fit in memory; the message says how much it needed."""
+__all__ = ["form_bytes", "format_bytes", "out_of_memory"]
 
 
 def format_bytes(n: float) -> str:

@@ -16,10 +16,13 @@ torch, T = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.cli import main  # noqa: E402
-from symuat.errors import InvalidValueError, UnsupportedError  # noqa: E402
+from symuat.errors import (  # noqa: E402
+    InvalidValueError,
+    OutOfMemoryError,  # noqa: E402
+    UnsupportedError,
+)
 from symuat.models import from_module, library_float64, load_pretrained  # noqa: E402
 from symuat.numeric import LayerNormWeights, RMSNormWeights, apply_norm, duat_form, layer_norm, norm_operator  # noqa: E402
-from symuat.numeric.memory import OutOfMemoryError  # noqa: E402
 
 M = 16
 
