@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from faults_support import one_error_line
 from models_support import randomize, require_torch, row_errors
 
 torch, T = require_torch()
@@ -56,16 +57,6 @@ def _copy(src, tmp_path):
 
 def _run(*args):
     return CliRunner().invoke(main, ["model", *map(str, args)])
-
-
-def one_error_line(result, *expected: str) -> str:
-    assert result.exit_code == 2, (result.exit_code, result.output)
-    assert result.stdout == "", result.stdout
-    line = result.stderr
-    assert line.startswith("symuat: error: ") and line.count("\n") == 1, line
-    for piece in expected:
-        assert piece in line, (piece, line)
-    return line
 
 
 # ---- checkpoints -------------------------------------------------------------------------------------------------
