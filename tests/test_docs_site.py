@@ -81,9 +81,10 @@ def check_command(line: str) -> None:
 
 
 def _commands(body: str) -> list[str]:
+    """The commands of a shell block: continuation lines joined, ``&&`` split, comments (``# …``) dropped."""
     joined = re.sub(r"\\\n\s*", " ", body)
-    return [part.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")
-            for part in line.split("&&")]
+    lines = (re.sub(r"(^|\s)#.*$", "", line).strip() for line in joined.splitlines())
+    return [part.strip() for line in lines if line for part in line.split("&&")]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
