@@ -16,7 +16,7 @@ import sympy
 
 from ..errors import ShapeError
 
-__all__ = ["rotate_half_apply", "rotary_operator"]
+__all__ = ["plane_rotations", "rotate_half_apply", "rotary_operator"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -61,6 +61,14 @@ def rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int) -> Mat
     [c, -s],
     [s,  c]])
     """
+    return plane_rotations(cos, sin, d, lambda i, k: (i, i + k))
+
+
+def plane_rotations(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int, plane) -> Matrix:
+    r""":math:`\bigoplus_n R_n^T` on :math:`q'`: token :math:`n` rotates plane ``plane(i, k)`` of its head by the
+    angle with cosine ``cos[n, i]`` and sine ``sin[n, i]`` (:math:`i < k`, :math:`2k` rotated of :math:`d`
+    features; the rest pass through): new_a = c q_a - s q_b, new_b = s q_a + c q_b for ``(a, b) = plane(i, k)``.
+    """
     k = _check(d, cos, sin)
     N = cos.shape[0]
     out = sympy.zeros(N * d, N * d)
@@ -68,8 +76,7 @@ def rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int) -> Mat
         o = n * d
         for j in range(2 * k, d):
             out[o + j, o + j] = 1
-        for i in range(k):  # plane (i, i + k): new_i = c q_i - s q_{i+k}, new_{i+k} = s q_i + c q_{i+k}
-            c, s = cos[n, i], sin[n, i]
-            out[o + i, o + i], out[o + i, o + i + k] = c, -s
-            out[o + i + k, o + i], out[o + i + k, o + i + k] = s, c
+        for i in range(k):
+            (a, b), c, s = plane(i, k), cos[n, i], sin[n, i]
+            out[o + a, o + a], out[o + a, o + b], out[o + b, o + a], out[o + b, o + b] = c, -s, s, c
     return Matrix(out)

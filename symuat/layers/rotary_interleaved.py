@@ -16,6 +16,7 @@ from __future__ import annotations
 import sympy
 
 from ..errors import ShapeError
+from .rotary import plane_rotations
 
 __all__ = ["rotate_every_two_apply", "interleaved_rotary_operator"]
 
@@ -58,14 +59,4 @@ def interleaved_rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d:
     [c, -s],
     [s,  c]])
     """
-    k = _check(d, cos, sin)
-    N = cos.shape[0]
-    out = sympy.zeros(N * d, N * d)
-    for n in range(N):
-        o = n * d
-        for j in range(2 * k, d):
-            out[o + j, o + j] = 1
-        for i in range(k):  # plane (2i, 2i + 1)
-            a, b, c, s = o + 2 * i, o + 2 * i + 1, cos[n, i], sin[n, i]
-            out[a, a], out[a, b], out[b, a], out[b, b] = c, -s, s, c
-    return Matrix(out)
+    return plane_rotations(cos, sin, d, lambda i, k: (2 * i, 2 * i + 1))
