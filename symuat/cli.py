@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .build import build, compile_pdf
 from .derive_format import table_latex, table_text
@@ -30,6 +27,7 @@ from .ledger.audit import AuditRecord, check_seed, ledger_json
 from .ledger.coverage import coverage
 from .ledger.isolation import audit_isolated
 from .ledger.text import LEGEND, explain, table
+from .progress import progress, status
 from .soundness import assess, kill_rates, ledger_mutants
 from .soundness.kill_rate import table_kill_outcomes
 from .validation import check_path
@@ -49,46 +47,10 @@ def _one_line_errors(command: Callable) -> Callable:
     return wrapper
 
 
-_Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None] | None]
-
-
-@contextmanager
-def _progress(quiet: bool, what: str = "auditing") -> Iterator[_Callbacks]:
-    """A rich progress bar on stderr (``on_start(n)``, ``on_done(label)``); silent without a TTY or with --quiet."""
-    if quiet or not sys.stderr.isatty():
-        yield None, None
-        return
-    # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
-                  auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
-        task = bar.add_task(what, total=None, entry="", visible=False)
-
-        def start(n: int) -> None:
-            bar.update(task, total=n, visible=n > 0)
-            bar.refresh()
-
-        def done(entry_id: str) -> None:
-            bar.update(task, advance=1, entry=entry_id)
-            bar.refresh()
-
-        yield start, done
-
-
-@contextmanager
-def _status(quiet: bool, message: str) -> Iterator[None]:
-    """A spinner on stderr for a step of unknown length; silent when stderr is no TTY or with --quiet."""
-    if quiet or not sys.stderr.isatty():
-        yield
-        return
-    with Console(stderr=True).status(message):
-        yield
-
-
 def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,
              quiet: bool = False) -> tuple[AuditRecord, ...]:
     """The audit, run in a child process: derivation code cannot end the command or write to its stdout."""
-    with _progress(quiet) as (on_start, on_done):
+    with progress(quiet) as (on_start, on_done):
         return audit_isolated(directory=derivations, seed=seed, only=only, use_cache=cache,
                               on_start=on_start, on_done=on_done)
 
@@ -229,11 +191,11 @@ def _say_if_no_figures() -> None:
 @_one_line_errors
 def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, quiet: bool) -> None:
     """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
-    with _progress(quiet) as (on_start, on_done):
+    with progress(quiet) as (on_start, on_done):
         result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
                        on_done=on_done)
     if pdf:
-        with _status(quiet, f"compiling {out}/main.tex"):
+        with status(quiet, f"compiling {out}/main.tex"):
             pdf_path, compiler = compile_pdf(Path(out))
         result = replace(result, pdf=pdf_path, compiler=compiler)
     click.echo(f"audited {len(result.records)} entries; wrote {len(result.files)} files to {out}/")
@@ -255,7 +217,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, qu
 @_one_line_errors
 def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) -> None:
     """Write the LaTeX appendices and main.tex (no compilation)."""
-    with _progress(quiet) as (on_start, on_done):
+    with progress(quiet) as (on_start, on_done):
         result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
                        on_done=on_done)
     click.echo(f"wrote {len(result.files)} files to {out}/")
@@ -275,17 +237,17 @@ def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
     """Kill rates of each evidence level on systematic mutants of the proved statements."""
 
     check_seed(seed)
-    with _status(quiet, "building the mutants of the proved statements"):
+    with status(quiet, "building the mutants of the proved statements"):
         mutants = ledger_mutants()[::sample]
     outcomes = []
-    with _progress(quiet, "assessing mutants") as (on_start, on_done):
+    with progress(quiet, "assessing mutants") as (on_start, on_done):
         if on_start is not None:
             on_start(len(mutants))
         for m in mutants:
             outcomes.append(assess(m, seed=seed))
             if on_done is not None:
                 on_done(m.source)
-    with _status(quiet, f"assessing the mutants of the depth-{depth} substitution table"):
+    with status(quiet, f"assessing the mutants of the depth-{depth} substitution table"):
         outcomes += table_kill_outcomes(depth, seed=seed)
     click.echo(kill_rates(outcomes).to_text())
 

@@ -13,7 +13,7 @@ PACKAGE = ROOT / "symuat"
 
 #: Lowest first; a unit may import only units at or below its own rank (docs/architecture.md).
 LAYERS = ("errors", "validation", "names", "algebra", "layers", "evidence", "expansion", "numeric", "allsizes",
-          "models", "ledger", "soundness", "latex", "derive_format", "build", "html", "cli")
+          "models", "ledger", "soundness", "latex", "derive_format", "build", "progress", "html", "cli")
 #: Imported only inside symuat/models/, and only inside functions (optional, heavy dependencies).
 LAZY_ONLY = ("torch", "transformers")
 

@@ -100,15 +100,15 @@ def test_no_progress_bar_without_a_tty_or_with_quiet(ledger_dir):
 def test_progress_bar_on_a_terminal(ledger_dir, monkeypatch):
     import io
 
-    import symuat.cli as cli
+    import symuat.progress as progress
 
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
     err = Terminal()
-    monkeypatch.setattr(cli.sys, "stderr", err)
-    with cli._progress(False) as (start, done):
+    monkeypatch.setattr(progress.sys, "stderr", err)
+    with progress.progress(False) as (start, done):
         start(2)
         done("duat:eq1")
         done("duat:eq2")

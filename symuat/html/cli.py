@@ -7,42 +7,16 @@ exit code 1 when a computed status disagrees with its record (the site is writte
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import SymuatError
 from ..latex.figures import plot_available
+from ..progress import progress
 from .mathml import mathml_available
 from .write import write_site
 
 __all__ = ["html_command"]
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator[dict]:
-    """Progress callbacks of the audit for a rich bar on stderr (as ``symuat audit``); none without a TTY."""
-    if quiet or not sys.stderr.isatty():
-        yield {}
-        return
-    # no auto-refresh thread: the audit forks worker processes, which must not inherit a running thread
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[entry]}"), console=Console(stderr=True), transient=True,
-                  auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as bar:
-        task = bar.add_task("auditing", total=None, entry="", visible=False)
-
-        def start(n: int) -> None:
-            bar.update(task, total=n, visible=n > 0)
-            bar.refresh()
-
-        def done(entry_id: str) -> None:
-            bar.update(task, advance=1, entry=entry_id)
-            bar.refresh()
-
-        yield {"on_start": start, "on_done": done}
 
 
 @click.command("html")
@@ -57,9 +31,9 @@ def _progress(quiet: bool) -> Iterator[dict]:
 def html_command(out: str, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
     """Write the audit ledger as a static, offline web site (index, one page per paper version, figures)."""
     try:
-        with _progress(quiet) as callbacks:
+        with progress(quiet) as (on_start, on_done):
             records, written = write_site(out, seed=seed, use_cache=not no_cache, derivations=derivations,
-                                          **callbacks)
+                                          on_start=on_start, on_done=on_done)
     except SymuatError as exc:
         click.echo(f"symuat: error: {exc}", err=True)
         sys.exit(2)

@@ -1,6 +1,6 @@
 r"""The HTML ledger: every page and figure of ``symuat html``, name → text or bytes; deterministic.
 
-The data is the audit that ``symuat latex`` renders (:func:`symuat.ledger.cache.audit_ledger`), with the same
+The data is the audit that ``symuat latex`` renders (:func:`symuat.ledger.isolation.audit_isolated`), with the same
 machine-independent float digits (:func:`~symuat.ledger.stable.stable_records`), so the site and ``latex/``
 show the same ledger.  Pages are static HTML with MathML and one style sheet: nothing is fetched from a CDN,
 no script runs, and no page holds a date or anything else that differs between runs.

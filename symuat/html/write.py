@@ -2,14 +2,13 @@ r"""``symuat html``'s job: audit the ledger (from the audit cache when current) 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from ..build import check_writable
 from ..latex.render import write_files
 from ..ledger.audit import AuditRecord, check_seed
-from ..ledger.cache import audit_ledger
+from ..ledger.isolation import audit_isolated
 from ..ledger.stable import stable_records
 from .site import site_files
 
@@ -28,11 +27,6 @@ def write_site(out: str | Path, seed: int = 0, use_cache: bool = True, derivatio
     check_seed(seed)
     check_writable(out)
     if records is None:
-        records = audit_ledger(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
-                               on_done=on_done)
-    written = write_files(out, site_files(stable_records(records), seed=seed))
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in written:  # readable by everyone (0644 less the umask), like any file a user writes
-        os.chmod(path, 0o644 & ~umask)
-    return records, written
+        records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
+                                 on_done=on_done)  # user code in a child process, like symuat audit
+    return records, write_files(out, site_files(stable_records(records), seed=seed))  # 0644 less the umask
