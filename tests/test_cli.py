@@ -114,7 +114,7 @@ def test_progress_bar_on_a_terminal(ledger_dir, monkeypatch):
         done("duat:eq2")
     assert "auditing" in err.getvalue() and "2/2" in err.getvalue()
     err2 = Terminal()
-    monkeypatch.setattr(cli.sys, "stderr", err2)
-    with cli._progress(True) as (start, done):
+    monkeypatch.setattr(progress.sys, "stderr", err2)
+    with progress.progress(True) as (start, done):
         assert start is None and done is None
     assert err2.getvalue() == ""
