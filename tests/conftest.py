@@ -33,6 +33,7 @@ def pytest_configure(config):
     os.environ[_OWN_CACHE] = path
     os.environ["SYMUAT_CACHE_DIR"] = os.path.join(path, "cache")
     os.environ["XDG_CONFIG_HOME"] = os.path.join(path, "config")  # the session's own signing key, outside the cache
+    os.environ["SYMUAT_COQ_BUILD"] = os.path.join(path, "coq-build")  # one Coq compile for the audit and test_coq
 
 
 def pytest_unconfigure(config):

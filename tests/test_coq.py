@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from symuat.ledger.coq import CoqProject, built_project, check_theorems
+
 COQ = Path(__file__).resolve().parent.parent / "coq"
 MUTANTS = COQ / "mutants"
 FLAGS = ["-w", "-notation-overridden", "-w", "-ambiguous-paths"]
@@ -61,26 +63,14 @@ def _run(coqc: str, path: Path, cwd: Path, root: Path) -> subprocess.CompletedPr
                           text=True, timeout=600)
 
 
-def _compile(root: Path, files: list[str]) -> dict[str, subprocess.CompletedProcess]:
-    """Compile ``files`` in order into ``root``, ``Print Assumptions`` of each file's theorems appended."""
-    coqc = _coqc()
-    runs = {}
-    for f in files:
-        names = THEOREMS[f.removesuffix(".v")]
-        (root / f).write_text((COQ / f).read_text() + "\n" + "".join(f"Print Assumptions {t}.\n" for t in names))
-        runs[f] = _run(coqc, root / f, root, root)
-        if runs[f].returncode != 0:
-            break
-    return runs
-
-
 @pytest.fixture(scope="module")
-def duat_root(tmp_path_factory) -> Path:
-    """A directory holding the compiled DUAT.v, which the mutants import."""
-    root = tmp_path_factory.mktemp("coq-duat")
-    run = _compile(root, ["DUAT.v"])["DUAT.v"]
-    assert run.returncode == 0, run.stderr
-    return root
+def duat_root() -> Path:
+    """The compiled project (DUAT.v among it), which the mutants import; shared with the session's audit
+    (``$SYMUAT_COQ_BUILD``, tests/conftest.py)."""
+    _coqc()
+    with built_project(CoqProject.read(COQ)) as (built, why):
+        assert built is not None, why
+        yield built
 
 
 def test_project_lists_every_file():
@@ -95,13 +85,13 @@ def test_no_admitted_proof_or_axiom(name):
                          text)
 
 
-def test_lemmas_compile_and_are_closed(tmp_path):
-    """Each file compiles and every named theorem is closed under the global context (no axiom)."""
-    runs = _compile(tmp_path, _files())
-    assert list(runs) == _files()
-    for f, run in runs.items():
-        assert run.returncode == 0, f"{f}:\n{run.stdout}\n{run.stderr}"
-        assert run.stdout.count(CLOSED) == len(THEOREMS[f.removesuffix(".v")]), f"{f}:\n{run.stdout}"
+@pytest.mark.xdist_group("audit")  # after the session's audit, whose Coq level compiled the project
+def test_lemmas_compile_and_are_closed(duat_root):
+    """Every file compiles and every named theorem exists and is closed under the global context (no axiom)."""
+    names = [f"{file}.{name}" for file, theorems in THEOREMS.items() for name in theorems]
+    results = check_theorems(CoqProject.read(COQ), names)
+    assert {n: r.reason for n, r in results.items() if r.closed is not True} == {}
+    assert len(results) == len(names)
 
 
 def test_ledger_links_name_entries_and_theorems():
@@ -139,6 +129,7 @@ def test_mutant_sample_is_present():
     assert len(MUTANT_FILES) >= 4 and kinds == {"refuted", "ill-typed"}
 
 
+@pytest.mark.xdist_group("audit")
 @pytest.mark.parametrize("name", MUTANT_FILES)
 def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
     """A mutated table row: its refutation compiles (closed), or coqc rejects the mutated line as ill-typed."""

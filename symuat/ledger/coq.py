@@ -20,6 +20,7 @@ For a denial the evidence is about the denied identity, like every other level's
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,7 +28,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +38,7 @@ from .entry import CoqLink
 from .guard import die_with_parent
 from .snapshot import claim_kind
 
-__all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "check_theorems", "coq_evidence",
+__all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "built_project", "check_theorems", "coq_evidence",
            "linked_evidence", "linked_evidence_later"]
 
 _FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
@@ -92,13 +94,67 @@ def coqc_version() -> str:
     return (done.stdout.splitlines() or ["unknown"])[0]
 
 
-def _run(coqc: str, project: CoqProject, work: Path, name: str) -> subprocess.CompletedProcess:
-    return subprocess.run([coqc, *_FLAGS, "-Q", str(work), project.logical, name], cwd=work, capture_output=True,
+def _run(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) -> subprocess.CompletedProcess:
+    return subprocess.run([coqc, *_FLAGS, "-Q", str(built), project.logical, name], cwd=cwd, capture_output=True,
                           text=True, timeout=_TIMEOUT)
 
 
 def _all(names: Iterable[str], result: CoqResult) -> dict[str, CoqResult]:
     return {n: result for n in names}
+
+
+def _stamp(project: CoqProject) -> str:
+    h = hashlib.sha256(repr((project.logical, project.files, coqc_version())).encode())
+    for file in project.files:
+        h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
+    return h.hexdigest()[:32]
+
+
+def _compile(coqc: str, project: CoqProject, work: Path) -> str:
+    """Compile the project's files in order into ``work``; ``""`` on success, else why not."""
+    for file in project.files:
+        shutil.copyfile(project.root / file, work / file)
+        try:
+            done = _run(coqc, project, work, work, file)
+        except subprocess.TimeoutExpired:
+            return f"coq/{file} did not compile within {_TIMEOUT} s"
+        if done.returncode != 0:
+            return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
+    return ""
+
+
+@contextmanager
+def built_project(project: CoqProject) -> Iterator[tuple[Path | None, str]]:
+    r"""``(directory, "")`` holding the compiled project, or ``(None, why not)``.
+
+    Normally a temporary directory.  ``$SYMUAT_COQ_BUILD`` names a directory where compiled projects are kept by
+    the hash of their files and ``coqc --version`` and reused (the test session shares one compile between its
+    audit and ``tests/test_coq.py``); a build is complete only once renamed into place.
+    """
+    coqc = shutil.which("coqc")
+    if coqc is None:
+        yield None, "not run: coqc is not installed"
+        return
+    shared = os.environ.get("SYMUAT_COQ_BUILD", "").strip()
+    if not shared:
+        with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
+            why = _compile(coqc, project, Path(tmp))
+            yield (None, why) if why else (Path(tmp), "")
+        return
+    final = Path(shared) / _stamp(project)
+    if not final.is_dir():
+        Path(shared).mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=shared))
+        why = _compile(coqc, project, tmp)
+        if why:
+            shutil.rmtree(tmp, ignore_errors=True)
+            yield None, why
+            return
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process finished first: use its build
+            shutil.rmtree(tmp, ignore_errors=True)
+    yield final, ""
 
 
 def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str, CoqResult]:
@@ -110,21 +166,14 @@ def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str
     if project is None:
         return _all(names, CoqResult(None, "not run: no Coq project (a coq/ directory with a _CoqProject beside the "
                                            "derivations, or $SYMUAT_COQ_DIR)"))
-    with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
+    with built_project(project) as (built, why), tempfile.TemporaryDirectory(prefix="symuat-coq-check-") as tmp:
+        if built is None:
+            return _all(names, CoqResult(None, why))
         work = Path(tmp)
-        for file in project.files:
-            shutil.copyfile(project.root / file, work / file)
-            try:
-                done = _run(coqc, project, work, file)
-            except subprocess.TimeoutExpired:
-                return _all(names, CoqResult(None, f"coq/{file} did not compile within {_TIMEOUT} s"))
-            if done.returncode != 0:
-                tail = " ".join((done.stderr or done.stdout).split())[-300:]
-                return _all(names, CoqResult(None, f"coq/{file} does not compile: {tail}"))
         modules = [f.removesuffix(".v") for f in project.files]
         header = "".join(f"From {project.logical} Require {m}.\n" for m in modules)
         (work / "SymuatLocate.v").write_text(header + "".join(f"Locate {n}.\n" for n in names))
-        located = _run(coqc, project, work, "SymuatLocate.v")
+        located = _run(coqc, project, built, work, "SymuatLocate.v")
         if located.returncode != 0:
             return _all(names, CoqResult(None, f"Locate failed: {' '.join(located.stderr.split())[-300:]}"))
         found = [n for n in names if re.search(rf"(Constant|Inductive|Constructor) {re.escape(project.logical)}"
@@ -134,7 +183,7 @@ def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str
             return out
         (work / "SymuatAssumptions.v").write_text(header + "".join(f"Print Assumptions {n}.\nCheck tt.\n"
                                                                     for n in found))
-        printed = _run(coqc, project, work, "SymuatAssumptions.v")
+        printed = _run(coqc, project, built, work, "SymuatAssumptions.v")
         blocks = re.split(r"^tt\s*:\s*unit\s*$", printed.stdout, flags=re.M)
         if printed.returncode != 0 or len(blocks) != len(found) + 1:
             return {**out, **_all(found, CoqResult(None, "Print Assumptions failed"))}
