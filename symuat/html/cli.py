@@ -13,17 +13,27 @@ import click
 from ..errors import SymuatError
 from ..latex.figures import plot_available
 from ..progress import progress
+from ..validation import check_path
 from .mathml import mathml_available
 from .write import write_site
 
 __all__ = ["html_command"]
 
 
+def _checked_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return None if value is None else check_path(f"--{param.name}", value)
+    except SymuatError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
 @click.command("html")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory of the site.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory of the site.",
+              callback=_checked_path)
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the exact and float checks (a non-negative integer).")
 @click.option("--derivations", type=click.Path(file_okay=False), default=None,
+              callback=_checked_path,
               help="Directory of derivation modules (default: the shipped `derivations` package).")
 @click.option("--no-cache", "no_cache", is_flag=True, default=False,
               help="Recompute every entry; neither read nor write the audit cache.")
