@@ -172,7 +172,7 @@ def test_a_disagreeing_entry_is_shown_on_its_page_and_the_index(audited, without
     files = site_files(records)
     victim = records[flipped].entry.id
     assert "The audit disagrees with the recorded status of 1 entries" in files["index.html"]
-    assert "The audit computes <strong>undecided</strong>" in files[f"{victim.split(':')[0]}.html"]
+    assert "The audit computes <strong>no status</strong>" in files[f"{victim.split(':')[0]}.html"]
 
 
 def test_hostile_text_is_escaped_and_never_runs(without_figures):
@@ -252,3 +252,15 @@ def test_the_console_check_sees_a_planted_error(tmp_path):
     page.write_text('<!DOCTYPE html><p>x</p><script>console.error("planted")</script>', encoding="utf-8")
     console = screenshot(page, tmp_path / "bad.png", tmp_path / "profile", size="400,300")
     assert any('"planted"' in line for line in console)
+
+
+@pytest.mark.xdist_group("audit")
+def test_an_undecided_level_is_a_question_mark_and_a_grid_proof_says_so(html_site, audited):
+    """All-sizes outside its fragment is '?', never ✓; a statement proved on its grid only shows that grid."""
+    graded = [r for r in audited if r.grid is not None and r.entry.status.value == "proved"]
+    assert graded
+    for r in graded:
+        page = (html_site / f"{r.entry.source.version}.html").read_text(encoding="utf-8")
+        row = re.search(rf'<tr><td><a href="#{re.escape(r.entry.id.replace(":", "-"))}">.*?</tr>', page).group(0)
+        assert '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row, row
+        assert f'<span class="grid">grid {", ".join(f"{k} ≤ {v}" for k, v in r.grid.items())}</span>' in row

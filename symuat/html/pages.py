@@ -46,11 +46,12 @@ def href(entry_id: str) -> str:
 @dataclass(frozen=True)
 class LevelCell:
     """One evidence level of one entry: ``mark`` is ``all``, ``none``, ``some`` or ``n/a`` (of the checks that
-    confirm the statement); the checks as ``(confirms, detail)``."""
+    confirm the statement), or ``undecided`` (the level ran and could not decide); the checks as
+    ``(confirms, detail)``, ``confirms`` ``None`` when undecided."""
 
     level: str
     mark: str
-    checks: tuple[tuple[bool, str], ...]
+    checks: tuple[tuple[bool | None, str], ...]
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class EntryView:
     children: tuple[tuple[str, str], ...]
     uses: tuple[tuple[str, str], ...]
     used_by: tuple[tuple[str, str], ...]
+    grid: str = ""  # "N ≤ 2, M ≤ 3" when the statement is proved on that grid only (all-sizes undecided)
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,11 @@ def _cells(evidence: tuple[Evidence, ...], levels: tuple[Level, ...], denial: bo
     confirms the statement (as in ``symuat audit``)."""
     cells = []
     for level in levels:
-        checks = tuple((ev.holds != denial, ev.detail) for ev in evidence if ev.level is level)
-        held = [h for h, _ in checks]
-        mark = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
+        checks = tuple((None if ev.holds is None else ev.holds != denial, ev.detail)
+                       for ev in evidence if ev.level is level)
+        held = [h for h, _ in checks if h is not None]  # an undecided check counts neither way
+        mark = ("undecided" if checks else "n/a") if not held else \
+            "all" if all(held) else "none" if not any(held) else "some"
         cells.append(LevelCell(level.value, mark, checks))
     return tuple(cells)
 
@@ -141,7 +145,7 @@ def entry_view(record: AuditRecord, levels: tuple[Level, ...], deps: Dependencie
     denial = claim_kind(e) == "denial"
     return EntryView(
         id=e.id, anchor=anchor(e.id), ref=e.source.ref, status=e.status.value,
-        computed=record.computed.value if record.computed is not None else "undecided", agrees=record.agrees,
+        computed=record.computed_label, agrees=record.agrees,
         denial=denial,
         statement=math(e.statement, display=True), note=text(e.note),
         reason=text(prose_reason(e) or record.reason), cells=_cells(record.evidence, levels, denial),
@@ -152,6 +156,8 @@ def entry_view(record: AuditRecord, levels: tuple[Level, ...], deps: Dependencie
         children=tuple(_link(c) for c in deps.children.get(e.id, ())),
         uses=tuple(_link(u) for u in deps.uses.get(e.id, ())),
         used_by=tuple(_link(u) for u in deps.used_by.get(e.id, ())),
+        grid=", ".join(f"{k} ≤ {v}" for k, v in record.grid.items()) if record.grid and e.status.value == "proved"
+        else "",
     )
 
 
