@@ -4,13 +4,13 @@ Rotary embeddings are copied from the model's own rotary module: its ``cos``/``s
 positions :math:`0..P-1` (computed in float64, see :mod:`symuat.models.precision`), so every static
 RoPE variant (``default``, ``linear``, ``llama3``, ``yarn`` with its attention scaling) is reproduced
 exactly.  Types whose angles depend on the sequence length (``dynamic``, ``longrope``) raise.
-:math:`P` is the smallest of ``max_position_embeddings``, a sliding window (beyond it the library's
-mask differs, so longer inputs raise instead of giving a wrong answer) and :data:`MAX_POSITIONS`.
+:math:`P` is the smaller of ``max_position_embeddings`` and :data:`MAX_POSITIONS`.  Sliding windows are masks
+per layer (:func:`layer_windows`, read from the config's ``layer_types`` where the family has them).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ..errors import UnsupportedError
 from ..numeric import LayerNormWeights, Rotary
@@ -18,8 +18,8 @@ from ..numeric.norms import RMSNormWeights
 from ._torch import array, require_torch
 from .precision import library_float64
 
-__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
-           "attention_scale"]
+__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window", "centred_norm",
+           "layer_windows", "attention_scale"]
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192
@@ -57,6 +57,21 @@ def layer_norm(name: str, ln: Any) -> LayerNormWeights:
     return probe_norm(name, ln, LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(ln.eps)))
 
 
+def centred_norm(name: str, norm: Any, width: int, eps: Any = None) -> LayerNormWeights:
+    r"""A LayerNorm module that is not ``nn.LayerNorm``: Cohere's (gain, no bias, ``variance_epsilon``) or OLMo's
+    (no parameters; ``eps`` given by the caller) → ``LayerNormWeights`` (checked on a probe)."""
+    import numpy as np
+
+    weight = getattr(norm, "weight", None)
+    if getattr(norm, "bias", None) is not None or "LayerNorm" not in type(norm).__name__:
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not a LayerNorm symuat can read")
+    gamma = np.ones(width) if weight is None else array(f"{name}.weight", weight)
+    eps = getattr(norm, "variance_epsilon", None) if eps is None else eps
+    if eps is None or gamma.shape != (width,):
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not a LayerNorm over the {width} features")
+    return probe_norm(name, norm, LayerNormWeights(gamma, None, eps=float(eps)))
+
+
 def rms_norm(name: str, norm: Any, offset: float = 0.0) -> RMSNormWeights:
     r"""A transformers RMSNorm (``variance_epsilon`` or ``eps``; Gemma: ``offset=1``) → ``RMSNormWeights``
     (checked on a probe)."""
@@ -83,8 +98,37 @@ def sliding_window(config: Any) -> Optional[int]:
     return window
 
 
-def rotary(base: Any, config: Any, head_dim: int) -> Rotary:
-    r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables."""
+def layer_windows(config: Any, n_layers: int, per_layer: bool = True) -> Tuple[Optional[int], ...]:
+    r"""The sliding window of each layer (``None``: full attention), as the library's masks apply it.
+
+    With ``per_layer`` and ``config.layer_types`` (Qwen2, Gemma-2/3, …): ``sliding_window`` on
+    ``"sliding_attention"`` layers; any other layer type than ``"full_attention"`` is refused by name.
+    Otherwise (Mistral, Starcoder2, whose masks ignore ``layer_types``) every layer gets
+    :func:`sliding_window`.
+
+    >>> from types import SimpleNamespace as C
+    >>> layer_windows(C(sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 2)
+    (3, None)
+    """
+    layer_types = getattr(config, "layer_types", None) if per_layer else None
+    if layer_types is None:
+        w = sliding_window(config)
+        return (None if w is None else int(w),) * n_layers
+    if len(layer_types) != n_layers:
+        raise UnsupportedError(f"config.layer_types has {len(layer_types)} entries for {n_layers} layers")
+    out = []
+    for i, t in enumerate(layer_types):
+        if t not in ("full_attention", "sliding_attention"):
+            raise UnsupportedError(f"unsupported attention layer type {t!r} (config.layer_types[{i}]): symuat "
+                                   "models full and sliding-window attention only")
+        w = getattr(config, "sliding_window", None) if t == "sliding_attention" else None
+        out.append(None if w is None else int(w))
+    return tuple(out)
+
+
+def rotary(base: Any, config: Any, head_dim: int, style: str = "half") -> Rotary:
+    r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables
+    (``style="interleaved"``: the library repeats each angle twice, Cohere)."""
     torch = require_torch()
     emb = getattr(base, "rotary_emb", None)
     if emb is None or getattr(emb, "inv_freq", None) is None:
@@ -95,16 +139,14 @@ def rotary(base: Any, config: Any, head_dim: int) -> Rotary:
     k = int(emb.inv_freq.shape[-1])
     if 2 * k > head_dim:
         raise UnsupportedError(f"rotary dim {2 * k} exceeds head_dim {head_dim}")
-    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
-    window = sliding_window(config)
-    if window is not None:
-        limits.append(int(window))
-    P = int(min(limits))
+    P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
     with torch.no_grad(), library_float64():
         x = torch.zeros(1, 1, 1, dtype=torch.float64, device=emb.inv_freq.device)
         cos, sin = emb(x, torch.arange(P, device=emb.inv_freq.device)[None])
     cos, sin = array("rotary_emb cos", cos[0]), array("rotary_emb sin", sin[0])
-    return Rotary(2 * k, inv_freq=array("rotary_emb.inv_freq", emb.inv_freq), cos=cos[:, :k], sin=sin[:, :k])
+    pick = slice(0, 2 * k, 2) if style == "interleaved" else slice(0, k)
+    return Rotary(2 * k, style=style, inv_freq=array("rotary_emb.inv_freq", emb.inv_freq), cos=cos[:, pick],
+                  sin=sin[:, pick])
 
 
 def attention_scale(attn: Any, head_dim: int) -> float:

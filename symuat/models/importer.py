@@ -18,15 +18,19 @@ from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
-from .hf_bert import bert
-from .hf_common import MAX_POSITIONS, check_config, sliding_window
+from .hf_bert import bert, roberta
+from .hf_distilbert import distilbert
+from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_parallel import PARALLEL
+from .hf_common import MAX_POSITIONS, check_config
 from .hf_decoders import DECODERS
 from .precision import library_float64
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
 #: ``config.model_type`` → importer of the transformers base model.
-FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {**DECODERS, "bert": bert}
+FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
+    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, "bert": bert, "roberta": roberta, "distilbert": distilbert}
 
 
 def _hf_stack(model: Any) -> TransformerStack:
@@ -113,7 +117,7 @@ def _check_checkpoint(directory: Any) -> Path:
 
 def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     r"""``(width, max_tokens)`` of a checkpoint from its config alone (no weights are read): the hidden size and the
-    longest input the imported stack covers (positions, sliding window, :data:`MAX_POSITIONS`)."""
+    longest input the imported stack covers (positions, :data:`MAX_POSITIONS`)."""
     path = _check_checkpoint(directory)
     from transformers import AutoConfig
 
@@ -125,11 +129,7 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     width = getattr(config, "hidden_size", None)
     if not isinstance(width, int) or width < 1:
         raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
-    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
-    window = sliding_window(config)
-    if window is not None:
-        limits.append(int(window))
-    return width, int(min(limits))
+    return width, int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
 
 
 def _model_class(config: dict) -> Any:
