@@ -18,8 +18,8 @@ from ..numeric.norms import RMSNormWeights
 from ._torch import array, require_torch
 from .precision import library_float64
 
-__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window", "centred_norm",
-           "layer_windows", "attention_scale"]
+__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
+           "centred_norm", "layer_windows", "attention_scale"]
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192

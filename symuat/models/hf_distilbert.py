@@ -18,7 +18,7 @@ __all__ = ["distilbert"]
 
 def distilbert(base: Any, config: Any) -> TransformerStack:
     r"""HF ``DistilBertModel``."""
-    M, H = config.dim, config.n_heads
+    H = config.n_heads
     act = activation_name(config.activation, "config.activation")
     emb = base.embeddings
     blocks = []

@@ -19,11 +19,11 @@ from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
 from .hf_bert import bert, roberta
+from .hf_common import MAX_POSITIONS, check_config
+from .hf_decoders import DECODERS
 from .hf_distilbert import distilbert
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_parallel import PARALLEL
-from .hf_common import MAX_POSITIONS, check_config
-from .hf_decoders import DECODERS
 from .precision import library_float64
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
