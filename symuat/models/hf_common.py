@@ -126,26 +126,31 @@ def layer_windows(config: Any, n_layers: int, per_layer: bool = True) -> Tuple[O
     return tuple(out)
 
 
-def rotary(base: Any, config: Any, head_dim: int, style: str = "half") -> Rotary:
+def rotary(base: Any, config: Any, head_dim: int, style: str = "half", layer_type: Optional[str] = None) -> Rotary:
     r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables
-    (``style="interleaved"``: the library repeats each angle twice, Cohere)."""
+    (``style="interleaved"``: the library repeats each angle twice, Cohere; ``layer_type``: Gemma-3's tables per
+    attention type, e.g. a local base frequency on sliding layers)."""
     torch = require_torch()
     emb = getattr(base, "rotary_emb", None)
-    if emb is None or getattr(emb, "inv_freq", None) is None:
+    inv_freq = getattr(emb, "inv_freq" if layer_type is None else f"{layer_type}_inv_freq", None)
+    if emb is None or inv_freq is None:
         raise UnsupportedError(f"{type(base).__name__} has no rotary_emb with inv_freq")
     rope_type = getattr(emb, "rope_type", "default")
+    if isinstance(rope_type, dict):
+        rope_type = rope_type.get(layer_type, "default")
     if rope_type in _DYNAMIC_ROPE:
         raise UnsupportedError(f"rope scaling type {rope_type!r} (angles depend on the sequence length)")
-    k = int(emb.inv_freq.shape[-1])
+    k = int(inv_freq.shape[-1])
     if 2 * k > head_dim:
         raise UnsupportedError(f"rotary dim {2 * k} exceeds head_dim {head_dim}")
     P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
     with torch.no_grad(), library_float64():
-        x = torch.zeros(1, 1, 1, dtype=torch.float64, device=emb.inv_freq.device)
-        cos, sin = emb(x, torch.arange(P, device=emb.inv_freq.device)[None])
+        x = torch.zeros(1, 1, 1, dtype=torch.float64, device=inv_freq.device)
+        args = () if layer_type is None else (layer_type,)
+        cos, sin = emb(x, torch.arange(P, device=inv_freq.device)[None], *args)
     cos, sin = array("rotary_emb cos", cos[0]), array("rotary_emb sin", sin[0])
     pick = slice(0, 2 * k, 2) if style == "interleaved" else slice(0, k)
-    return Rotary(2 * k, style=style, inv_freq=array("rotary_emb.inv_freq", emb.inv_freq), cos=cos[:, pick],
+    return Rotary(2 * k, style=style, inv_freq=array("rotary_emb.inv_freq", inv_freq), cos=cos[:, pick],
                   sin=sin[:, pick])
 
 
@@ -162,7 +167,7 @@ def attention_scale(attn: Any, head_dim: int) -> float:
 
 #: Config options that change the computation in ways symuat does not model (option → when it is active).
 _UNSUPPORTED = {
-    "attn_logit_softcapping": lambda v: v is not None,
+    "attn_logit_softcapping": lambda v: v is not None,  # read by the Gemma-2/3 importers (_READ_BY)
     "final_logit_softcapping": lambda v: False,  # logits only, not hidden states
     "alibi": lambda v: bool(v),
     "add_cross_attention": lambda v: bool(v),
@@ -172,9 +177,15 @@ _UNSUPPORTED = {
 }
 
 
+#: Options of :data:`_UNSUPPORTED` that these families' importers read (they are part of the stack there).
+_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text")}
+
+
 def check_config(config: Any) -> None:
     r"""Raise :class:`UnsupportedError` naming the first active option of :data:`_UNSUPPORTED`."""
     for option, active in _UNSUPPORTED.items():
+        if getattr(config, "model_type", None) in _READ_BY.get(option, ()):
+            continue
         if hasattr(config, option) and active(getattr(config, option)):
             raise UnsupportedError(f"unsupported config option {option}={getattr(config, option)!r} "
                                    f"({config.model_type})")

@@ -22,6 +22,7 @@ from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config
 from .hf_decoders import DECODERS
 from .hf_distilbert import distilbert
+from .hf_gemma import GEMMA
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_parallel import PARALLEL
 from .precision import library_float64
@@ -30,7 +31,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
-    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, "bert": bert, "roberta": roberta, "distilbert": distilbert}
+    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, "bert": bert, "roberta": roberta, "distilbert": distilbert}
 
 
 def _hf_stack(model: Any) -> TransformerStack:

@@ -91,7 +91,7 @@ def attention(form: Any, layer: int, head: int) -> np.ndarray:
     if not isinstance(head, (int, np.integer)) or isinstance(head, bool) or not 0 <= head < H:
         raise InvalidValueError(f"head must be an int in [0, {H}), got {head!r}")
     X = form.params.input(k)
-    if form.stack.kind in ("pre_ln", "parallel"):  # attention sees N_1(X), built as the evaluation builds it
+    if form.stack.kind in ("pre_ln", "parallel", "sandwich"):  # attention sees N_1(X), as the evaluation builds it
         with trusted_operators():
             L1, beta1 = norm_operator(X, block.ln1)
         X = (L1._matvec(X.reshape(-1)) + beta1).reshape(X.shape)

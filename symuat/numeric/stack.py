@@ -20,6 +20,9 @@ Residual layouts (``kind``; ``x`` is the block input, N1/N2 its norms — LayerN
     :math:`x_{next} = x + \mathrm{MHA}(\mathrm N_1(x)) + \mathrm{FFN}(\mathrm N_2(x))`, N2 = N1 when ``ln2`` is None.
 ``"sublayer_post_ln"`` (OLMo-2)
     :math:`h = x + \mathrm N_1(\mathrm{MHA}(x))`; :math:`x_{next} = h + \mathrm N_2(\mathrm{FFN}(h))`.
+``"sandwich"`` (Gemma-2/3: a norm before and after each sublayer)
+    :math:`h = x + \mathrm N_2(\mathrm{MHA}(\mathrm N_1 x))`;
+    :math:`x_{next} = h + \mathrm N_4(\mathrm{FFN}(\mathrm N_3 h))`.
 
 The stack adds a static input transform :math:`X_0 = \mathrm N_{in}(sX + P_{1:N})` (scale :math:`s`,
 position embeddings :math:`P`, optional input norm) and an optional final norm, so
@@ -48,9 +51,9 @@ __all__ = [
 #: The layouts of the paper era (kept for the paper's ledger entries).
 KINDS = ("paper", "standard", "pre_ln", "post_ln")
 #: Every residual layout (module docstring).
-LAYOUTS = KINDS + ("parallel", "sublayer_post_ln")
+LAYOUTS = KINDS + ("parallel", "sublayer_post_ln", "sandwich")
 _NEEDS = {"paper": (), "standard": (), "pre_ln": ("ln1", "ln2"), "post_ln": ("ln1", "ln2"),
-          "parallel": ("ln1",), "sublayer_post_ln": ("ln1", "ln2")}
+          "parallel": ("ln1",), "sublayer_post_ln": ("ln1", "ln2"), "sandwich": ("ln1", "ln2", "ln3", "ln4")}
 
 
 def check_kind(kind: Any) -> str:
@@ -61,12 +64,15 @@ def check_kind(kind: Any) -> str:
 
 @dataclass(frozen=True)
 class BlockWeights:
-    r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2``."""
+    r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2`` (and ``ln3``,
+    ``ln4`` of the ``sandwich`` layout)."""
 
     attention: AttentionWeights
     ffn: Any
     ln1: Optional[Any] = None
     ln2: Optional[Any] = None
+    ln3: Optional[Any] = None
+    ln4: Optional[Any] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.attention, AttentionWeights):
@@ -76,8 +82,8 @@ class BlockWeights:
         M = self.attention.width
         if self.ffn.width != M:
             raise ShapeError(f"ffn width {self.ffn.width} must equal attention width M={M}")
-        check_norm("ln1", self.ln1, M)
-        check_norm("ln2", self.ln2, M)
+        for name in ("ln1", "ln2", "ln3", "ln4"):
+            check_norm(name, getattr(self, name), M)
 
     @property
     def width(self) -> int:
@@ -126,7 +132,7 @@ class TransformerStack:
                 M = b.width
             elif b.width != M:
                 raise ShapeError(f"blocks[{i}] has width {b.width}, expected {M} like blocks[0]")
-            for name in ("ln1", "ln2"):
+            for name in ("ln1", "ln2", "ln3", "ln4"):
                 has = getattr(b, name) is not None
                 if name in _NEEDS[kind] and not has:
                     raise InvalidValueError(f"kind={kind!r} needs blocks[{i}].{name}, got None")
@@ -203,6 +209,9 @@ def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str 
         return n(2, H + f(H))
     if kind == "parallel":
         return X + mha(n(1, X)) + f(n(2, X))
+    if kind == "sandwich":
+        H = X + apply_norm(mha(n(1, X)), block.ln2)
+        return H + apply_norm(f(apply_norm(H, block.ln3)), block.ln4)
     H = X + n(1, mha(X))
     return H + n(2, f(H))
 
