@@ -68,7 +68,8 @@ from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
-from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
+from .moe import MoEFFNWeights
+from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind, ffn_input
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
            "apply_residual"]
@@ -230,7 +231,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     applies :math:`P` to the pieces of :math:`x` supplies it, saving one attention application)."""
     N, M = X.shape
     x = X.reshape(-1)
-    ops = ffn_operators(N, block.ffn)
+    moe = isinstance(block.ffn, MoEFFNWeights)  # its routing gates D(u) are read at the FFN input u
+    ops = ffn_operators(N, block.ffn, ffn_input(block, kind, X, mask, where) if moe else None)
     Fin, fin = ops["in"]
     Fout, fout = ops["out"]
     act = activation_function(act_name)
@@ -323,7 +325,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         return outer if core is None else (core if outer is None else Compose([outer, core]))
 
     W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
-    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=dynamic_parameters(kind, W4 is not None),
+    dynamic = dynamic_parameters(kind, W4 is not None) | ({"W3"} if moe else set())  # MoE: W'_3 = ... D(u)
+    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=frozenset(dynamic),
                           W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))
 
 

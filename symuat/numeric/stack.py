@@ -40,6 +40,7 @@ from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
+from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
 
 __all__ = [
@@ -77,8 +78,9 @@ class BlockWeights:
     def __post_init__(self) -> None:
         if not isinstance(self.attention, AttentionWeights):
             raise InvalidValueError(f"attention must be an AttentionWeights, got {type(self.attention).__name__}")
-        if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights)):
-            raise InvalidValueError(f"ffn must be an FFNWeights or GatedFFNWeights, got {type(self.ffn).__name__}")
+        if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights, MoEFFNWeights)):
+            raise InvalidValueError(f"ffn must be an FFNWeights, GatedFFNWeights or MoEFFNWeights, got "
+                                    f"{type(self.ffn).__name__}")
         M = self.attention.width
         if self.ffn.width != M:
             raise ShapeError(f"ffn width {self.ffn.width} must equal attention width M={M}")
@@ -183,6 +185,27 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     if P is not None and P.shape[0] < N:
         raise ShapeError(f"position_embeddings cover {P.shape[0]} positions, X has {N} tokens")
     return X, check_attention_mask(attention_mask, N)
+
+
+def ffn_input(block: BlockWeights, kind: str, X: np.ndarray, mask, where: str = "") -> np.ndarray:
+    r"""What the block's FFN sees (N×M) for block input ``X`` (layouts in the module docstring): the input of a
+    mixture of experts' router."""
+    def mha(U):
+        return _mha(U, block.attention, _heads(U, block.attention, mask, where))
+
+    if kind == "paper":
+        return mha(X)
+    if kind in ("standard", "post_ln"):
+        H = X + mha(X)
+        return H if kind == "standard" else apply_norm(H, block.ln1)
+    if kind == "pre_ln":
+        return apply_norm(X + mha(apply_norm(X, block.ln1)), block.ln2)
+    if kind == "parallel":
+        return apply_norm(X, block.ln2 if block.ln2 is not None else block.ln1)
+    if kind == "sublayer_post_ln":
+        return X + apply_norm(mha(X), block.ln1)
+    H = X + apply_norm(mha(apply_norm(X, block.ln1)), block.ln2)
+    return apply_norm(H, block.ln3)
 
 
 def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str = "") -> np.ndarray:
