@@ -24,6 +24,7 @@ from .hf_decoders import DECODERS
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
 from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .precision import library_float64
 
@@ -31,7 +32,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
-    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, "bert": bert, "roberta": roberta, "distilbert": distilbert}
+    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE, "bert": bert, "roberta": roberta, "distilbert": distilbert}
 
 
 def _hf_stack(model: Any) -> TransformerStack:
@@ -188,8 +189,9 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     config = json.loads((path / "config.json").read_text())
     cls = _model_class(config)
     try:
+        extra = {"experts_implementation": "eager"} if config.get("model_type") in MOE else {}
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
-                                          output_loading_info=True, ignore_mismatched_sizes=True)
+                                          output_loading_info=True, ignore_mismatched_sizes=True, **extra)
     except MemoryError as exc:
         size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
         raise out_of_memory(exc, f"loading the checkpoint {str(path)!r} in float64 (weights {format_bytes(size)} on "

@@ -66,9 +66,9 @@ from ..validation import as_finite_array, check_shape
 from .attention import _heads, check_attention_mask
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
+from .moe import MoEFFNWeights
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
-from .moe import MoEFFNWeights
 from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind, ffn_input
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
