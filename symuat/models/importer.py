@@ -32,7 +32,9 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
-    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE, "bert": bert, "roberta": roberta, "distilbert": distilbert}
+    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
+    "bert": bert, "roberta": roberta, "distilbert": distilbert,
+}
 
 
 def _hf_stack(model: Any) -> TransformerStack:
