@@ -27,7 +27,7 @@ from ..errors import InvalidValueError
 from ..names import logistic
 from ..validation import as_finite_array, check_shape
 from ._arrays import frozen
-from .operators import IdentityOperator, Kron
+from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
 
@@ -190,9 +190,7 @@ def _ffn(X: np.ndarray, w: AnyFFN, act: Callable) -> np.ndarray:
     if w.gated:
         g = act(_lin(X, w.W_gate, w.b_gate)) * _lin(X, w.W_up, w.b_up)
         if hasattr(w, "router"):  # mixture of experts: the routing gates D(X) (symuat.numeric.moe)
-            from .moe import unit_gates
-
-            g = g * unit_gates(w, X)
+            g = g * w.gates(X)
         return _lin(g, w.W_down, w.b_down)
     return _lin(act(_lin(X, w.W1, w.b1)), w.W2, w.b2)
 
@@ -209,14 +207,11 @@ def ffn_operators(N: int, w: AnyFFN, U: Optional[np.ndarray] = None) -> dict:
     :math:`(I_N \otimes W_d^{\mathsf T})\,\mathrm{diag}(\operatorname{vec}_r D(U))` with the routing gates.
     """
     if hasattr(w, "router"):
-        from .moe import unit_gates
-        from .operators import Compose, Diagonal
-
         if U is None:
             raise InvalidValueError("the operators of a mixture of experts need its input U (the routing)")
         down, bias = _op(N, w.W_down, None)
         return {"in": _op(N, w.W_gate, None), "up": _op(N, w.W_up, None),
-                "out": (Compose([down, Diagonal(unit_gates(w, U).reshape(-1))]), bias)}
+                "out": (Compose([down, Diagonal(w.gates(U).reshape(-1))]), bias)}
     if w.gated:
         return {"in": _op(N, w.W_gate, w.b_gate), "up": _op(N, w.W_up, w.b_up), "out": _op(N, w.W_down, w.b_down)}
     return {"in": _op(N, w.W1, w.b1), "out": _op(N, w.W2, w.b2)}

@@ -87,6 +87,10 @@ class MoEFFNWeights:
     W_down = property(lambda self: self._W_down)
     b_gate = b_up = b_down = None
 
+    def gates(self, U: np.ndarray) -> np.ndarray:
+        r"""The routing diagonal :math:`D(U)` per token and stacked hidden unit (:func:`unit_gates`)."""
+        return unit_gates(self, U)
+
     @property
     def n_experts(self) -> int:
         return len(self.experts)
