@@ -16,8 +16,8 @@ from .attention import (
 )
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
-from .moe import MoEFFNWeights, routing_gates
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
+from .moe import MoEFFNWeights, routing_gates
 from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
 from .operators import (
     DENSE_LIMIT,
