@@ -1,5 +1,5 @@
-"""The dense 2021–2025 families (GPT-J, Phi, Cohere, OLMo, StableLM, Starcoder2, RoBERTa, DistilBERT) and sliding
-windows: tiny random float64 checkpoints saved and re-read (no network); the DUAT form reproduces the library's
+"""The dense 2021–2025 families (GPT-J, Phi, Cohere, Falcon, OLMo, StableLM, Starcoder2, RoBERTa, DistilBERT) and
+sliding windows: tiny random float64 checkpoints saved and re-read (no network); the DUAT form reproduces the library's
 hidden states for every token and layer within 1e-12 (inputs_embeds, right padding, and token ids in left- and
 right-padded batches through ``symuat.models.load``), with inputs longer than the window."""
 
@@ -37,6 +37,16 @@ FAMILIES = {
                                                                  sliding_window=3, max_window_layers=1)),
     "phi3-window": lambda T: T.Phi3Model(T.Phi3Config(**_S, num_key_value_heads=1, sliding_window=3,
                                                       pad_token_id=0)),
+    "falcon-multi-query": lambda T: T.FalconModel(T.FalconConfig(hidden_size=16, num_attention_heads=4,
+                                                                  num_hidden_layers=2, vocab_size=V)),
+    "falcon-sequential-bias": lambda T: T.FalconModel(T.FalconConfig(hidden_size=16, num_attention_heads=4,
+                                                                      num_hidden_layers=2, vocab_size=V,
+                                                                      multi_query=False, parallel_attn=False,
+                                                                      bias=True)),
+    "falcon-new-architecture": lambda T: T.FalconModel(T.FalconConfig(hidden_size=16, num_attention_heads=4,
+                                                                       num_hidden_layers=2, vocab_size=V,
+                                                                       new_decoder_architecture=True,
+                                                                       num_kv_heads=2)),
     "roberta": lambda T: T.RobertaModel(T.RobertaConfig(**_S)),
     "distilbert": lambda T: T.DistilBertModel(T.DistilBertConfig(dim=16, n_heads=2, n_layers=2, hidden_dim=24,
                                                                  vocab_size=V, max_position_embeddings=32)),

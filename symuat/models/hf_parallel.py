@@ -10,6 +10,9 @@ r"""transformers decoders with a *parallel* block, :math:`x^+ = x + \mathrm{MHA}
 ``cohere``
     LayerNorm with a gain and no bias (``CohereLayerNorm``), interleaved rotary, SwiGLU.  ``use_qk_norm`` is
     refused by name; ``logit_scale`` multiplies the logits only (after the stack), like a final-logit scale.
+``falcon``
+    Fused ``query_key_value`` in its three layouts, rotary, ``parallel_attn`` with one or two norms or sequential;
+    ALiBi (``alibi=True``) is refused by name.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from ._torch import array, linear
 from .activations import activation_name, check_activation
 from .hf_common import MAX_POSITIONS, attention_scale, centred_norm, layer_norm, rotary
 
-__all__ = ["gptj", "phi", "cohere", "PARALLEL"]
+__all__ = ["gptj", "phi", "cohere", "falcon", "PARALLEL"]
 
 
 def _refuse(config: Any, option: str, family: str) -> None:
@@ -106,4 +109,59 @@ def cohere(base: Any, config: Any) -> TransformerStack:
     return TransformerStack(tuple(blocks), "parallel", act, final_norm=centred_norm("norm", base.norm, M))
 
 
-PARALLEL = {"gptj": gptj, "phi": phi, "cohere": cohere}
+def _falcon_qkv(n: str, W: Any, b: Any, H: int, G: int, d: int, config: Any) -> list:
+    """Columns of the fused ``query_key_value`` for Q, K, V (the three layouts of ``_split_heads``)."""
+    import numpy as np
+
+    if config.new_decoder_architecture:  # per group g: [q_{g,0..H/G-1}, k_g, v_g]
+        r = H // G + 2
+        q = [g * r * d + j * d + c for g in range(G) for j in range(r - 2) for c in range(d)]
+        k = [g * r * d + (r - 2) * d + c for g in range(G) for c in range(d)]
+        v = [g * r * d + (r - 1) * d + c for g in range(G) for c in range(d)]
+    elif config.multi_query:  # [q_0..q_{H-1}, k, v]
+        q, k, v = list(range(H * d)), list(range(H * d, (H + 1) * d)), list(range((H + 1) * d, (H + 2) * d))
+    else:  # per head: [q_h, k_h, v_h]
+        q, k, v = ([h * 3 * d + j * d + c for h in range(H) for c in range(d)] for j in range(3))
+    if len(q) + len(k) + len(v) != W.shape[1]:
+        raise UnsupportedError(f"{n}.query_key_value has {W.shape[1]} columns, the layout needs "
+                               f"{len(q) + len(k) + len(v)}")
+    return [(W[:, np.array(c)], None if b is None else b[np.array(c)]) for c in (q, k, v)]
+
+
+def falcon(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``FalconModel`` (rotary; ALiBi is refused by :func:`~symuat.models.hf_common.check_config`): the three
+    fused QKV layouts (multi-head, multi-query, ``new_decoder_architecture`` groups), ``parallel_attn`` with one or
+    two norms (``num_ln_in_parallel_attn``) or sequential ``pre_ln``."""
+    M, H = config.hidden_size, config.num_attention_heads
+    d = M // H
+    new, parallel = bool(config.new_decoder_architecture), bool(config.parallel_attn)
+    if new and not parallel:
+        raise UnsupportedError("unsupported config option parallel_attn=False with new_decoder_architecture=True "
+                               "(falcon)")
+    G = config.num_kv_heads if (new or not config.multi_query) else 1
+    act = activation_name(config.activation, "config.activation")
+    rot = rotary(base, config, d)
+    blocks = []
+    for i, blk in enumerate(base.h):
+        n, sa = f"h.{i}", blk.self_attention
+        W, b = linear(f"{n}.self_attention.query_key_value", sa.query_key_value)
+        (WQ, bQ), (WK, bK), (WV, bV) = _falcon_qkv(f"{n}.self_attention", W, b, H, G, d, config)
+        WO, bO = linear(f"{n}.self_attention.dense", sa.dense)
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, n_kv_heads=G, head_dim=d,
+                                scale=float(sa.inv_norm_factor), causal=True, rotary=rot)
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
+        W1, b1 = linear(f"{n}.mlp.dense_h_to_4h", blk.mlp.dense_h_to_4h)
+        W2, b2 = linear(f"{n}.mlp.dense_4h_to_h", blk.mlp.dense_4h_to_h)
+        if hasattr(blk, "ln_attn") and new and config.num_ln_in_parallel_attn == 2:
+            norms = (layer_norm(f"{n}.ln_attn", blk.ln_attn), layer_norm(f"{n}.ln_mlp", blk.ln_mlp))
+        elif parallel:
+            norms = (layer_norm(f"{n}.input_layernorm", blk.input_layernorm),)
+        else:
+            norms = (layer_norm(f"{n}.input_layernorm", blk.input_layernorm),
+                     layer_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm))
+        blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2), *norms))
+    return TransformerStack(tuple(blocks), "parallel" if parallel else "pre_ln", act,
+                            final_norm=layer_norm("ln_f", base.ln_f))
+
+
+PARALLEL = {"gptj": gptj, "phi": phi, "cohere": cohere, "falcon": falcon}

@@ -246,7 +246,7 @@ def _embeddings(base: Any, family: str) -> tuple:
                 array("embeddings.token_type_embeddings.weight", emb.token_type_embeddings.weight), True)
     if family == "distilbert":
         return array("embeddings.word_embeddings.weight", base.embeddings.word_embeddings.weight), 1.0, None, False
-    emb = base.embed_in if family == "gpt_neox" else base.embed_tokens
+    emb = base.get_input_embeddings()  # embed_in (GPT-NeoX), word_embeddings (Falcon), embed_tokens (the others)
     scale = getattr(emb, "embed_scale", None)
     scale = 1.0 if scale is None else float(scale.detach().double().item())
     return array("embed_tokens.weight", emb.weight), scale, None, False
