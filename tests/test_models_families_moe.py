@@ -181,3 +181,19 @@ def test_moe_weights_checks():
     biased = dataclasses.replace(e, b_down=np.zeros(4))
     with pytest.raises(InvalidValueError, match="biases"):
         MoEFFNWeights((e, biased), rng.standard_normal((4, 2)), 1)
+
+
+def test_unpatched_router_softmax_is_float32_accurate_only(saved):
+    """The routers compute their softmax in float32 even for a float64 model; ``library_float64`` widens it (with
+    the other upcasts): patched within 1e-12, unpatched only ~1e-7 away (never exact)."""
+    family, library, stack, _ = saved
+    X = _X(4, stack.width)
+    from symuat.numeric import stack_output as out
+
+    with torch.no_grad():
+        raw = library(inputs_embeds=torch.from_numpy(X)[None]).last_hidden_state[0].numpy()
+    want = _library_out(library, X)
+    got = out(stack, X)
+    err = lambda a: float(np.max(np.linalg.norm(a - got, axis=1) / np.linalg.norm(got, axis=1)))  # noqa: E731
+    assert err(want) <= 1e-12 and 1e-12 < err(raw) < 1e-4
+
