@@ -47,6 +47,8 @@ FAMILIES = {
                                                                        num_hidden_layers=2, vocab_size=V,
                                                                        new_decoder_architecture=True,
                                                                        num_kv_heads=2)),
+    "falcon-alibi": lambda T: T.FalconModel(T.FalconConfig(hidden_size=18, num_attention_heads=3, num_hidden_layers=2,
+                                                            vocab_size=V, alibi=True, multi_query=False)),
     "roberta": lambda T: T.RobertaModel(T.RobertaConfig(**_S)),
     "distilbert": lambda T: T.DistilBertModel(T.DistilBertConfig(dim=16, n_heads=2, n_layers=2, hidden_dim=24,
                                                                  vocab_size=V, max_position_embeddings=32)),
@@ -73,6 +75,22 @@ def test_right_padding(saved):
     family, library, stack, _ = saved
     assert_reproduces(library, stack, np.random.default_rng(2).standard_normal((N, stack.width)),
                       mask=[1] * (N - 1) + [0])
+
+
+def test_alibi_is_a_live_bias(saved):
+    """Falcon's ALiBi table is in H_h: without it the output differs."""
+    import dataclasses
+
+    from symuat.numeric import stack_output
+
+    family, _, stack, _ = saved
+    if "alibi" not in family:
+        pytest.skip("no ALiBi")
+    X = np.random.default_rng(3).standard_normal((N, stack.width))
+    off = dataclasses.replace(stack, blocks=tuple(dataclasses.replace(
+        b, attention=dataclasses.replace(b.attention, alibi=None)) for b in stack.blocks))
+    assert stack.blocks[0].attention.rotary is None
+    assert np.max(np.abs(stack_output(stack, X) - stack_output(off, X))) > 1e-3
 
 
 def test_windows_are_read_per_layer(saved):

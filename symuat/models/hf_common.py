@@ -178,7 +178,7 @@ _UNSUPPORTED = {
 
 
 #: Options of :data:`_UNSUPPORTED` that these families' importers read (they are part of the stack there).
-_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text")}
+_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text"), "alibi": ("falcon",)}
 
 
 def check_config(config: Any) -> None:

@@ -12,7 +12,7 @@ r"""transformers decoders with a *parallel* block, :math:`x^+ = x + \mathrm{MHA}
     refused by name; ``logit_scale`` multiplies the logits only (after the stack), like a final-logit scale.
 ``falcon``
     Fused ``query_key_value`` in its three layouts, rotary, ``parallel_attn`` with one or two norms or sequential;
-    ALiBi (``alibi=True``) is refused by name.
+    ALiBi (``alibi=True``): the library's table, an additive bias inside :math:`H_h`.
 """
 
 from __future__ import annotations
@@ -128,6 +128,17 @@ def _falcon_qkv(n: str, W: Any, b: Any, H: int, G: int, d: int, config: Any) -> 
     return [(W[:, np.array(c)], None if b is None else b[np.array(c)]) for c in (q, k, v)]
 
 
+def _falcon_alibi(config: Any, H: int, d: int) -> Any:
+    r"""The library's own ALiBi table (its slopes times the key positions, rounded as it rounds them) times the
+    score scale :math:`1/\sqrt d` (Falcon scales scores and bias together), ``(H, P)``."""
+    import torch
+    from transformers.models.falcon.modeling_falcon import build_alibi_tensor
+
+    P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    table = build_alibi_tensor(torch.ones(1, P, dtype=torch.long), H, torch.float64)[:, 0, :]
+    return array("alibi", table) / d ** 0.5
+
+
 def falcon(base: Any, config: Any) -> TransformerStack:
     r"""HF ``FalconModel`` (rotary; ALiBi is refused by :func:`~symuat.models.hf_common.check_config`): the three
     fused QKV layouts (multi-head, multi-query, ``new_decoder_architecture`` groups), ``parallel_attn`` with one or
@@ -140,7 +151,8 @@ def falcon(base: Any, config: Any) -> TransformerStack:
                                "(falcon)")
     G = config.num_kv_heads if (new or not config.multi_query) else 1
     act = activation_name(config.activation, "config.activation")
-    rot = rotary(base, config, d)
+    rot = None if config.alibi else rotary(base, config, d)
+    alibi = _falcon_alibi(config, H, d) if config.alibi else None
     blocks = []
     for i, blk in enumerate(base.h):
         n, sa = f"h.{i}", blk.self_attention
@@ -148,7 +160,7 @@ def falcon(base: Any, config: Any) -> TransformerStack:
         (WQ, bQ), (WK, bK), (WV, bV) = _falcon_qkv(f"{n}.self_attention", W, b, H, G, d, config)
         WO, bO = linear(f"{n}.self_attention.dense", sa.dense)
         attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, n_kv_heads=G, head_dim=d,
-                                scale=float(sa.inv_norm_factor), causal=True, rotary=rot)
+                                scale=float(sa.inv_norm_factor), causal=True, rotary=rot, alibi=alibi)
         check_activation(blk.mlp.act, act, f"{n}.mlp.act")
         W1, b1 = linear(f"{n}.mlp.dense_h_to_4h", blk.mlp.dense_h_to_4h)
         W2, b2 = linear(f"{n}.mlp.dense_4h_to_h", blk.mlp.dense_4h_to_h)

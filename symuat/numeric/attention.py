@@ -195,6 +195,9 @@ class AttentionWeights:
     softcap : float, optional
         :math:`c`: the scores become :math:`c\tanh(S/c)` before the mask and the softmax (Gemma-2 attention
         soft-capping; changes :math:`H_h` only).
+    alibi : (H, P) array, optional
+        ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
+        (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
     """
 
     W_Q: np.ndarray
@@ -215,6 +218,7 @@ class AttentionWeights:
     k_norm: Optional[NormWeights] = None
     sliding_window: Optional[int] = None
     softcap: Optional[float] = None
+    alibi: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
@@ -257,6 +261,8 @@ class AttentionWeights:
             object.__setattr__(self, "sliding_window", check_positive_dim("sliding_window", self.sliding_window))
         if self.softcap is not None:
             object.__setattr__(self, "softcap", check_real_number("softcap", self.softcap, positive=True))
+        if self.alibi is not None:
+            object.__setattr__(self, "alibi", frozen("alibi", self.alibi, (H, None)))
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm") if getattr(self, k) is not None)
@@ -357,6 +363,10 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
         with np.errstate(over="ignore", invalid="ignore"):
             np.matmul(Qh, Kh.T, out=S)
             S *= s
+            if attn.alibi is not None:
+                if attn.alibi.shape[1] < N:
+                    raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+                S += attn.alibi[h, :N]
             if attn.softcap is not None:
                 S /= attn.softcap
                 np.tanh(S, out=S)

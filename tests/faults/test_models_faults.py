@@ -464,9 +464,6 @@ REFUSED_OPTIONS = {
     "mixtral fused experts kernel": (lambda: T.MixtralModel(T.MixtralConfig(**_FS, num_local_experts=4,
                                                                             experts_implementation="grouped_mm")),
                                      r"experts implementation 'grouped_mm' \(config._experts_implementation\)"),
-    "falcon alibi": (lambda: T.FalconModel(T.FalconConfig(hidden_size=M, num_attention_heads=2, num_hidden_layers=1,
-                                                          vocab_size=40, alibi=True)),
-                     r"unsupported config option alibi=True \(falcon\)"),
     "roberta decoder": (lambda: T.RobertaModel(T.RobertaConfig(**_FS, is_decoder=True)),
                         r"unsupported config option is_decoder=True \(roberta\)"),
 }
