@@ -13,7 +13,7 @@ torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import UnsupportedError  # noqa: E402
-from symuat.models import from_pretrained, library_float64, load  # noqa: E402
+from symuat.models import library_float64, load  # noqa: E402
 
 V = 30
 _S = dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=24,
@@ -53,7 +53,8 @@ FAMILIES = {
     "distilbert": lambda T: T.DistilBertModel(T.DistilBertConfig(dim=16, n_heads=2, n_layers=2, hidden_dim=24,
                                                                  vocab_size=V, max_position_embeddings=32)),
 }
-ENCODERS = ("roberta", "distilbert")
+WINDOWED = sorted(f for f in FAMILIES if "window" in f)
+ALIBI = sorted(f for f in FAMILIES if "alibi" in f)
 N = 9
 
 
@@ -62,8 +63,8 @@ def saved(request, tmp_path_factory):
     """(family, library model re-read from disk, its stack, symuat Model)."""
     path = tmp_path_factory.mktemp(request.param.replace("-", "_"))
     randomize(FAMILIES[request.param](transformers), seed=len(request.param)).save_pretrained(path)
-    library = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float64).eval()
-    return request.param, library, from_pretrained(path), load(path)
+    model = load(path)  # the library's float64 model (eager experts), its stack (sharing its weights), the Model
+    return request.param, model.library, model.stack, model
 
 
 def test_every_token_every_layer(saved):
@@ -77,6 +78,7 @@ def test_right_padding(saved):
                       mask=[1] * (N - 1) + [0])
 
 
+@pytest.mark.parametrize("saved", ALIBI, indirect=True)
 def test_alibi_is_a_live_bias(saved):
     """Falcon's ALiBi table is in H_h: without it the output differs."""
     import dataclasses
@@ -84,8 +86,6 @@ def test_alibi_is_a_live_bias(saved):
     from symuat.numeric import stack_output
 
     family, _, stack, _ = saved
-    if "alibi" not in family:
-        pytest.skip("no ALiBi")
     X = np.random.default_rng(3).standard_normal((N, stack.width))
     off = dataclasses.replace(stack, blocks=tuple(dataclasses.replace(
         b, attention=dataclasses.replace(b.attention, alibi=None)) for b in stack.blocks))
@@ -103,8 +103,6 @@ def test_windows_are_read_per_layer(saved):
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_token_ids_padded_batch(saved, side):
     family, _, _, model = saved
-    if family in ENCODERS and side == "left":
-        pytest.skip("encoders' tokenizers pad on the right")
     rng = np.random.default_rng(5)
     ids = rng.integers(2, V, size=(3, N))
     lengths = [N, 5, 2]
@@ -122,6 +120,7 @@ def test_token_ids_padded_batch(saved, side):
         assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= 1e-12
 
 
+@pytest.mark.parametrize("saved", WINDOWED, indirect=True)
 def test_window_changes_the_output(saved):
     """The window is a real mask: without it the last tokens differ (inputs longer than the window)."""
     import dataclasses
@@ -129,8 +128,6 @@ def test_window_changes_the_output(saved):
     from symuat.numeric import stack_output
 
     family, _, stack, _ = saved
-    if "window" not in family:
-        pytest.skip("no sliding window")
     X = np.random.default_rng(3).standard_normal((N, stack.width))
     full = dataclasses.replace(stack, blocks=tuple(dataclasses.replace(
         b, attention=dataclasses.replace(b.attention, sliding_window=None)) for b in stack.blocks))
@@ -138,9 +135,8 @@ def test_window_changes_the_output(saved):
     assert np.array_equal(a[:3], b[:3]) and np.max(np.abs(a[3:] - b[3:])) > 1e-3
 
 
+@pytest.mark.parametrize("saved", WINDOWED, indirect=True)
 def test_holes_in_the_mask_with_a_window_are_refused(saved):
     family, _, _, model = saved
-    if "window" not in family:
-        pytest.skip("no sliding window")
     with pytest.raises(UnsupportedError, match="pads between real tokens"):
         model.duat_form(input_ids=np.arange(2, 8), attention_mask=np.array([1, 1, 0, 1, 1, 1]))

@@ -14,7 +14,7 @@ torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import UnsupportedError  # noqa: E402
-from symuat.models import from_module, from_pretrained, library_float64, load  # noqa: E402
+from symuat.models import from_module, library_float64, load  # noqa: E402
 from symuat.numeric import stack_output  # noqa: E402
 
 V, N = 30, 9
@@ -35,8 +35,8 @@ WINDOWS = {"gemma2": [3, None, 3], "gemma2-order": [None, 3, 3], "gemma3_text": 
 def saved(request, tmp_path_factory):
     path = tmp_path_factory.mktemp(request.param.replace("-", "_"))
     randomize(FAMILIES[request.param](transformers), seed=len(request.param)).save_pretrained(path)
-    library = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float64).eval()
-    return request.param, library, from_pretrained(path), load(path)
+    model = load(path)  # the library's float64 model (eager experts), its stack (sharing its weights), the Model
+    return request.param, model.library, model.stack, model
 
 
 def _X(seed, M):

@@ -15,7 +15,7 @@ torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import InvalidValueError, UnsupportedError  # noqa: E402
-from symuat.models import from_module, from_pretrained, library_float64, load  # noqa: E402
+from symuat.models import from_module, library_float64, load  # noqa: E402
 from symuat.models.hf_moe import moe_ffn  # noqa: E402
 from symuat.numeric import GatedFFNWeights, stack_output  # noqa: E402
 from symuat.numeric.moe import MoEFFNWeights, routing_gates  # noqa: E402
@@ -41,9 +41,8 @@ FAMILIES = {
 def saved(request, tmp_path_factory):
     path = tmp_path_factory.mktemp(request.param.replace("-", "_"))
     randomize(FAMILIES[request.param](transformers), seed=len(request.param)).save_pretrained(path)
-    library = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float64,
-                                                     experts_implementation="eager").eval()
-    return request.param, library, from_pretrained(path), load(path)
+    model = load(path)  # the library's float64 model (eager experts), its stack (sharing its weights), the Model
+    return request.param, model.library, model.stack, model
 
 
 def _X(seed, M):
@@ -90,10 +89,13 @@ def test_tokens_route_to_different_experts(saved):
     assert np.all(chosen.sum(axis=1) == 2)
 
 
-def _edit_expert(library, layer, e, scale):
+def _edit_expert(library, layer, e, scale, original=None):
+    """Scale expert ``e``'s down projection in place, or restore it bit for bit from ``original``."""
     experts = library.layers[layer].mlp.experts
+    saved = experts.down_proj[e].detach().clone()
     with torch.no_grad():
-        experts.down_proj[e] *= scale
+        experts.down_proj[e].copy_(original if original is not None else experts.down_proj[e] * scale)
+    return saved
 
 
 def test_non_selected_expert_changes_nothing_selected_changes_its_tokens(saved):
@@ -105,12 +107,12 @@ def test_non_selected_expert_changes_nothing_selected_changes_its_tokens(saved):
     used = int(np.argmax(chosen.sum(axis=0)))
     base = _library_states(library, X)[i + 1]
     for e, routed in ([(unused[0], np.zeros(N, bool))] if unused else []) + [(used, chosen[:, used])]:
-        _edit_expert(library, i, e, 3.0)
+        original = _edit_expert(library, i, e, 3.0)
         try:
             edited = _library_states(library, X)[i + 1]
-            mine = from_module(library)
+            mine = from_module(library)  # a copy of the edited weights
         finally:
-            _edit_expert(library, i, e, 1 / 3.0)
+            _edit_expert(library, i, e, 1.0, original)
         moved = np.linalg.norm(edited - base, axis=1)
         assert np.all(moved[~routed] == 0) and np.all(moved[routed] > 1e-9)
         upto = mine if i + 1 == mine.depth else dataclasses.replace(mine, blocks=mine.blocks[:i + 1], final_norm=None)
