@@ -55,6 +55,16 @@ def _configs(T):
         "phi3": lambda: T.Phi3Model(T.Phi3Config(**tiny, num_key_value_heads=2, pad_token_id=0)),
         "olmo2": lambda: T.Olmo2Model(T.Olmo2Config(**tiny, num_key_value_heads=2)),
         "bert": lambda: T.BertModel(T.BertConfig(**tiny)),
+        # issue 22: a Mixtral-shaped MoE stack (8 experts, top-2; eager experts, the library's float64 path) and a
+        # Gemma-2-shaped stack (sandwich norms, soft-capping 50, local window 128 alternating with global layers)
+        "mixtral-8x2": lambda: T.MixtralModel(T.MixtralConfig(
+            hidden_size=512, num_attention_heads=8, num_key_value_heads=2, intermediate_size=1792,
+            num_hidden_layers=4, num_local_experts=8, num_experts_per_tok=2, max_position_embeddings=2048,
+            experts_implementation="eager")),
+        "gemma2-shaped": lambda: T.Gemma2Model(T.Gemma2Config(
+            hidden_size=576, num_attention_heads=8, num_key_value_heads=4, head_dim=72, intermediate_size=2304,
+            num_hidden_layers=4, sliding_window=128, attn_logit_softcapping=50.0, query_pre_attn_scalar=72,
+            max_position_embeddings=2048)),
     }
 
 

@@ -47,7 +47,7 @@ def test_eq11_rebuilt_from_the_views(kind, gated, extras):
 def test_attention_view_is_the_layer_attention(kind):
     stack, form = _form(kind, False, {}, seed=1)
     X = form.params.input(1)
-    U = apply_norm(X, stack.blocks[1].ln1) if kind in ("pre_ln", "parallel") else X
+    U = apply_norm(X, stack.blocks[1].ln1) if kind in ("pre_ln", "parallel", "sandwich") else X
     want = head_attention_weights(U, stack.blocks[1].attention)
     for h in range(2):
         np.testing.assert_allclose(form.attention(1, h), want[h], rtol=1e-12, atol=1e-14)

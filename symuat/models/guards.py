@@ -69,6 +69,17 @@ def _attention_implementation(model: Any) -> None:
                                    "not transformers' attention")
 
 
+def _experts_implementation(model: Any) -> None:
+    impl = getattr(getattr(model, "config", None), "_experts_implementation", None)
+    if impl is None or impl == "eager":
+        return
+    has_experts = any(hasattr(m, "gate_up_proj") or type(m).__name__.endswith("Experts") for m in model.modules())
+    if has_experts:
+        raise UnsupportedError(f"experts implementation {impl!r} (config._experts_implementation); symuat "
+                               "reproduces the 'eager' experts only (the fused kernels have no float64): call "
+                               "model.set_experts_implementation('eager')")
+
+
 def check_module(model: Any) -> None:
     r"""Raise :class:`~symuat.errors.UnsupportedError` unless ``model``'s forward pass is its weights' (module doc)."""
     import torch.nn.modules.module as tm
@@ -94,3 +105,4 @@ def check_module(model: Any) -> None:
         raise UnsupportedError(f"forward replaced on the instance of {_names(replaced)}: the module does not "
                                "compute its class's forward pass")
     _attention_implementation(model)
+    _experts_implementation(model)

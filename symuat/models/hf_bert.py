@@ -15,17 +15,23 @@ from ._torch import array, linear
 from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm
 
-__all__ = ["bert"]
+__all__ = ["bert", "roberta"]
 
 
-def bert(base: Any, config: Any) -> TransformerStack:
+def roberta(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``RobertaModel``: BERT's layers; for ``inputs_embeds`` the library's positions start after the padding
+    row, at ``pad_token_id + 1``, so the stack's position table is ``P[pad_token_id + 1:]``."""
+    return bert(base, config, offset=int(base.embeddings.padding_idx) + 1, family="roberta")
+
+
+def bert(base: Any, config: Any, offset: int = 0, family: str = "bert") -> TransformerStack:
     r"""HF ``BertModel`` (absolute positions, encoder only)."""
     if getattr(config, "is_decoder", False):
-        raise UnsupportedError("unsupported config option is_decoder=True (bert)")
+        raise UnsupportedError(f"unsupported config option is_decoder=True ({family})")
     M, H = config.hidden_size, config.num_attention_heads
     act = activation_name(config.hidden_act, "config.hidden_act")
     emb = base.embeddings
-    P = array("embeddings.position_embeddings.weight", emb.position_embeddings.weight)
+    P = array("embeddings.position_embeddings.weight", emb.position_embeddings.weight)[offset:]
     P = P + array("embeddings.token_type_embeddings.weight", emb.token_type_embeddings.weight)[0]
     blocks = []
     for i, blk in enumerate(base.encoder.layer):

@@ -4,13 +4,13 @@ Rotary embeddings are copied from the model's own rotary module: its ``cos``/``s
 positions :math:`0..P-1` (computed in float64, see :mod:`symuat.models.precision`), so every static
 RoPE variant (``default``, ``linear``, ``llama3``, ``yarn`` with its attention scaling) is reproduced
 exactly.  Types whose angles depend on the sequence length (``dynamic``, ``longrope``) raise.
-:math:`P` is the smallest of ``max_position_embeddings``, a sliding window (beyond it the library's
-mask differs, so longer inputs raise instead of giving a wrong answer) and :data:`MAX_POSITIONS`.
+:math:`P` is the smaller of ``max_position_embeddings`` and :data:`MAX_POSITIONS`.  Sliding windows are masks
+per layer (:func:`layer_windows`, read from the config's ``layer_types`` where the family has them).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ..errors import UnsupportedError
 from ..numeric import LayerNormWeights, Rotary
@@ -19,7 +19,7 @@ from ._torch import array, require_torch
 from .precision import library_float64
 
 __all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
-           "attention_scale"]
+           "centred_norm", "layer_windows", "attention_scale"]
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192
@@ -57,6 +57,21 @@ def layer_norm(name: str, ln: Any) -> LayerNormWeights:
     return probe_norm(name, ln, LayerNormWeights(array(f"{name}.weight", ln.weight), beta, eps=float(ln.eps)))
 
 
+def centred_norm(name: str, norm: Any, width: int, eps: Any = None) -> LayerNormWeights:
+    r"""A LayerNorm module that is not ``nn.LayerNorm``: Cohere's (gain, no bias, ``variance_epsilon``) or OLMo's
+    (no parameters; ``eps`` given by the caller) → ``LayerNormWeights`` (checked on a probe)."""
+    import numpy as np
+
+    weight = getattr(norm, "weight", None)
+    if getattr(norm, "bias", None) is not None or "LayerNorm" not in type(norm).__name__:
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not a LayerNorm symuat can read")
+    gamma = np.ones(width) if weight is None else array(f"{name}.weight", weight)
+    eps = getattr(norm, "variance_epsilon", None) if eps is None else eps
+    if eps is None or gamma.shape != (width,):
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not a LayerNorm over the {width} features")
+    return probe_norm(name, norm, LayerNormWeights(gamma, None, eps=float(eps)))
+
+
 def rms_norm(name: str, norm: Any, offset: float = 0.0) -> RMSNormWeights:
     r"""A transformers RMSNorm (``variance_epsilon`` or ``eps``; Gemma: ``offset=1``) → ``RMSNormWeights``
     (checked on a probe)."""
@@ -83,28 +98,60 @@ def sliding_window(config: Any) -> Optional[int]:
     return window
 
 
-def rotary(base: Any, config: Any, head_dim: int) -> Rotary:
-    r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables."""
+def layer_windows(config: Any, n_layers: int, per_layer: bool = True) -> Tuple[Optional[int], ...]:
+    r"""The sliding window of each layer (``None``: full attention), as the library's masks apply it.
+
+    With ``per_layer`` and ``config.layer_types`` (Qwen2, Gemma-2/3, …): ``sliding_window`` on
+    ``"sliding_attention"`` layers; any other layer type than ``"full_attention"`` is refused by name.
+    Otherwise (Mistral, Starcoder2, whose masks ignore ``layer_types``) every layer gets
+    :func:`sliding_window`.
+
+    >>> from types import SimpleNamespace as C
+    >>> layer_windows(C(sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 2)
+    (3, None)
+    """
+    layer_types = getattr(config, "layer_types", None) if per_layer else None
+    if layer_types is None:
+        w = sliding_window(config)
+        return (None if w is None else int(w),) * n_layers
+    if len(layer_types) != n_layers:
+        raise UnsupportedError(f"config.layer_types has {len(layer_types)} entries for {n_layers} layers")
+    out = []
+    for i, t in enumerate(layer_types):
+        if t not in ("full_attention", "sliding_attention"):
+            raise UnsupportedError(f"unsupported attention layer type {t!r} (config.layer_types[{i}]): symuat "
+                                   "models full and sliding-window attention only")
+        w = getattr(config, "sliding_window", None) if t == "sliding_attention" else None
+        out.append(None if w is None else int(w))
+    return tuple(out)
+
+
+def rotary(base: Any, config: Any, head_dim: int, style: str = "half", layer_type: Optional[str] = None) -> Rotary:
+    r"""The model's rotary embedding as a :class:`~symuat.numeric.Rotary` with the library's own tables
+    (``style="interleaved"``: the library repeats each angle twice, Cohere; ``layer_type``: Gemma-3's tables per
+    attention type, e.g. a local base frequency on sliding layers)."""
     torch = require_torch()
     emb = getattr(base, "rotary_emb", None)
-    if emb is None or getattr(emb, "inv_freq", None) is None:
+    inv_freq = getattr(emb, "inv_freq" if layer_type is None else f"{layer_type}_inv_freq", None)
+    if emb is None or inv_freq is None:
         raise UnsupportedError(f"{type(base).__name__} has no rotary_emb with inv_freq")
     rope_type = getattr(emb, "rope_type", "default")
+    if isinstance(rope_type, dict):
+        rope_type = rope_type.get(layer_type, "default")
     if rope_type in _DYNAMIC_ROPE:
         raise UnsupportedError(f"rope scaling type {rope_type!r} (angles depend on the sequence length)")
-    k = int(emb.inv_freq.shape[-1])
+    k = int(inv_freq.shape[-1])
     if 2 * k > head_dim:
         raise UnsupportedError(f"rotary dim {2 * k} exceeds head_dim {head_dim}")
-    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
-    window = sliding_window(config)
-    if window is not None:
-        limits.append(int(window))
-    P = int(min(limits))
+    P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
     with torch.no_grad(), library_float64():
-        x = torch.zeros(1, 1, 1, dtype=torch.float64, device=emb.inv_freq.device)
-        cos, sin = emb(x, torch.arange(P, device=emb.inv_freq.device)[None])
+        x = torch.zeros(1, 1, 1, dtype=torch.float64, device=inv_freq.device)
+        args = () if layer_type is None else (layer_type,)
+        cos, sin = emb(x, torch.arange(P, device=inv_freq.device)[None], *args)
     cos, sin = array("rotary_emb cos", cos[0]), array("rotary_emb sin", sin[0])
-    return Rotary(2 * k, inv_freq=array("rotary_emb.inv_freq", emb.inv_freq), cos=cos[:, :k], sin=sin[:, :k])
+    pick = slice(0, 2 * k, 2) if style == "interleaved" else slice(0, k)
+    return Rotary(2 * k, style=style, inv_freq=array("rotary_emb.inv_freq", inv_freq), cos=cos[:, pick],
+                  sin=sin[:, pick])
 
 
 def attention_scale(attn: Any, head_dim: int) -> float:
@@ -120,7 +167,7 @@ def attention_scale(attn: Any, head_dim: int) -> float:
 
 #: Config options that change the computation in ways symuat does not model (option → when it is active).
 _UNSUPPORTED = {
-    "attn_logit_softcapping": lambda v: v is not None,
+    "attn_logit_softcapping": lambda v: v is not None,  # read by the Gemma-2/3 importers (_READ_BY)
     "final_logit_softcapping": lambda v: False,  # logits only, not hidden states
     "alibi": lambda v: bool(v),
     "add_cross_attention": lambda v: bool(v),
@@ -130,9 +177,15 @@ _UNSUPPORTED = {
 }
 
 
+#: Options of :data:`_UNSUPPORTED` that these families' importers read (they are part of the stack there).
+_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text"), "alibi": ("falcon",)}
+
+
 def check_config(config: Any) -> None:
     r"""Raise :class:`UnsupportedError` naming the first active option of :data:`_UNSUPPORTED`."""
     for option, active in _UNSUPPORTED.items():
+        if getattr(config, "model_type", None) in _READ_BY.get(option, ()):
+            continue
         if hasattr(config, option) and active(getattr(config, option)):
             raise UnsupportedError(f"unsupported config option {option}={getattr(config, option)!r} "
                                    f"({config.model_type})")

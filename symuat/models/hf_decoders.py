@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, GatedFFNWeights, TransformerStack
 from ._torch import array, linear, split_columns
 from .activations import activation_name, check_activation
-from .hf_common import attention_scale, layer_norm, rms_norm, rotary
+from .hf_common import attention_scale, layer_norm, layer_windows, rms_norm, rotary
 
 __all__ = ["DECODERS", "gpt2", "gpt_neox", "llama_like"]
 
@@ -72,7 +72,11 @@ def gpt_neox(base: Any, config: Any) -> TransformerStack:
     return TransformerStack(tuple(blocks), kind, act, final_norm=layer_norm("final_layer_norm", base.final_layer_norm))
 
 
-def _llama_attention(n: str, sa: Any, config: Any, rot: Any, family: str) -> AttentionWeights:
+#: How a Llama-shaped family applies ``sliding_window``: the same mask on every layer, or per ``layer_types``.
+_WINDOWS = {"mistral": False, "phi3": False, "qwen2": True, "qwen3": True}
+
+
+def _llama_attention(n: str, sa: Any, config: Any, rot: Any, family: str, window: Any = None) -> AttentionWeights:
     H = config.num_attention_heads
     G = getattr(config, "num_key_value_heads", None) or H
     d = getattr(sa, "head_dim", None) or config.hidden_size // H
@@ -87,7 +91,8 @@ def _llama_attention(n: str, sa: Any, config: Any, rot: Any, family: str) -> Att
     if getattr(sa, "q_norm", None) is not None:
         q_norm, k_norm = rms_norm(f"{n}.q_norm", sa.q_norm, offset), rms_norm(f"{n}.k_norm", sa.k_norm, offset)
     return AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, n_kv_heads=G, head_dim=d,
-                            scale=attention_scale(sa, d), causal=True, rotary=rot, q_norm=q_norm, k_norm=k_norm)
+                            scale=attention_scale(sa, d), causal=True, rotary=rot, q_norm=q_norm, k_norm=k_norm,
+                            sliding_window=window)
 
 
 def _gated_mlp(n: str, mlp: Any, act: str, family: str) -> GatedFFNWeights:
@@ -111,10 +116,12 @@ def llama_like(family: str) -> Callable[[Any, Any], TransformerStack]:
         act = activation_name(config.hidden_act, "config.hidden_act")
         rot = rotary(base, config, d)
         offset = 1.0 if family == "gemma" else 0.0
+        windows = (layer_windows(config, len(base.layers), _WINDOWS[family]) if family in _WINDOWS
+                   else (None,) * len(base.layers))
         blocks = []
         for i, blk in enumerate(base.layers):
             n = f"layers.{i}"
-            attn = _llama_attention(f"{n}.self_attn", blk.self_attn, config, rot, family)
+            attn = _llama_attention(f"{n}.self_attn", blk.self_attn, config, rot, family, windows[i])
             ffn = _gated_mlp(f"{n}.mlp", blk.mlp, act, family)
             if family == "olmo2":
                 ln1 = rms_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm)

@@ -18,15 +18,23 @@ from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
-from .hf_bert import bert
-from .hf_common import MAX_POSITIONS, check_config, sliding_window
+from .hf_bert import bert, roberta
+from .hf_common import MAX_POSITIONS, check_config
 from .hf_decoders import DECODERS
+from .hf_distilbert import distilbert
+from .hf_gemma import GEMMA
+from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_moe import MOE
+from .hf_parallel import PARALLEL
 from .precision import library_float64
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
 #: ``config.model_type`` → importer of the transformers base model.
-FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {**DECODERS, "bert": bert}
+FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
+    **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
+    "bert": bert, "roberta": roberta, "distilbert": distilbert,
+}
 
 
 def _hf_stack(model: Any) -> TransformerStack:
@@ -113,7 +121,7 @@ def _check_checkpoint(directory: Any) -> Path:
 
 def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     r"""``(width, max_tokens)`` of a checkpoint from its config alone (no weights are read): the hidden size and the
-    longest input the imported stack covers (positions, sliding window, :data:`MAX_POSITIONS`)."""
+    longest input the imported stack covers (positions, :data:`MAX_POSITIONS`)."""
     path = _check_checkpoint(directory)
     from transformers import AutoConfig
 
@@ -125,11 +133,7 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     width = getattr(config, "hidden_size", None)
     if not isinstance(width, int) or width < 1:
         raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
-    limits = [MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS]
-    window = sliding_window(config)
-    if window is not None:
-        limits.append(int(window))
-    return width, int(min(limits))
+    return width, int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
 
 
 def _model_class(config: dict) -> Any:
@@ -187,8 +191,9 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     config = json.loads((path / "config.json").read_text())
     cls = _model_class(config)
     try:
+        extra = {"experts_implementation": "eager"} if config.get("model_type") in MOE else {}
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
-                                          output_loading_info=True, ignore_mismatched_sizes=True)
+                                          output_loading_info=True, ignore_mismatched_sizes=True, **extra)
     except MemoryError as exc:
         size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
         raise out_of_memory(exc, f"loading the checkpoint {str(path)!r} in float64 (weights {format_bytes(size)} on "

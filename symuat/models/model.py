@@ -129,8 +129,26 @@ class Model:
             raise UnsupportedError(f"{self.family} has no token type embeddings; token_type_ids must be None")
         T = 1 if self.token_type_embeddings is None else self.token_type_embeddings.shape[0]
         types = like("token_type_ids", token_type_ids, 0, T, None)
-        pos = like("position_ids", position_ids, 0, self.max_tokens, np.broadcast_to(np.arange(N), (B, N)))
+        if self.family == "roberta":
+            pos = self._roberta_positions(ids, mask, position_ids)
+        else:
+            pos = like("position_ids", position_ids, 0, self.max_tokens, np.broadcast_to(np.arange(N), (B, N)))
         return single, ids, mask, types, pos
+
+    def _roberta_positions(self, ids: np.ndarray, mask: np.ndarray, position_ids: Any) -> np.ndarray:
+        r"""RoBERTa's own positions: ``pad + cumsum(ids != pad)`` (its table rows after the padding row)."""
+        if position_ids is not None:
+            raise UnsupportedError("roberta derives its positions from the pad id; explicit position_ids are not "
+                                   "supported")
+        pad = int(self.library.config.pad_token_id)
+        real_pad = (ids == pad) & (mask == 1)
+        if real_pad.any():
+            raise UnsupportedError(f"a real token (attention_mask 1) has the pad id {pad}: roberta gives it the "
+                                   "padding position, which the stack's position table does not hold")
+        pos = np.cumsum(ids != pad, axis=1) - 1
+        if pos.max() >= self.max_tokens:
+            raise ShapeError(f"input_ids has {pos.max() + 1} tokens; the model covers at most {self.max_tokens}")
+        return np.where(mask == 1, pos, 0)
 
     def inputs_embeds(self, ids: np.ndarray, types: Optional[np.ndarray]) -> np.ndarray:
         r""":math:`X = sE[t] + T[s] - T[0]` (BERT, whose :math:`T[0]` is in the stack) or :math:`+T[s]` (GPT-2)."""
@@ -186,6 +204,10 @@ class Model:
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
+            if real[-1] - real[0] + 1 != real.size and any(
+                    blk.attention.sliding_window is not None for blk in self.stack.blocks):
+                raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: a sliding window "
+                                       "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
             forms.append(duat_form(self.row_stack(pos[b, real]), X))  # MemoryError -> OutOfMemoryError there
         return forms[0] if single else tuple(forms)
@@ -215,14 +237,16 @@ def _tokenizer(path: Path) -> Any:
 
 def _embeddings(base: Any, family: str) -> tuple:
     """``(E, scale, T, offset)`` of the base model (module docstring)."""
-    if family == "gpt2":
+    if family in ("gpt2", "gptj"):
         E = array("wte.weight", base.wte.weight)
         return E, 1.0, E, False
-    if family == "bert":
+    if family in ("bert", "roberta"):
         emb = base.embeddings
         return (array("embeddings.word_embeddings.weight", emb.word_embeddings.weight), 1.0,
                 array("embeddings.token_type_embeddings.weight", emb.token_type_embeddings.weight), True)
-    emb = base.embed_in if family == "gpt_neox" else base.embed_tokens
+    if family == "distilbert":
+        return array("embeddings.word_embeddings.weight", base.embeddings.word_embeddings.weight), 1.0, None, False
+    emb = base.get_input_embeddings()  # embed_in (GPT-NeoX), word_embeddings (Falcon), embed_tokens (the others)
     scale = getattr(emb, "embed_scale", None)
     scale = 1.0 if scale is None else float(scale.detach().double().item())
     return array("embed_tokens.weight", emb.weight), scale, None, False
@@ -232,9 +256,7 @@ def _probe_embeddings(model: Model) -> None:
     """The library's embedding module at a few ids equals :math:`sE[t]` (else the module differs)."""
     torch = require_torch()
     base = getattr(model.library, "base_model", model.library)
-    family = model.family
-    emb = {"gpt2": "wte", "gpt_neox": "embed_in"}.get(family, "embed_tokens")
-    module = base.embeddings.word_embeddings if family == "bert" else getattr(base, emb)
+    module = base.get_input_embeddings()
     ids = np.unique(np.array([0, 1, model.word_embeddings.shape[0] - 1]))
     with torch.no_grad():
         got = module(torch.from_numpy(ids)).detach().double().numpy()

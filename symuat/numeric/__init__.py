@@ -17,6 +17,7 @@ from .attention import (
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
+from .moe import MoEFFNWeights, routing_gates
 from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
 from .operators import (
     DENSE_LIMIT,
@@ -65,7 +66,8 @@ __all__ = [
     "LayerNormWeights", "layer_norm", "layer_norm_operator", "RMSNormWeights", "rms_norm", "apply_norm",
     "norm_operator", "ROTARY_STYLES", "Rotary", "apply_rotary",
     # FFN
-    "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "ffn", "ffn_operators",
+    "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "MoEFFNWeights", "routing_gates", "ffn",
+    "ffn_operators",
     # stack
     "KINDS", "LAYOUTS", "BlockWeights", "TransformerStack", "block_forward", "forward", "prepare_input",
     "hidden_states", "stack_output", "random_stack",

@@ -189,6 +189,15 @@ class AttentionWeights:
     q_norm, k_norm : LayerNormWeights or RMSNormWeights, optional
         Applied to the queries / keys (after their biases, before rotary): per head when the
         norm's width is :math:`d` (Qwen3), over all heads when it is :math:`Hd` / :math:`Gd` (OLMo-2).
+    sliding_window : int, optional
+        :math:`w`: token :math:`i` attends to keys :math:`j > i - w` only (Mistral, Qwen2, Starcoder2, Gemma-2's
+        local layers; a mask of this layer, inside :math:`H_h`).
+    softcap : float, optional
+        :math:`c`: the scores become :math:`c\tanh(S/c)` before the mask and the softmax (Gemma-2 attention
+        soft-capping; changes :math:`H_h` only).
+    alibi : (H, P) array, optional
+        ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
+        (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
     """
 
     W_Q: np.ndarray
@@ -207,6 +216,9 @@ class AttentionWeights:
     rotary: Optional[Rotary] = None
     q_norm: Optional[NormWeights] = None
     k_norm: Optional[NormWeights] = None
+    sliding_window: Optional[int] = None
+    softcap: Optional[float] = None
+    alibi: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
@@ -245,9 +257,17 @@ class AttentionWeights:
                 check_norm(name, nrm, nrm.width)
                 if nrm.width not in (d, full):
                     raise ShapeError(f"{name} has width {nrm.width}; expected head_dim {d} or {full}")
+        if self.sliding_window is not None:
+            object.__setattr__(self, "sliding_window", check_positive_dim("sliding_window", self.sliding_window))
+        if self.softcap is not None:
+            object.__setattr__(self, "softcap", check_real_number("softcap", self.softcap, positive=True))
+        if self.alibi is not None:
+            object.__setattr__(self, "alibi", frozen("alibi", self.alibi, (H, None)))
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm") if getattr(self, k) is not None)
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "softcap")
+                         if getattr(self, k) is not None)
         return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
                 f"head_dim={self.head_dim}, causal={self.causal}{extra})")
 
@@ -318,6 +338,8 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     keep = np.ones((N, N), dtype=bool)
     if attn.causal:
         keep &= np.tri(N, dtype=bool)
+    if attn.sliding_window is not None:
+        keep &= ~np.tri(N, k=-attn.sliding_window, dtype=bool)
     if mask is not None:
         keep &= mask[None, :]
     full = bool(np.all(keep))
@@ -341,6 +363,14 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
         with np.errstate(over="ignore", invalid="ignore"):
             np.matmul(Qh, Kh.T, out=S)
             S *= s
+            if attn.alibi is not None:
+                if attn.alibi.shape[1] < N:
+                    raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+                S += attn.alibi[h, :N]
+            if attn.softcap is not None:
+                S /= attn.softcap
+                np.tanh(S, out=S)
+                S *= attn.softcap
         if not np.all(np.isfinite(S)):
             raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
                                     f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")

@@ -27,7 +27,7 @@ from ..errors import InvalidValueError
 from ..names import logistic
 from ..validation import as_finite_array, check_shape
 from ._arrays import frozen
-from .operators import IdentityOperator, Kron
+from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
 
@@ -188,7 +188,10 @@ def ffn(X: Any, w: AnyFFN, activation: Optional[str] = None) -> np.ndarray:
 
 def _ffn(X: np.ndarray, w: AnyFFN, act: Callable) -> np.ndarray:
     if w.gated:
-        return _lin(act(_lin(X, w.W_gate, w.b_gate)) * _lin(X, w.W_up, w.b_up), w.W_down, w.b_down)
+        g = act(_lin(X, w.W_gate, w.b_gate)) * _lin(X, w.W_up, w.b_up)
+        if hasattr(w, "router"):  # mixture of experts: the routing gates D(X) (symuat.numeric.moe)
+            g = g * w.gates(X)
+        return _lin(g, w.W_down, w.b_down)
     return _lin(act(_lin(X, w.W1, w.b1)), w.W2, w.b2)
 
 
@@ -196,12 +199,19 @@ def _op(N: int, W: np.ndarray, b: Optional[np.ndarray]) -> Tuple[Kron, np.ndarra
     return Kron(IdentityOperator(N), W.T), (np.zeros(N * W.shape[1]) if b is None else np.tile(b, N))
 
 
-def ffn_operators(N: int, w: AnyFFN) -> dict:
+def ffn_operators(N: int, w: AnyFFN, U: Optional[np.ndarray] = None) -> dict:
     r"""The FFN's Linears on :math:`x'` as ``{name: (I_N ⊗ W^T, 1_N ⊗ b)}``.
 
     Names: ``in`` (:math:`W_1` or :math:`W_g`), ``up`` (:math:`W_u`, gated only) and ``out``
-    (:math:`W_2` or :math:`W_d`).
+    (:math:`W_2` or :math:`W_d`).  A mixture of experts needs its input ``U`` (N×M): its ``out`` is
+    :math:`(I_N \otimes W_d^{\mathsf T})\,\mathrm{diag}(\operatorname{vec}_r D(U))` with the routing gates.
     """
+    if hasattr(w, "router"):
+        if U is None:
+            raise InvalidValueError("the operators of a mixture of experts need its input U (the routing)")
+        down, bias = _op(N, w.W_down, None)
+        return {"in": _op(N, w.W_gate, None), "up": _op(N, w.W_up, None),
+                "out": (Compose([down, Diagonal(w.gates(U).reshape(-1))]), bias)}
     if w.gated:
         return {"in": _op(N, w.W_gate, w.b_gate), "up": _op(N, w.W_up, w.b_up), "out": _op(N, w.W_down, w.b_down)}
     return {"in": _op(N, w.W1, w.b1), "out": _op(N, w.W2, w.b2)}

@@ -91,7 +91,7 @@ def attention(form: Any, layer: int, head: int) -> np.ndarray:
     if not isinstance(head, (int, np.integer)) or isinstance(head, bool) or not 0 <= head < H:
         raise InvalidValueError(f"head must be an int in [0, {H}), got {head!r}")
     X = form.params.input(k)
-    if form.stack.kind in ("pre_ln", "parallel"):  # attention sees N_1(X), built as the evaluation builds it
+    if form.stack.kind in ("pre_ln", "parallel", "sandwich"):  # attention sees N_1(X), as the evaluation builds it
         with trusted_operators():
             L1, beta1 = norm_operator(X, block.ln1)
         X = (L1._matvec(X.reshape(-1)) + beta1).reshape(X.shape)
@@ -108,6 +108,9 @@ def layer_parameters(form: Any, layer: int) -> LayerParameters:
                                (a.W_O[a.head_slice(h), :].T, a.W_V[:, a.kv_slice(h)].T)) for h in range(a.n_heads)]
     maps = ((("FFN gate", f.W_gate), ("FFN up", f.W_up), ("FFN down", f.W_down)) if f.gated
             else (("FFN in", f.W1), ("FFN out", f.W2)))
+    if hasattr(f, "router"):  # a mixture of experts: the stacked experts; W'_3 holds the routing diagonal D(u)
+        maps = tuple((f"MoE {name[4:]} (stacked experts{', after the routing gates D(u)' if 'down' in name else ''})",
+                      W) for name, W in maps)
     factors += [KroneckerFactor(name, None, (W.T,)) for name, W in maps]
     del X
     return LayerParameters(k, p.W1, p.W2, p.W3, p.W4, p.b2, p.b3, p.b4, tuple(factors))

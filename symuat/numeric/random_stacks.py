@@ -91,9 +91,7 @@ def random_stack(
         else:
             f = FFNWeights(mat(M, F), 0.1 * rng.standard_normal(F), mat(F, M), 0.1 * rng.standard_normal(M))
         needs = _NEEDS[kind] if not (kind == "parallel" and not shared_norm) else ("ln1", "ln2")
-        ln1 = nrm(M) if "ln1" in needs else None
-        ln2 = nrm(M) if "ln2" in needs else None
-        blocks.append(BlockWeights(attn, f, ln1, ln2))
+        blocks.append(BlockWeights(attn, f, *(nrm(M) if f"ln{k}" in needs else None for k in range(1, 5))))
     P = 0.1 * rng.standard_normal((64, M)) if position_embeddings else None
     return TransformerStack(tuple(blocks), kind, activation, input_scale=input_scale, position_embeddings=P,
                             input_norm=nrm(M) if input_norm else None, final_norm=nrm(M) if final_norm else None)

@@ -66,9 +66,10 @@ from ..validation import as_finite_array, check_shape
 from .attention import _heads, check_attention_mask
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
+from .moe import MoEFFNWeights
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
-from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
+from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind, ffn_input
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
            "apply_residual"]
@@ -91,6 +92,7 @@ DYNAMIC = {
     "post_ln": frozenset({"W1", "W2", "W3", "b2", "b3"}),
     "parallel": frozenset({"W1", "W2"}),
     "sublayer_post_ln": frozenset({"W1", "W2", "W3", "b2", "b3"}),
+    "sandwich": frozenset({"W1", "W2", "W3", "b2", "b3"}),
 }
 
 
@@ -229,7 +231,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     applies :math:`P` to the pieces of :math:`x` supplies it, saving one attention application)."""
     N, M = X.shape
     x = X.reshape(-1)
-    ops = ffn_operators(N, block.ffn)
+    moe = isinstance(block.ffn, MoEFFNWeights)  # its routing gates D(u) are read at the FFN input u
+    ops = ffn_operators(N, block.ffn, ffn_input(block, kind, X, mask, where) if moe else None)
     Fin, fin = ops["in"]
     Fout, fout = ops["out"]
     act = activation_function(act_name)
@@ -282,6 +285,19 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         Q, q = (L1, beta1) if block.ln2 is None else ln(2, x)
         qs = (None, zero, q[:M])
         Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1) + a + fout
+    elif kind == "sandwich":  # h = x + N2(A N1 x), x+ = h + N4(FFN(N3 h))
+        L1, beta1 = norm_operator(X, block.ln1)
+        A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
+        core = Compose([A, L1])
+        m0 = _static_hvo(block, N, beta1) + a
+        L2, beta2 = norm_operator((core._matvec(x) + m0).reshape(N, M), block.ln2)
+        P = Sum([I, Compose([L2, core])])
+        p = L2._matvec(m0) + beta2
+        h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
+        Q, beta3 = norm_operator(h.reshape(N, M), block.ln3)
+        q = Q._matvec(p) + beta3
+        Z, beta4 = norm_operator(ffn_value(Q._matvec(h - p) + q).reshape(N, M), block.ln4)
+        b3, qs = p + Z._matvec(fout) + beta4, q
     else:  # sublayer_post_ln
         A, a = attn(X)
         m = A._matvec(x) + a
@@ -295,16 +311,22 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     G = Fin if Q is None else Compose([Fin, Q])
     f = block.ffn
     # b2 = F_in q + f_in with the FFN argument's bias q = D ⊗ w + 1 ⊗ c (rows D_n w + c): O(MF)
-    b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)))
+    if isinstance(qs, np.ndarray):  # sandwich: the FFN argument's bias q has no row structure (full vector)
+        b2 = Fin._matvec(qs) + fin
+    else:
+        b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)))
     G4 = W4 = b4 = None
     if "up" in ops:
-        G4, b4 = (ops["up"][0] if Q is None else Compose([ops["up"][0], Q])), _rows_linear(qs, N, f.W_up, f.b_up)
+        G4 = ops["up"][0] if Q is None else Compose([ops["up"][0], Q])
+        b4 = (ops["up"][0]._matvec(qs) + ops["up"][1]) if isinstance(qs, np.ndarray) else _rows_linear(
+            qs, N, f.W_up, f.b_up)
 
     def compose(outer, core):
         return outer if core is None else (core if outer is None else Compose([outer, core]))
 
     W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
-    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=dynamic_parameters(kind, W4 is not None),
+    dynamic = dynamic_parameters(kind, W4 is not None) | ({"W3"} if moe else set())  # MoE: W'_3 = ... D(u)
+    return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=frozenset(dynamic),
                           W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))
 
 
@@ -325,7 +347,8 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     if X.shape[0] < 1:
         raise ShapeError("X must have at least one row")
     if (kind in ("pre_ln", "post_ln", "sublayer_post_ln") and (block.ln1 is None or block.ln2 is None)) or (
-            kind == "parallel" and block.ln1 is None):
+            kind == "parallel" and block.ln1 is None) or (
+            kind == "sandwich" and any(getattr(block, f"ln{k}") is None for k in range(1, 5))):
         raise InvalidValueError(f"kind={kind!r} needs the block's norms (ln1/ln2), got None")
     return _layer_params(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
 

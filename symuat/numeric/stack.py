@@ -20,6 +20,9 @@ Residual layouts (``kind``; ``x`` is the block input, N1/N2 its norms — LayerN
     :math:`x_{next} = x + \mathrm{MHA}(\mathrm N_1(x)) + \mathrm{FFN}(\mathrm N_2(x))`, N2 = N1 when ``ln2`` is None.
 ``"sublayer_post_ln"`` (OLMo-2)
     :math:`h = x + \mathrm N_1(\mathrm{MHA}(x))`; :math:`x_{next} = h + \mathrm N_2(\mathrm{FFN}(h))`.
+``"sandwich"`` (Gemma-2/3: a norm before and after each sublayer)
+    :math:`h = x + \mathrm N_2(\mathrm{MHA}(\mathrm N_1 x))`;
+    :math:`x_{next} = h + \mathrm N_4(\mathrm{FFN}(\mathrm N_3 h))`.
 
 The stack adds a static input transform :math:`X_0 = \mathrm N_{in}(sX + P_{1:N})` (scale :math:`s`,
 position embeddings :math:`P`, optional input norm) and an optional final norm, so
@@ -37,6 +40,7 @@ from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
+from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
 
 __all__ = [
@@ -48,9 +52,9 @@ __all__ = [
 #: The layouts of the paper era (kept for the paper's ledger entries).
 KINDS = ("paper", "standard", "pre_ln", "post_ln")
 #: Every residual layout (module docstring).
-LAYOUTS = KINDS + ("parallel", "sublayer_post_ln")
+LAYOUTS = KINDS + ("parallel", "sublayer_post_ln", "sandwich")
 _NEEDS = {"paper": (), "standard": (), "pre_ln": ("ln1", "ln2"), "post_ln": ("ln1", "ln2"),
-          "parallel": ("ln1",), "sublayer_post_ln": ("ln1", "ln2")}
+          "parallel": ("ln1",), "sublayer_post_ln": ("ln1", "ln2"), "sandwich": ("ln1", "ln2", "ln3", "ln4")}
 
 
 def check_kind(kind: Any) -> str:
@@ -61,23 +65,27 @@ def check_kind(kind: Any) -> str:
 
 @dataclass(frozen=True)
 class BlockWeights:
-    r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2``."""
+    r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2`` (and ``ln3``,
+    ``ln4`` of the ``sandwich`` layout)."""
 
     attention: AttentionWeights
     ffn: Any
     ln1: Optional[Any] = None
     ln2: Optional[Any] = None
+    ln3: Optional[Any] = None
+    ln4: Optional[Any] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.attention, AttentionWeights):
             raise InvalidValueError(f"attention must be an AttentionWeights, got {type(self.attention).__name__}")
-        if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights)):
-            raise InvalidValueError(f"ffn must be an FFNWeights or GatedFFNWeights, got {type(self.ffn).__name__}")
+        if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights, MoEFFNWeights)):
+            raise InvalidValueError(f"ffn must be an FFNWeights, GatedFFNWeights or MoEFFNWeights, got "
+                                    f"{type(self.ffn).__name__}")
         M = self.attention.width
         if self.ffn.width != M:
             raise ShapeError(f"ffn width {self.ffn.width} must equal attention width M={M}")
-        check_norm("ln1", self.ln1, M)
-        check_norm("ln2", self.ln2, M)
+        for name in ("ln1", "ln2", "ln3", "ln4"):
+            check_norm(name, getattr(self, name), M)
 
     @property
     def width(self) -> int:
@@ -126,7 +134,7 @@ class TransformerStack:
                 M = b.width
             elif b.width != M:
                 raise ShapeError(f"blocks[{i}] has width {b.width}, expected {M} like blocks[0]")
-            for name in ("ln1", "ln2"):
+            for name in ("ln1", "ln2", "ln3", "ln4"):
                 has = getattr(b, name) is not None
                 if name in _NEEDS[kind] and not has:
                     raise InvalidValueError(f"kind={kind!r} needs blocks[{i}].{name}, got None")
@@ -179,6 +187,27 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     return X, check_attention_mask(attention_mask, N)
 
 
+def ffn_input(block: BlockWeights, kind: str, X: np.ndarray, mask, where: str = "") -> np.ndarray:
+    r"""What the block's FFN sees (N×M) for block input ``X`` (layouts in the module docstring): the input of a
+    mixture of experts' router."""
+    def mha(U):
+        return _mha(U, block.attention, _heads(U, block.attention, mask, where))
+
+    if kind == "paper":
+        return mha(X)
+    if kind in ("standard", "post_ln"):
+        H = X + mha(X)
+        return H if kind == "standard" else apply_norm(H, block.ln1)
+    if kind == "pre_ln":
+        return apply_norm(X + mha(apply_norm(X, block.ln1)), block.ln2)
+    if kind == "parallel":
+        return apply_norm(X, block.ln2 if block.ln2 is not None else block.ln1)
+    if kind == "sublayer_post_ln":
+        return X + apply_norm(mha(X), block.ln1)
+    H = X + apply_norm(mha(apply_norm(X, block.ln1)), block.ln2)
+    return apply_norm(H, block.ln3)
+
+
 def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str = "") -> np.ndarray:
     def mha(U):
         return _mha(U, block.attention, _heads(U, block.attention, mask, where))
@@ -203,6 +232,9 @@ def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str 
         return n(2, H + f(H))
     if kind == "parallel":
         return X + mha(n(1, X)) + f(n(2, X))
+    if kind == "sandwich":
+        H = X + apply_norm(mha(n(1, X)), block.ln2)
+        return H + apply_norm(f(apply_norm(H, block.ln3)), block.ln4)
     H = X + n(1, mha(X))
     return H + n(2, f(H))
 

@@ -431,3 +431,54 @@ def test_memory_error_is_not_wrapped_twice(gpt2_dir, monkeypatch):
     monkeypatch.setattr(sys.modules["symuat.numeric.duat_form"], "_evaluate", _no_memory)
     line = one_error_line(_run(gpt2_dir), "out of memory evaluating the DUAT form at N=8: about")
     assert line.count("out of memory") == 1
+
+
+# ---- options of the 2021–2025 families that change the math and are not modelled: refused by name ----------------
+_FS = dict(hidden_size=M, num_attention_heads=2, num_hidden_layers=2, intermediate_size=24, max_position_embeddings=32,
+           vocab_size=40)
+
+REFUSED_OPTIONS = {
+    "phi qk_layernorm": (lambda: T.PhiModel(T.PhiConfig(**_FS, qk_layernorm=True)),
+                         r"unsupported config option qk_layernorm=True \(phi\)"),
+    "stablelm qk_layernorm": (lambda: T.StableLmModel(T.StableLmConfig(**_FS, num_key_value_heads=2,
+                                                                       qk_layernorm=True)),
+                              r"unsupported config option qk_layernorm=True \(stablelm\)"),
+    "cohere use_qk_norm": (lambda: T.CohereModel(T.CohereConfig(**_FS, use_qk_norm=True)),
+                           r"unsupported config option use_qk_norm=True \(cohere\)"),
+    "olmo clip_qkv": (lambda: T.OlmoModel(T.OlmoConfig(**_FS, clip_qkv=4.0)),
+                      r"unsupported config option clip_qkv=4.0 \(olmo\)"),
+    "gemma3 bidirectional": (lambda: T.Gemma3TextModel(T.Gemma3TextConfig(**_FS, head_dim=8,
+                                                                          use_bidirectional_attention=True)),
+                             r"use_bidirectional_attention=True \(gemma3_text\)"),
+    "qwen2 chunked layer type": (lambda: T.Qwen2Model(T.Qwen2Config(**_FS, layer_types=["full_attention",
+                                                                                         "chunked_attention"])),
+                                 r"unsupported attention layer type 'chunked_attention' \(config.layer_types\[1\]\)"),
+    "llama softcapping": (lambda: T.LlamaModel(T.LlamaConfig(**_FS, attn_logit_softcapping=30.0)),
+                          r"unsupported config option attn_logit_softcapping=30.0 \(llama\)"),
+    "mixtral fused experts kernel": (lambda: T.MixtralModel(T.MixtralConfig(**_FS, num_local_experts=4,
+                                                                            experts_implementation="grouped_mm")),
+                                     r"experts implementation 'grouped_mm' \(config._experts_implementation\)"),
+    "roberta decoder": (lambda: T.RobertaModel(T.RobertaConfig(**_FS, is_decoder=True)),
+                        r"unsupported config option is_decoder=True \(roberta\)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_OPTIONS))
+def test_refused_family_options(case):
+    make, match = REFUSED_OPTIONS[case]
+    model = make()
+    randomize(model)
+    with pytest.raises(UnsupportedError, match=match):
+        from_module(model)
+
+
+def test_roberta_real_token_with_the_pad_id_and_explicit_positions():
+    from symuat.models import load
+
+    model = load(randomize(T.RobertaModel(T.RobertaConfig(**_FS))))
+    ids = np.array([[5, 6, 7, 8]])
+    assert model.duat_form(input_ids=ids)[0].output.shape == (4, M)
+    with pytest.raises(UnsupportedError, match="has the pad id 1"):
+        model.duat_form(input_ids=np.array([[5, 1, 7]]))
+    with pytest.raises(UnsupportedError, match="explicit position_ids"):
+        model.duat_form(input_ids=ids, position_ids=np.arange(4))

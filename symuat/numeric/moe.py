@@ -1,0 +1,138 @@
+r"""A mixture-of-experts FFN as one wide gated FFN with dynamic diagonal routing gates (``ext`` MoE entries).
+
+For a token row :math:`u` the router picks the top-:math:`k` experts :math:`S(u)` of
+:math:`p(u) = \operatorname{softmax}(u W_r)` and weighs them by
+
+.. math::
+
+    g_e(u) = \rho\,\frac{p_e(u)}{Z(u)}\,[e \in S(u)],\qquad
+    Z(u) = \sum_{e' \in S(u)} p_{e'}(u)\ \text{(renormalised, ``norm_topk_prob``) or } 1\ \text{(raw)},
+
+with a routed scaling :math:`\rho`; a shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
+or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
+experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
+W_u^{\mathsf T}u)` whose down projection is preceded by the diagonal :math:`D(u)` repeating :math:`g_e(u)` over
+expert :math:`e`'s hidden units (and :math:`s(u)` over the shared expert's).  :math:`D` — the *choice* of experts
+as much as their weights — is a dynamic parameter: on :math:`x'` it makes :math:`W'_3` (and :math:`b'_3`) dynamic.
+A non-selected expert's units have gate 0, so its weights do not enter the value (they enter the form only
+multiplied by 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ..errors import InvalidValueError, ShapeError
+from ..names import logistic
+from ..validation import check_positive_dim, check_real_number
+from ._arrays import frozen
+from .ffn import GatedFFNWeights
+
+__all__ = ["MoEFFNWeights", "routing_gates"]
+
+
+@dataclass(frozen=True)
+class MoEFFNWeights:
+    r"""Experts (gated FFNs without biases), the router :math:`W_r` (:math:`M\times E`), ``top_k``,
+    ``normalize`` (renormalised top-k weights), ``scaling`` :math:`\rho`, an optional ``shared`` expert and its
+    sigmoid gate vector ``shared_gate`` (:math:`M`; ``None``: gate 1)."""
+
+    experts: Tuple[GatedFFNWeights, ...]
+    router: np.ndarray
+    top_k: int
+    normalize: bool = True
+    scaling: float = 1.0
+    shared: Optional[GatedFFNWeights] = None
+    shared_gate: Optional[np.ndarray] = None
+    activation: Optional[str] = "silu"
+
+    gated = True
+
+    def __post_init__(self) -> None:
+        experts = tuple(self.experts)
+        if not experts or not all(isinstance(e, GatedFFNWeights) for e in experts):
+            raise InvalidValueError("experts must be a non-empty sequence of GatedFFNWeights")
+        parts = experts + (() if self.shared is None else (self.shared,))
+        M, F = experts[0].width, experts[0].hidden
+        for i, e in enumerate(parts):
+            if e.width != M or (e is not self.shared and e.hidden != F):
+                raise ShapeError(f"expert {i} has shape ({e.width}, {e.hidden}), expected ({M}, {F})")
+            if any(b is not None for b in (e.b_gate, e.b_up, e.b_down)):
+                raise InvalidValueError(f"expert {i} has biases: MoE experts with biases are not modelled")
+            if e.activation not in (None, self.activation):
+                raise InvalidValueError(f"expert {i} has activation {e.activation!r}, the MoE {self.activation!r}")
+        object.__setattr__(self, "experts", experts)
+        object.__setattr__(self, "router", frozen("router", self.router, (M, len(experts))))
+        k = check_positive_dim("top_k", self.top_k)
+        if k > len(experts):
+            raise ShapeError(f"top_k={k} exceeds the {len(experts)} experts")
+        object.__setattr__(self, "normalize", bool(self.normalize))
+        object.__setattr__(self, "scaling", check_real_number("scaling", self.scaling, positive=True))
+        if self.shared_gate is not None:
+            if self.shared is None:
+                raise InvalidValueError("shared_gate needs a shared expert")
+            object.__setattr__(self, "shared_gate", frozen("shared_gate", self.shared_gate, (M,)))
+        cat = {name: np.concatenate([getattr(e, name) for e in parts], axis=0 if name == "W_down" else 1)
+               for name in ("W_gate", "W_up", "W_down")}
+        for name, W in cat.items():
+            W.setflags(write=False)
+            object.__setattr__(self, f"_{name}", W)
+
+    # the stacked gated FFN (the experts' columns side by side, the shared expert last)
+    W_gate = property(lambda self: self._W_gate)
+    W_up = property(lambda self: self._W_up)
+    W_down = property(lambda self: self._W_down)
+    b_gate = b_up = b_down = None
+
+    def gates(self, U: np.ndarray) -> np.ndarray:
+        r"""The routing diagonal :math:`D(U)` per token and stacked hidden unit (:func:`unit_gates`)."""
+        return unit_gates(self, U)
+
+    @property
+    def n_experts(self) -> int:
+        return len(self.experts)
+
+    @property
+    def width(self) -> int:
+        return self.router.shape[0]
+
+    @property
+    def hidden(self) -> int:
+        """Stacked hidden size :math:`EF + F_{sh}`."""
+        return self._W_gate.shape[1]
+
+    def __repr__(self) -> str:
+        return (f"MoEFFNWeights(width={self.width}, experts={self.n_experts}, top_k={self.top_k}, "
+                f"hidden={self.experts[0].hidden}, normalize={self.normalize}, scaling={self.scaling}, "
+                f"shared={self.shared is not None})")
+
+
+def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    r"""``(G, s)``: the routing weights :math:`g_e(u_n)` as an ``(N, E)`` array (zero off the top-k) and the shared
+    expert's gates :math:`s(u_n)` (``None`` without a shared expert)."""
+    logits = U @ w.router
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    top = np.argsort(-p, axis=1, kind="stable")[:, : w.top_k]
+    rows = np.arange(U.shape[0])[:, None]
+    wt = p[rows, top]
+    if w.normalize:
+        wt = wt / wt.sum(axis=1, keepdims=True)
+    G = np.zeros_like(p)
+    G[rows, top] = w.scaling * wt
+    if w.shared is None:
+        return G, None
+    s = np.ones(U.shape[0]) if w.shared_gate is None else logistic(U @ w.shared_gate)
+    return G, s
+
+
+def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
+    r"""The diagonal :math:`D(U)` as an ``(N, EF + F_{sh})`` array: each token's gate on each stacked hidden unit."""
+    G, s = routing_gates(w, U)
+    D = np.repeat(G, w.experts[0].hidden, axis=1)
+    if s is not None:
+        D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
+    return D

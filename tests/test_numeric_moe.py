@@ -1,0 +1,80 @@
+"""MoEFFNWeights in every layout: the DUAT form (Eq. 20 with the routing diagonal in W'_3) reproduces the direct
+forward pass; routing picks top-k per token; a non-selected expert's weights do not enter the value."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from symuat.numeric import (
+    LAYOUTS,
+    AttentionWeights,
+    BlockWeights,
+    GatedFFNWeights,
+    MoEFFNWeights,
+    TransformerStack,
+    duat_form,
+    duat_relative_error,
+    routing_gates,
+    stack_output,
+)
+from symuat.numeric.norms import RMSNormWeights
+from symuat.numeric.stack import _NEEDS
+
+M, F, N, E = 8, 6, 7, 4
+
+
+def _stack(kind, shared, seed=0):
+    rng = np.random.default_rng(seed)
+
+    def ex(f=F):
+        return GatedFFNWeights(*(rng.standard_normal(s) / 3 for s in ((M, f), (M, f), (f, M))))
+
+    blocks = []
+    for _ in range(2):
+        a = AttentionWeights(*(rng.standard_normal((M, M)) / 3 for _ in range(4)), n_heads=2, causal=True)
+        moe = MoEFFNWeights(tuple(ex() for _ in range(E)), rng.standard_normal((M, E)), 2, normalize=shared,
+                            scaling=1.5 if shared else 1.0, shared=ex(5) if shared else None,
+                            shared_gate=rng.standard_normal(M) if shared else None)
+        norms = [RMSNormWeights(1 + 0.2 * rng.standard_normal(M), eps=1e-6) if f"ln{k}" in _NEEDS[kind] else None
+                 for k in range(1, 5)]
+        blocks.append(BlockWeights(a, moe, *norms))
+    return TransformerStack(blocks, kind, "silu"), rng.standard_normal((N, M))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_form_reproduces_the_forward_pass(kind, shared):
+    stack, X = _stack(kind, shared)
+    form = duat_form(stack, X)
+    assert duat_relative_error(form) <= 1e-13
+    assert "W3" in form.params[0].dynamic
+
+
+def test_routing_is_top_k_per_token():
+    stack, X = _stack("pre_ln", True)
+    G, s = routing_gates(stack.blocks[0].ffn, X)
+    assert np.all((G > 0).sum(axis=1) == 2) and np.allclose(G.sum(axis=1), 1.5) and np.all((s > 0) & (s < 1))
+
+
+def test_a_non_selected_expert_does_not_enter():
+    """One token selects 2 of the 4 experts; scaling a non-selected expert's weights changes nothing, a selected
+    one's changes the output."""
+    from symuat.numeric.stack import ffn_input
+
+    stack, X = _stack("standard", False, seed=3)
+    X = X[:1]
+    moe = stack.blocks[0].ffn
+    G, _ = routing_gates(moe, ffn_input(stack.blocks[0], "standard", X, None))
+    unused, used = int(np.flatnonzero(G[0] == 0)[0]), int(np.flatnonzero(G[0])[0])
+
+    def scaled(e):
+        experts = list(moe.experts)
+        experts[e] = dataclasses.replace(experts[e], W_down=experts[e].W_down * 7.0)
+        block = dataclasses.replace(stack.blocks[0], ffn=dataclasses.replace(moe, experts=tuple(experts)))
+        return stack_output(dataclasses.replace(stack, blocks=(block,) + stack.blocks[1:]), X)
+
+    assert np.array_equal(scaled(unused), stack_output(stack, X))
+    assert np.max(np.abs(scaled(used) - stack_output(stack, X))) > 1e-3
