@@ -30,8 +30,11 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
 from . import form_views
+from .attribution import attribution
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
+from .frozen import frozen
+from .interventions import intervene
 from .layer_params import LayerParams
 from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
@@ -70,6 +73,8 @@ class DUATForm:
     box0, final : dict
         Bindings of the input-transform box (``W'_{0,1}``, ``b'_{0,3}``) and of the final-norm box.
     attention_mask : (N,) array or None
+    unembedding : (U (V, M), b (V,) or None) or None
+        The LM head, when the model has one (:meth:`attribution` with ``target``).
     """
 
     stack: TransformerStack
@@ -81,6 +86,7 @@ class DUATForm:
     box0: Optional[dict] = None
     final: Optional[dict] = None
     attention_mask: Optional[np.ndarray] = None
+    unembedding: Optional[tuple] = None
 
     def __repr__(self) -> str:
         N, M = self.X0.shape
@@ -123,6 +129,21 @@ class DUATForm:
     def token_terms(self) -> dict:
         """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
         return form_views.token_terms(self)
+
+    # ---- attributions, interventions, export, pictures (issue 21) -------------------------------------------------
+    def attribution(self, by: str = "term", target: Any = None) -> Any:
+        """Exact attribution by ``"term"``, ``"source"``, ``"layer"``, ``"head"`` or ``"neuron"``
+        (:mod:`symuat.numeric.attribution`); ``target="logits"`` or a token id maps it through the LM head."""
+        return attribution(self, by, target)
+
+    def frozen(self, gates: str = "held") -> Any:
+        """The DUAT function with this input's dynamic parameters held (:mod:`symuat.numeric.frozen`)."""
+        return frozen(self, gates)
+
+    def intervene(self, unit: tuple, scale: float = 0.0) -> Any:
+        """Scale one head, neuron, source token or term, frozen and re-computed
+        (:mod:`symuat.numeric.interventions`)."""
+        return intervene(self, unit, scale, duat_form)
 
     def _repr_html_(self) -> str:
         return form_views.summary_html(self)

@@ -1,0 +1,74 @@
+"""Attributions, the frozen network and interventions on random stacks of every layout, plain and gated (issue 21);
+hostile calls raise one symuat error each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from symuat.errors import InvalidValueError
+from symuat.numeric import duat_form, random_stack
+from symuat.numeric.stack import LAYOUTS
+
+TOL = 1e-12
+
+
+@pytest.fixture(scope="module", params=[(k, g) for k in LAYOUTS for g in (False, True)],
+                ids=lambda p: f"{p[0]}-{'gated' if p[1] else 'plain'}")
+def form(request):
+    kind, gated = request.param
+    rng = np.random.default_rng(7)
+    st = random_stack(rng, 2, 8, 2, 12, kind=kind, activation="gelu", causal=True, gated=gated)
+    return duat_form(st, rng.standard_normal((5, 8)))
+
+
+def test_every_attribution_is_exact_and_causal(form):
+    for by in ("term", "source", "layer", "head", "neuron"):
+        a = form.attribution(by)
+        assert a.error <= TOL and np.max(np.abs(a.values.sum(0) + a.rest - form.output)) <= TOL
+        assert abs(sum(a.shares().values()) - 1.0) <= 1e-12
+        assert abs(sum(a.shares(token=2).values()) - 1.0) <= 1e-12
+    src = form.attribution("source")
+    for s in range(1, 5):
+        assert not np.any(src.values[s, :s])
+
+
+def test_frozen_is_exact_affine_and_answers_another_input(form):
+    rng = np.random.default_rng(1)
+    Xb = rng.standard_normal(form.X0.shape)
+    F, G = form.frozen("held"), form.frozen("live")
+    assert np.max(np.abs(F(form.X0) - form.output)) <= TOL and np.max(np.abs(G(form.X0) - form.output)) <= TOL
+    # held gates: affine, F(aX + (1-a)Y) = aF(X) + (1-a)F(Y); live gates: not, and neither is the real network
+    mid = 0.3 * form.X0 + 0.7 * Xb
+    assert np.max(np.abs(F(mid) - (0.3 * F(form.X0) + 0.7 * F(Xb)))) <= 1e-11
+    assert not np.allclose(F(Xb), duat_form(form.stack, Xb).output)
+
+
+def test_interventions(form):
+    src = form.attribution("source")
+    iv = form.intervene(("source", 1), 0.0)
+    assert np.max(np.abs(iv.frozen - (form.output - src.values[1]))) <= TOL
+    half = form.intervene(("source", 1), 0.5)
+    assert np.max(np.abs(half.frozen - (form.output - 0.5 * src.values[1]))) <= TOL
+    one = form.intervene(("head", 0, 0), 1.0)  # scale 1 changes nothing, either way
+    assert np.max(np.abs(one.frozen - form.output)) <= TOL and np.max(np.abs(one.recomputed - form.output)) <= TOL
+    assert form.intervene(("term", "c~")).recomputed is None
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda f: f.attribution("token"), "by must be one of"),
+    (lambda f: f.attribution("head", target="logits"), "LM head"),
+    (lambda f: f.intervene(("head", 2, 0)), "unknown unit"),
+    (lambda f: f.intervene(("neuron", 0, 12)), "unknown unit"),
+    (lambda f: f.intervene(("source", 5)), "unknown unit"),
+    (lambda f: f.intervene(("term", "U~9 app_9")), "unknown unit"),
+    (lambda f: f.intervene(("head", 0, 0), float("nan")), "finite"),
+    (lambda f: f.frozen("half"), "gates must be"),
+    (lambda f: f.frozen()(np.zeros((4, 8))), "does not end in"),
+    (lambda f: f.frozen()(f.X0, {("head", 0, 5): 0.0}), "unknown unit"),
+])
+def test_hostile_calls(call, match):
+    rng = np.random.default_rng(0)
+    f = duat_form(random_stack(rng, 2, 8, 2, 12, kind="pre_ln", causal=True), rng.standard_normal((5, 8)))
+    with pytest.raises(InvalidValueError, match=match):
+        call(f)
