@@ -32,6 +32,7 @@ from ..expansion.extended import ExtendedTable, plain_residual_term
 from . import form_views
 from .attribution import attribution
 from .duat_eval import BoxOperator, StreamingEvaluator
+from .export import attribution_graph, save_form
 from .ffn import activation_function
 from .frozen import frozen
 from .interventions import intervene
@@ -144,6 +145,15 @@ class DUATForm:
         """Scale one head, neuron, source token or term, frozen and re-computed
         (:mod:`symuat.numeric.interventions`)."""
         return intervene(self, unit, scale, duat_form)
+
+    def save(self, path: Any, tokens: Any = None, model: Any = None) -> Any:
+        """Write ``path`` (.npz) and its ``.json`` metadata (:mod:`symuat.numeric.export`; read back with
+        :func:`~symuat.numeric.export.load_saved`)."""
+        return save_form(self, path, tokens, model)
+
+    def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
+        """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
+        return attribution_graph(self, target, tokens, token_ids, prompt)
 
     def _repr_html_(self) -> str:
         return form_views.summary_html(self)
