@@ -40,6 +40,7 @@ from .layer_params import LayerParams
 from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
+from .plot import plot_form
 from .residual_params import ResidualParams, _layer_params
 from .stack import TransformerStack, check_input, stack_output
 
@@ -154,6 +155,11 @@ class DUATForm:
     def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
         """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
         return attribution_graph(self, target, tokens, token_ids, prompt)
+
+    def plot(self, path: Any = None, tokens: Any = None, layer: int = 0, head: int = 0, target: Any = None) -> Any:
+        """Term × layer, source × output token, head × layer and one attention matrix
+        (:mod:`symuat.numeric.plot`, needs matplotlib); saved to ``path`` when given."""
+        return plot_form(self, duat_form, path, tokens, layer, head, target)
 
     def _repr_html_(self) -> str:
         return form_views.summary_html(self)
