@@ -71,7 +71,7 @@ def _heat(fig, ax, M, title, xlabels, ylabels, xlabel, ylabel, signed=True, anno
     if annotate and M.size <= 80:
         for (r, c), v in np.ndenumerate(M):
             if np.isfinite(v):
-                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                ax.text(c, r, f"{v:.2f}".replace("-0.00", "0.00"), ha="center", va="center", fontsize=7,
                         color="white" if abs(v) > 0.6 * lim else "black")
 
 
