@@ -72,3 +72,32 @@ def test_hostile_calls(call, match):
     f = duat_form(random_stack(rng, 2, 8, 2, 12, kind="pre_ln", causal=True), rng.standard_normal((5, 8)))
     with pytest.raises(InvalidValueError, match=match):
         call(f)
+
+
+def test_source_chunks_and_memory_refusal(monkeypatch):
+    import importlib
+
+    from symuat.numeric.memory import OutOfMemoryError
+
+    mod = importlib.import_module("symuat.numeric.attribution")  # the module (the package exports the function)
+
+    rng = np.random.default_rng(2)
+    f = duat_form(random_stack(rng, 2, 8, 2, 12, kind="pre_ln", causal=True), rng.standard_normal((5, 8)))
+    whole = f.attribution("source").values
+    monkeypatch.setattr(mod, "CHUNK_BYTES", 1)  # one source token per batch
+    assert np.max(np.abs(f.attribution("source").values - whole)) <= 1e-14
+    monkeypatch.setattr(mod, "_physical_memory", lambda: mod.attribution_bytes(f, "neuron") - 1)
+    with pytest.raises(OutOfMemoryError, match="attribution by 'neuron'"):
+        f.attribution("neuron")
+    assert f.attribution("head").error <= TOL  # a coarser attribution still fits
+
+
+def test_padded_form_attributions_are_exact():
+    rng = np.random.default_rng(4)
+    st = random_stack(rng, 2, 8, 2, 12, kind="post_ln", causal=False)
+    f = duat_form(st, rng.standard_normal((5, 8)), attention_mask=np.array([1, 1, 1, 0, 1]))
+    for by in ("source", "head", "neuron"):
+        assert f.attribution(by).error <= TOL
+    src = f.attribution("source")
+    assert not np.any(src.values[3][[0, 1, 2, 4]])  # a masked key reaches no other token
+    assert np.max(np.abs(f.frozen()(f.X0) - f.output)) <= TOL

@@ -27,6 +27,7 @@ With an unembedding :math:`U` (V, M) (and bias :math:`b`), ``target="logits"`` m
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
@@ -34,10 +35,33 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .frozen import frozen
+from .memory import OutOfMemoryError, format_bytes, out_of_memory
 
-__all__ = ["Attribution", "attribution", "BY"]
+__all__ = ["Attribution", "attribution", "attribution_bytes", "BY"]
 
 BY = ("term", "source", "layer", "head", "neuron")
+#: working memory of one batch of source tokens propagated together
+CHUNK_BYTES = 256 * 2 ** 20
+
+
+def _parts(form: Any, by: str) -> int:
+    N, L = form.X0.shape[0], form.depth
+    blocks = form.stack.blocks
+    return {"term": L + 2, "source": N, "layer": L + 1, "head": 1 + sum(b.attention.n_heads + 1 for b in blocks),
+            "neuron": 1 + sum(b.ffn.hidden + 1 for b in blocks)}[by]
+
+
+def attribution_bytes(form: Any, by: str) -> int:
+    """Bytes of the ``values`` array of ``form.attribution(by)`` (float64 ``(P, N, M)``) plus one more for rest."""
+    N, M = form.X0.shape
+    return 8 * (_parts(form, by) + 1) * N * M
+
+
+def _physical_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf
+        return 2 ** 62
 
 
 @dataclass(frozen=True)
@@ -115,12 +139,16 @@ def _raw(form: Any, by: str):
         return tuple(terms), np.stack(list(terms.values())), np.zeros((N, M))
     if by == "source":
         F = frozen(form, "held")
-        Xs = np.zeros((N + 1, N, M))
-        for s in range(N):
-            Xs[s, s] = form.X0[s]
-        Y = F(Xs)
-        rest = Y[N]
-        return tuple(f"tok{s}" for s in range(N)), Y[:N] - rest, rest
+        rest = F(np.zeros((N, M)))
+        values = np.empty((N, N, M))
+        width = max(M, max(b.ffn.hidden for b in form.stack.blocks))
+        chunk = max(1, min(N, CHUNK_BYTES // (8 * 4 * N * width)))  # sources propagated together (a batch)
+        for lo in range(0, N, chunk):
+            hi = min(N, lo + chunk)
+            Xs = np.zeros((hi - lo, N, M))
+            Xs[np.arange(hi - lo), np.arange(lo, hi)] = form.X0[lo:hi]
+            values[lo:hi] = F(Xs) - rest
+        return tuple(f"tok{s}" for s in range(N)), values, rest
     parts, index = _groups(form, by)
     slots = frozen(form, "held").direct(index.__getitem__, len(parts) + 1)
     return parts, slots[:-1], slots[-1]
@@ -130,7 +158,14 @@ def attribution(form: Any, by: str = "term", target: Any = None) -> Attribution:
     """The exact attribution of ``form.output`` (module docstring); ``target`` None, ``"logits"`` or a token id."""
     if by not in BY:
         raise InvalidValueError(f"by must be one of {BY}, got {by!r}")
-    parts, values, rest = _raw(form, by)
+    need = attribution_bytes(form, by)
+    if need > _physical_memory():
+        raise OutOfMemoryError(f"attribution by {by!r}: the (P, N, M) values alone need {format_bytes(need)}, more "
+                               "than this machine's memory; use a coarser `by` or fewer tokens")
+    try:
+        parts, values, rest = _raw(form, by)
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"in the attribution by {by!r}", need) from None
     output = form.output
     if target is not None:
         U = getattr(form, "unembedding", None)
