@@ -12,6 +12,7 @@ from models_support import randomize, require_torch
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
+from symuat.errors import InvalidValueError  # noqa: E402
 from symuat.models import library_float64, load  # noqa: E402
 
 TOL = 1e-12
@@ -19,16 +20,23 @@ V = 30
 _SMALL = dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=24,
               max_position_embeddings=32, vocab_size=V)
 
-#: family -> (model with an LM head where the family has one, causal, output projection of layer k)
+#: family -> (model with an LM head where the family has one, causal, attention output projection of layer k,
+#: FFN output projection of layer k)
 FAMILIES = {
     "gpt2": (lambda T: T.GPT2LMHeadModel(T.GPT2Config(n_embd=16, n_head=2, n_layer=2, n_positions=32, vocab_size=V)),
-             True, lambda m, k: m.transformer.h[k].attn.c_proj),
+             True, lambda m, k: m.transformer.h[k].attn.c_proj, lambda m, k: m.transformer.h[k].mlp.c_proj),
     "llama": (lambda T: T.LlamaForCausalLM(T.LlamaConfig(**_SMALL, num_key_value_heads=1)),
-              True, lambda m, k: m.model.layers[k].self_attn.o_proj),
+              True, lambda m, k: m.model.layers[k].self_attn.o_proj,
+              lambda m, k: m.model.layers[k].mlp.down_proj),
     "gpt_neox": (lambda T: T.GPTNeoXForCausalLM(T.GPTNeoXConfig(**_SMALL)),
-                 True, lambda m, k: m.gpt_neox.layers[k].attention.dense),
+                 True, lambda m, k: m.gpt_neox.layers[k].attention.dense,
+                 lambda m, k: m.gpt_neox.layers[k].mlp.dense_4h_to_h),
+    "olmo2": (lambda T: T.Olmo2ForCausalLM(T.Olmo2Config(**_SMALL, num_key_value_heads=1)),
+              True, lambda m, k: m.model.layers[k].self_attn.o_proj,
+              lambda m, k: m.model.layers[k].mlp.down_proj),
     "bert": (lambda T: T.BertModel(T.BertConfig(**_SMALL)),
-             False, lambda m, k: m.encoder.layer[k].attention.output.dense),
+             False, lambda m, k: m.encoder.layer[k].attention.output.dense,
+             lambda m, k: m.encoder.layer[k].output.dense),
 }
 IDS = np.array([4, 9, 1, 7, 12, 3])
 
@@ -36,16 +44,16 @@ IDS = np.array([4, 9, 1, 7, 12, 3])
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
 def case(request, tmp_path_factory):
     family = request.param
-    make, causal, o_proj = FAMILIES[family]
+    make, causal, o_proj, down = FAMILIES[family]
     path = tmp_path_factory.mktemp(family)
     randomize(make(transformers), seed=len(family)).save_pretrained(path)
     model = load(path)
-    return family, model, model.duat_form(input_ids=IDS), causal, o_proj
+    return family, model, model.duat_form(input_ids=IDS), causal, o_proj, down
 
 
 @pytest.mark.parametrize("by", ["term", "source", "layer", "head", "neuron"])
 def test_attributions_sum_to_the_output(case, by):
-    _, _, form, causal, _ = case
+    _, _, form, causal, _, _ = case
     a = form.attribution(by)
     assert a.values.shape == (len(a.parts),) + form.output.shape and a.rest.shape == form.output.shape
     assert np.max(np.abs(a.values.sum(0) + a.rest - form.output)) <= TOL
@@ -59,9 +67,12 @@ def test_attributions_sum_to_the_output(case, by):
 
 
 def test_logit_attribution_matches_the_library_logits(case):
-    family, model, form, _, _ = case
-    if model.lm_head is None:
-        pytest.skip(f"{family} test model has no LM head")
+    family, model, form, _, _, _ = case
+    if model.lm_head is None:  # no head: no logit target, one clear error
+        assert form.unembedding is None
+        with pytest.raises(InvalidValueError, match="LM head"):
+            form.attribution("head", target="logits")
+        return
     with torch.no_grad(), library_float64():
         logits = model.library(input_ids=torch.as_tensor(IDS)[None]).logits[0].numpy()
     for by in ("head", "source"):
@@ -73,7 +84,7 @@ def test_logit_attribution_matches_the_library_logits(case):
 
 
 def test_frozen_round_trip_and_frozen_ablations(case):
-    _, _, form, _, _ = case
+    _, _, form, _, _, _ = case
     for gates in ("held", "live"):
         assert np.max(np.abs(form.frozen(gates)(form.X0) - form.output)) <= TOL
     src = form.attribution("source")
@@ -93,7 +104,7 @@ def test_frozen_round_trip_and_frozen_ablations(case):
 
 
 def test_recomputed_head_ablation_equals_the_library_with_the_head_zeroed(case):
-    _, model, form, _, o_proj = case
+    _, model, form, _, o_proj, _ = case
     k, h = 0, 1
     attn = form.stack.blocks[k].attention
     cols = attn.head_slice(h)
@@ -115,3 +126,25 @@ def test_recomputed_head_ablation_equals_the_library_with_the_head_zeroed(case):
     assert np.max(np.linalg.norm(iv.recomputed - want, axis=1) / np.linalg.norm(want, axis=1)) <= TOL
     assert not np.allclose(iv.recomputed, iv.frozen)  # layer 1 re-reads the change: the parameters respond
     assert np.isfinite(iv.dynamic_share)
+
+
+def test_recomputed_neuron_ablation_equals_the_library_with_the_neuron_zeroed(case):
+    _, model, form, _, _, down = case
+    k, n = 0, 5
+
+    def zero_neuron(module, args):
+        (x,) = args
+        x = x.clone()
+        x[..., n] = 0
+        return (x,)
+
+    base = getattr(model.library, "base_model", model.library)
+    handle = down(model.library, k).register_forward_pre_hook(zero_neuron)
+    try:
+        with torch.no_grad(), library_float64():
+            want = base(input_ids=torch.as_tensor(IDS)[None]).last_hidden_state[0].numpy()
+    finally:
+        handle.remove()
+    iv = form.intervene(("neuron", k, n))
+    assert np.max(np.linalg.norm(iv.recomputed - want, axis=1) / np.linalg.norm(want, axis=1)) <= TOL
+    assert np.max(np.abs(iv.recomputed - form.output)) > 1e-6  # the neuron mattered
