@@ -36,8 +36,11 @@ def test_every_attribution_is_exact_and_causal(form):
 def test_frozen_is_exact_affine_and_answers_another_input(form):
     rng = np.random.default_rng(1)
     Xb = rng.standard_normal(form.X0.shape)
-    F, G = form.frozen("held"), form.frozen("live")
-    assert np.max(np.abs(F(form.X0) - form.output)) <= TOL and np.max(np.abs(G(form.X0) - form.output)) <= TOL
+    F, G, E = form.frozen("held"), form.frozen("live"), form.frozen("eq11")
+    for f in (F, G, E):
+        assert np.max(np.abs(f(form.X0) - form.output)) <= TOL
+    # Eq. 11 with its tilde parameters held is a third function: its beta~_j keeps the earlier terms at X0
+    assert not np.allclose(E(Xb), G(Xb)) and not np.allclose(E(Xb), F(Xb))
     # held gates: affine, F(aX + (1-a)Y) = aF(X) + (1-a)F(Y); live gates: not, and neither is the real network
     mid = 0.3 * form.X0 + 0.7 * Xb
     assert np.max(np.abs(F(mid) - (0.3 * F(form.X0) + 0.7 * F(Xb)))) <= 1e-11
@@ -64,6 +67,7 @@ def test_interventions(form):
     (lambda f: f.intervene(("term", "U~9 app_9")), "unknown unit"),
     (lambda f: f.intervene(("head", 0, 0), float("nan")), "finite"),
     (lambda f: f.frozen("half"), "gates must be"),
+    (lambda f: f.frozen("eq11")(f.X0, {("head", 0, 0): 0.0}), "no heads or neurons"),
     (lambda f: f.frozen()(np.zeros((4, 8))), "does not end in"),
     (lambda f: f.frozen()(f.X0, {("head", 0, 5): 0.0}), "unknown unit"),
 ])

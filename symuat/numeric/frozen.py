@@ -12,10 +12,12 @@ token).  :class:`Frozen` holds them (``held``).  Optionally it also holds the ac
   :math:`a \odot (x W_u + b_u)` is linear in the up branch.
 
 With ``gates="held"`` the network is *affine* in its input and in every residual-stream write;
-with ``gates="live"`` σ (and the gate branch) is re-applied: this is the paper's DUAT function
-:math:`\tilde A x' + \tilde c + \sum_j \tilde U_j \sigma(\tilde V_j x' + \tilde\beta_j)` with
-:math:`\tilde A, \tilde c, \tilde U_j, \tilde V_j, \tilde\beta_j` held (Eq. 11).  Either way
-``F(form.X0) == form.output`` (to rounding); ``F(X_b)`` is what input B gives under A's parameters.
+with ``gates="live"`` σ (and the gate branch) is re-applied in every layer: the network with its Eq. 20 parameters
+held.  ``gates="eq11"`` is the DUAT function of Eq. 11 itself,
+:math:`x' \mapsto \tilde A x' + \tilde c + \sum_j \tilde U_j \sigma(\tilde V_j x' + \tilde\beta_j)` with every
+tilde parameter held (:meth:`~symuat.numeric.duat_form.DUATForm.dynamic`); it differs from ``"live"`` away from
+:math:`X_0`, because :math:`\tilde\beta_j` carries the earlier layers' nonlinear terms *at* :math:`X_0`.  Every
+mode gives ``F(form.X0) == form.output`` (to rounding); ``F(X_b)`` is what input B gives under A's parameters.
 
 Units that can be scaled (ablated with scale 0): ``("head", layer, h)``, ``("neuron", layer, n)`` (0-based).
 """
@@ -198,7 +200,23 @@ class Frozen:
         if X.shape[-2:] != self.form.X0.shape:
             raise InvalidValueError(f"frozen: input shape {X.shape} does not end in {self.form.X0.shape}")
         scales = _check_scales(self.form, scales)
+        if self.gates == "eq11":
+            if scales:
+                raise InvalidValueError("frozen: the Eq. 11 function has no heads or neurons to scale (use 'held')")
+            return np.stack([self._eq11(x) for x in X.reshape((-1,) + X.shape[-2:])]).reshape(X.shape)
         return self._run(X, _Mode(), scales)
+
+    def _eq11(self, X: np.ndarray) -> np.ndarray:
+        form = self.form
+        x = X.reshape(-1)
+        out = form.A_tilde() @ x + form.c_tilde()
+        for j in range(1, form.depth + 1):
+            t = form.dynamic(j)
+            app = activation_function(form.stack.block_activation(j - 1))(t.V @ x + t.beta)
+            if t.P is not None:
+                app = app * (t.P @ x + t.gamma)
+            out = out + t.U @ app
+        return out.reshape(X.shape)
 
     def reads(self) -> dict:
         """Every sublayer's input at the form's input: ``{(layer, "attn"|"ffn"): (N, M)}`` (clean run)."""
@@ -230,8 +248,8 @@ def _check_scales(form: Any, scales: Optional[dict]) -> dict:
 
 def frozen(form: Any, gates: str = "held") -> Frozen:
     """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates)."""
-    if gates not in ("held", "live"):
-        raise InvalidValueError(f"gates must be 'held' or 'live', got {gates!r}")
+    if gates not in ("held", "live", "eq11"):
+        raise InvalidValueError(f"gates must be 'held', 'live' or 'eq11', got {gates!r}")
     stack, X = form.stack, form.X0
     mask = form.attention_mask
     held: list = []
