@@ -96,8 +96,14 @@ def test_frozen_round_trip_and_frozen_ablations(case):
     L = form.depth - 1
     p = neurons.parts.index(f"L{L}.N3")
     assert np.max(np.abs(form.intervene(("neuron", L, 3)).frozen - (form.output - neurons.values[p]))) <= TOL
-    # a first-layer head is re-read downstream: its frozen (total) effect is not its direct part
+    # a first-layer head is re-read downstream: its frozen (total) effect is not its direct part, but with every
+    # other read held (frozen_direct) removing it removes exactly its direct part
     heads = form.attribution("head")
+    for k in range(form.depth):
+        for h in (0, 1):
+            iv = form.intervene(("head", k, h), 0.25)
+            part = heads.values[heads.parts.index(f"L{k}.H{h}")]
+            assert np.max(np.abs(iv.frozen_direct - (form.output - 0.75 * part))) <= TOL
     assert not np.allclose(form.intervene(("head", 0, 1)).frozen_effect, heads.values[heads.parts.index("L0.H1")])
     terms = form.attribution("term")
     assert np.max(np.abs(form.intervene(("term", "U~1 app_1")).frozen - (form.output - terms.values[2]))) <= TOL

@@ -7,6 +7,10 @@ key of ``form.token_terms()``).  Scaling it by :math:`\lambda` (ablation: :math:
     In the frozen network (:mod:`symuat.numeric.frozen`, ``gates="held"``): every :math:`H_h`, norm diagonal and
     activation gate stays at the form's input, so the change is linear in :math:`\lambda`.  A term of Eq. 11 is
     one summand with its parameters held, so scaling it changes the output by :math:`(\lambda-1)t`.
+``frozen_direct`` (heads and neurons)
+    The same, but every other unit reads what it read at :math:`X_0` (circuit-tracer's freezing): only the unit's
+    own write, along the residual path, changes — so it equals ``output - (1 - scale) * part`` of the
+    ``"head"`` / ``"neuron"`` attribution.
 ``recomputed``
     Through symuat's own forward pass (:func:`~symuat.numeric.duat_form.duat_form`) with the unit's write scaled
     (head: rows of :math:`W_O`; neuron: row of :math:`W_2`/:math:`W_d`; source: row :math:`s` of :math:`X_0`):
@@ -40,6 +44,7 @@ class Intervention:
     frozen: np.ndarray
     recomputed: Optional[np.ndarray]
     output: np.ndarray
+    frozen_direct: Optional[np.ndarray] = None
 
     @property
     def frozen_effect(self) -> np.ndarray:
@@ -115,8 +120,10 @@ def intervene(form: Any, unit: Any, scale: float, evaluate: Callable) -> Interve
         X[unit[1]] *= scale
         fr = F(X)
         re = evaluate(form.stack, X, form.attention_mask).output
+        direct = None
     else:
         fr = F(form.X0, {unit: scale})
+        direct = F.direct(lambda u: 0, 2, {unit: scale}).sum(0)
         re = evaluate(scaled_stack(form.stack, unit, scale), form.X0, form.attention_mask).output
-    return Intervention(unit, scale, fr, re, out)
+    return Intervention(unit, scale, fr, re, out, direct)
 
