@@ -67,8 +67,19 @@ def _input(directory: str, path: Optional[str], tokens: Optional[int], seed: int
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random input (>= 0).")
 @click.option("--input", "input_path", type=click.Path(), default=None,
               help="A .npy (N, width) inputs_embeds array instead of a random input.")
+@click.option("--text", default=None, help="Real text (the checkpoint's tokenizer) instead of a random input.")
+@click.option("--pair", default=None,
+              help="A second text B with as many tokens: report B's output under the text's frozen parameters.")
+@click.option("--shares", type=click.Choice(["signed", "norm"]), default="signed", show_default=True,
+              help="signed <t,x>/||x||^2 (sum to 1) or ||t||/||x|| term shares.")
+@click.option("--plot", "plot_path", type=click.Path(), default=None,
+              help="Draw term x layer, source x token, head x layer and attention to FILE (.png/.svg/.pdf).")
+@click.option("--layer", type=int, default=0, show_default=True, help="Layer of the attention panel (0-based).")
+@click.option("--head", type=int, default=0, show_default=True, help="Head of the attention panel (0-based).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def model_command(directory: str, tokens: Optional[int], seed: int, input_path: Optional[str], fmt: str) -> None:
+def model_command(directory: str, tokens: Optional[int], seed: int, input_path: Optional[str], text: Optional[str],
+                  pair: Optional[str], shares: str, plot_path: Optional[str], layer: int, head: int,
+                  fmt: str) -> None:
     """Per-layer DUAT reconstruction error and term shares of a local save_pretrained checkpoint."""
     try:
         from transformers.utils import logging as hf_logging
@@ -80,19 +91,67 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
 
-        X = _input(directory, input_path, tokens, seed)
-        with sharing():  # the command owns the model: the stack uses the library's tensors, no second copy
-            model, stack = load_pretrained(directory)
-        report = model_report(model, stack, X)
-        text = _json(report) if fmt == "json" else report.to_text()
+        if text is None and (pair is not None):
+            raise InvalidValueError("--pair needs --text (B is compared with the text's frozen parameters)")
+        if text is None:
+            X = _input(directory, input_path, tokens, seed)
+            with sharing():  # the command owns the model: the stack uses the library's tensors, no second copy
+                library, stack = load_pretrained(directory)
+            report = model_report(library, stack, X, shares=shares)
+            if plot_path is not None:
+                from ..numeric import duat_form
+
+                duat_form(stack, X).plot(plot_path, layer=layer, head=head)
+            extra: dict = {}
+        else:
+            if input_path is not None or tokens is not None:
+                raise InvalidValueError("--text excludes --input and --tokens (the text fixes the input)")
+            report, extra = _text_report(directory, text, pair, shares, plot_path, layer, head)
+        out = _json(report, extra) if fmt == "json" else report.to_text() + _extra_text(extra)
     except SymuatError as exc:
         click.echo(f"symuat: error: {exc}", err=True)
         sys.exit(2)
-    click.echo(text)
+    click.echo(out)
 
 
-def _json(report) -> str:
+def _text_report(directory, text, pair, shares, plot_path, layer, head):
+    from .model import load
+    from .report import model_report
+
+    model = load(directory)
+    if model.tokenizer is None:
+        raise InvalidValueError(f"{directory!r} has no tokenizer: --text needs one")
+    form = model.duat_form(text=text)
+    toks = [str(t) for t in model.tokenizer.convert_ids_to_tokens(model.tokenizer(text)["input_ids"])]
+    report = model_report(model.library, form.stack, form.X0, shares=shares)
+    extra: dict = {"tokens": toks}
+    if pair is not None:
+        form_b = model.duat_form(text=pair)
+        if form_b.X0.shape != form.X0.shape:
+            raise ShapeError(f"--pair has {form_b.X0.shape[0]} tokens, --text {form.X0.shape[0]}: the frozen "
+                             "parameters of one input apply to inputs of the same length")
+        Fb = form.frozen("live")(form_b.X0)
+        rel = np.linalg.norm(Fb - form_b.output, axis=1) / np.maximum(np.linalg.norm(form_b.output, axis=1), 1e-300)
+        extra["pair"] = {"tokens": [str(t) for t in model.tokenizer.convert_ids_to_tokens(
+            model.tokenizer(pair)["input_ids"])], "relative_change_per_token": [float(r) for r in rel]}
+    if plot_path is not None:
+        form.plot(plot_path, tokens=toks, layer=layer, head=head)
+    return report, extra
+
+
+def _extra_text(extra: dict) -> str:
+    lines = []
+    if "tokens" in extra:
+        lines.append("tokens: " + " ".join(extra["tokens"]))
+    if "pair" in extra:
+        rel = "  ".join(f"{r:.3f}" for r in extra["pair"]["relative_change_per_token"])
+        lines.append("pair B under the text's frozen parameters (the DUAT function with A's H_h and norms):")
+        lines.append(f"  ||F_A(x_B) - x_B|| / ||x_B|| per token: {rel}")
+    return "".join("\n" + line for line in lines)
+
+
+def _json(report, extra: Optional[dict] = None) -> str:
     try:
-        return json.dumps(report.to_json(), indent=2, sort_keys=True, allow_nan=False)
+        return json.dumps({**report.to_json(), **(extra or {})}, indent=2, sort_keys=True, allow_nan=False)
     except ValueError as exc:  # a non-finite number: model_report refuses them first; never write bare NaN
         raise InvalidValueError(f"the report holds a non-finite number: {exc}") from None

@@ -179,6 +179,14 @@ class Model:
             blocks.append(b)
         return dataclasses.replace(stack, blocks=tuple(blocks), position_embeddings=P)
 
+    def _head(self) -> Optional[tuple]:
+        r"""``(U, b)`` of the LM head, logits :math:`= x U^{\mathsf T} + b`; None for a soft-capped head (not
+        affine), so that no logit attribution is made for it."""
+        cfg = getattr(self.library, "config", None)
+        if getattr(cfg, "final_logit_softcapping", None):
+            return None
+        return self.lm_head, _head_bias(self.library)
+
     # ---- the form ------------------------------------------------------------------------------------------------
     def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
                   attention_mask: Any = None, token_type_ids: Any = None,
@@ -209,8 +217,15 @@ class Model:
                 raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: a sliding window "
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
-            forms.append(duat_form(self.row_stack(pos[b, real]), X))  # MemoryError -> OutOfMemoryError there
+            form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
+            forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
         return forms[0] if single else tuple(forms)
+
+
+def _head_bias(library: Any) -> Optional[np.ndarray]:
+    head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
+    bias = getattr(head, "bias", None)
+    return None if bias is None else bias.detach().double().numpy().copy()
 
 
 def _tokenizer(path: Path) -> Any:

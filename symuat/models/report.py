@@ -2,9 +2,11 @@ r"""Per-layer check of an imported model: the DUAT form against the library's ow
 
 For every depth :math:`\ell = 1..L` the DUAT form of the first :math:`\ell` blocks (Eq. 11 / 33) is
 evaluated at the input and compared with the library's hidden state :math:`\ell` (the last one with the
-final norm), token by token; each term's share of the output norm is
-:math:`\lVert t\rVert / \lVert \mathbf x'_\ell\rVert` for :math:`t = \tilde A\mathbf x'_0`, :math:`\tilde c` and
-each :math:`\tilde U_j\sigma(\tilde V_j\mathbf x'_0+\tilde\beta_j)`.
+final norm), token by token.  Each term :math:`t = \tilde A\mathbf x'_0`, :math:`\tilde c`,
+:math:`\tilde U_j\sigma(\tilde V_j\mathbf x'_0+\tilde\beta_j)` gets a share of :math:`\mathbf x'_\ell`:
+``"signed"`` (default) :math:`\langle t, \mathbf x'_\ell\rangle / \lVert\mathbf x'_\ell\rVert^2` — the shares
+sum to 1 because the terms sum to :math:`\mathbf x'_\ell`, a negative share opposes the output — or ``"norm"``
+:math:`\lVert t\rVert / \lVert \mathbf x'_\ell\rVert` (does not sum to 1: terms cancel each other).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class ModelReport:
     tokens: int
     width: int
     layers: Tuple[LayerCheck, ...]
+    share_kind: str = "signed"
 
     @property
     def max_error(self) -> float:
@@ -49,14 +52,18 @@ class ModelReport:
 
     def to_json(self) -> dict:
         return {"family": self.family, "tokens": self.tokens, "width": self.width, "max_relative_error": self.max_error,
+                "share_kind": self.share_kind,
                 "layers": [{"layer": c.layer, "relative_error": c.relative_error, "shares": dict(c.shares)}
                            for c in self.layers]}
 
     def to_text(self) -> str:
         lines = [f"{self.family}: {len(self.layers)} layers, N={self.tokens} tokens, width {self.width}",
-                 f"{'layer':>5}  {'rel. error':>10}  term shares of ||x'_l||"]
+                 f"{'layer':>5}  {'rel. error':>10}  " + ("signed term shares <t, x'_l>/||x'_l||^2 (sum to 1)"
+                                                          if self.share_kind == "signed" else
+                                                          "term shares ||t||/||x'_l|| (do not sum to 1)")]
         for c in self.layers:
-            shares = "  ".join(f"{name} {s:.3f}" for name, s in c.shares)
+            shares = "  ".join(f"{name} {s:+.3f}" if self.share_kind == "signed" else f"{name} {s:.3f}"
+                               for name, s in c.shares)
             lines.append(f"{c.layer:>5}  {c.relative_error:10.1e}  {shares}")
         lines.append(f"max relative error {self.max_error:.1e}")
         return "\n".join(lines)
@@ -80,23 +87,38 @@ def _relative_error(got: np.ndarray, want: np.ndarray, depth: int) -> float:
     return err
 
 
-def _shares(lin: np.ndarray, bias: np.ndarray, terms: list) -> tuple:
+SHARES = ("signed", "norm")
+
+
+def _shares(lin: np.ndarray, bias: np.ndarray, terms: list, kind: str = "signed") -> tuple:
     total = lin + bias
     for t in terms:
         total = total + t
-    norm = max(float(np.linalg.norm(total)), 1e-300)
-    shares = [("A~x0", float(np.linalg.norm(lin)) / norm), ("c~", float(np.linalg.norm(bias)) / norm)]
-    shares += [(f"U~{j}s", float(np.linalg.norm(s)) / norm) for j, s in enumerate(terms, start=1)]
+    if kind == "signed":
+        nn = max(float(total @ total), 1e-300)
+
+        def share(t):
+            return float(t @ total) / nn
+    else:
+        norm = max(float(np.linalg.norm(total)), 1e-300)
+
+        def share(t):
+            return float(np.linalg.norm(t)) / norm
+    shares = [("A~x0", share(lin)), ("c~", share(bias))]
+    shares += [(f"U~{j}s", share(s)) for j, s in enumerate(terms, start=1)]
     return tuple(shares), total
 
 
-def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any] = None) -> ModelReport:
+def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any] = None,
+                 shares: str = "signed") -> ModelReport:
     r"""Compare the DUAT form of every depth with the library (module docstring).
 
     One evaluation of the form: box :math:`\ell` of the derived table is the form of the first :math:`\ell`
     layers (``duat_form(..., on_box=...)``).  A non-finite error raises :class:`InvalidValueError` naming the
     layer; running out of memory raises :class:`~symuat.errors.OutOfMemoryError` with the estimate.
     """
+    if shares not in SHARES:
+        raise InvalidValueError(f"shares must be one of {SHARES}, got {shares!r}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != stack.width:
         raise ShapeError(f"input has shape {X.shape}; the model expects (N, {stack.width}) inputs_embeds")
@@ -116,9 +138,9 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
         if i == L and stack.final_norm is not None:
             return  # depth L is compared after the final norm (box L + 1)
         depth = min(i, L)
-        shares, total = _shares(lin, bias, terms)
+        values, total = _shares(lin, bias, terms, shares)
         got = total.reshape(N, M)[real]
-        checks.append(LayerCheck(depth, _relative_error(got, want[depth - 1][real], depth), shares))
+        checks.append(LayerCheck(depth, _relative_error(got, want[depth - 1][real], depth), values))
 
     try:
         duat_form(stack, X, attention_mask=None if mask is None else np.asarray(mask, float), on_box=on_box)
@@ -127,4 +149,4 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
     except MemoryError as exc:
         raise out_of_memory(exc, f"evaluating the DUAT form at N={N}", form_bytes(stack, N)) from None
     family = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
-    return ModelReport(str(family), N, stack.width, tuple(checks))
+    return ModelReport(str(family), N, stack.width, tuple(checks), shares)

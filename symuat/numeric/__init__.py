@@ -14,8 +14,11 @@ from .attention import (
     resolve_scale,
     softmax_rows,
 )
+from .attribution import Attribution, attribution
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
+from .frozen import Frozen, frozen
+from .interventions import Intervention
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
 from .moe import MoEFFNWeights, routing_gates
 from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
@@ -76,4 +79,6 @@ __all__ = [
     "apply_residual",
     # the DUAT form of a stack
     "DUATForm", "duat_form", "duat_relative_error",
+    # attributions and interventions (issue 21)
+    "Attribution", "attribution", "Frozen", "frozen", "Intervention",
 ]

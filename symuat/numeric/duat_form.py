@@ -30,12 +30,17 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
 from . import form_views
+from .attribution import attribution
 from .duat_eval import BoxOperator, StreamingEvaluator
+from .export import attribution_graph, save_form
 from .ffn import activation_function
+from .frozen import frozen
+from .interventions import intervene
 from .layer_params import LayerParams
 from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
+from .plot import plot_form
 from .residual_params import ResidualParams, _layer_params
 from .stack import TransformerStack, check_input, stack_output
 
@@ -70,6 +75,8 @@ class DUATForm:
     box0, final : dict
         Bindings of the input-transform box (``W'_{0,1}``, ``b'_{0,3}``) and of the final-norm box.
     attention_mask : (N,) array or None
+    unembedding : (U (V, M), b (V,) or None) or None
+        The LM head, when the model has one (:meth:`attribution` with ``target``).
     """
 
     stack: TransformerStack
@@ -81,6 +88,7 @@ class DUATForm:
     box0: Optional[dict] = None
     final: Optional[dict] = None
     attention_mask: Optional[np.ndarray] = None
+    unembedding: Optional[tuple] = None
 
     def __repr__(self) -> str:
         N, M = self.X0.shape
@@ -123,6 +131,35 @@ class DUATForm:
     def token_terms(self) -> dict:
         """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
         return form_views.token_terms(self)
+
+    # ---- attributions, interventions, export, pictures (issue 21) -------------------------------------------------
+    def attribution(self, by: str = "term", target: Any = None) -> Any:
+        """Exact attribution by ``"term"``, ``"source"``, ``"layer"``, ``"head"`` or ``"neuron"``
+        (:mod:`symuat.numeric.attribution`); ``target="logits"`` or a token id maps it through the LM head."""
+        return attribution(self, by, target)
+
+    def frozen(self, gates: str = "held") -> Any:
+        """The DUAT function with this input's dynamic parameters held (:mod:`symuat.numeric.frozen`)."""
+        return frozen(self, gates)
+
+    def intervene(self, unit: tuple, scale: float = 0.0) -> Any:
+        """Scale one head, neuron, source token or term, frozen and re-computed
+        (:mod:`symuat.numeric.interventions`)."""
+        return intervene(self, unit, scale, duat_form)
+
+    def save(self, path: Any, tokens: Any = None, model: Any = None) -> Any:
+        """Write ``path`` (.npz) and its ``.json`` metadata (:mod:`symuat.numeric.export`; read back with
+        :func:`~symuat.numeric.export.load_saved`)."""
+        return save_form(self, path, tokens, model)
+
+    def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
+        """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
+        return attribution_graph(self, target, tokens, token_ids, prompt)
+
+    def plot(self, path: Any = None, tokens: Any = None, layer: int = 0, head: int = 0, target: Any = None) -> Any:
+        """Term × layer, source × output token, head × layer and one attention matrix
+        (:mod:`symuat.numeric.plot`, needs matplotlib); saved to ``path`` when given."""
+        return plot_form(self, duat_form, path, tokens, layer, head, target)
 
     def _repr_html_(self) -> str:
         return form_views.summary_html(self)
