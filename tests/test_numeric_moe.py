@@ -78,3 +78,16 @@ def test_a_non_selected_expert_does_not_enter():
 
     assert np.array_equal(scaled(unused), stack_output(stack, X))
     assert np.max(np.abs(scaled(used) - stack_output(stack, X))) > 1e-3
+
+
+@pytest.mark.parametrize("by", ["source", "layer", "head", "neuron"])
+def test_attributions_that_hold_the_network_refuse_a_mixture_of_experts(by):
+    """The routing gates D(u) are not held by form.frozen(): refused by name, never a silently dense FFN."""
+    from symuat.errors import UnsupportedError
+
+    stack, X = _stack("pre_ln", False)
+    form = duat_form(stack, X)
+    with pytest.raises(UnsupportedError, match=r"mixture-of-experts FFN \(layer 0\) are not implemented"):
+        form.attribution(by)
+    terms = form.attribution("term")  # the DUAT terms are exact for MoE too
+    assert np.max(np.abs(terms.values.sum(0) + terms.rest - form.output)) <= 1e-12

@@ -29,10 +29,11 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnsupportedError
 from .attention import head_attention_weights
 from .ffn import activation_function
 from .layernorm import LayerNormWeights, inverse_rms
+from .moe import MoEFFNWeights
 
 __all__ = ["Frozen", "frozen"]
 
@@ -156,8 +157,7 @@ class Frozen:
             hd = held[k]
 
             def n(i, V, key):
-                nrm = b.ln1 if i == 1 or b.ln2 is None else b.ln2
-                return self._norm(mode, V, nrm, hd[key])
+                return self._norm(mode, V, _block_norm(b, i), hd[key])
 
             def mha(V, key="attn"):
                 return self._attention(mode, k, mode.read((k, key), V, record), state.shape, scales)
@@ -179,6 +179,9 @@ class Frozen:
                 state = n(2, h + ffn(h), "n2")
             elif kind == "parallel":
                 state = state + mha(n(1, state, "n1")) + ffn(n(2, state, "n2"))
+            elif kind == "sandwich":
+                h = state + n(2, mha(n(1, state, "n1")), "n2")
+                state = h + n(4, ffn(n(3, h, "n3")), "n4")
             else:  # sublayer_post_ln
                 h = state + n(1, mha(state), "n1")
                 state = h + n(2, ffn(h), "n2")
@@ -246,10 +249,25 @@ def _check_scales(form: Any, scales: Optional[dict]) -> dict:
     return scales
 
 
+def _block_norm(block: Any, i: int) -> Any:
+    """Norm ``i`` of a block: ``ln1``; ``ln2`` (``ln1`` when a parallel block shares it); ``ln3``, ``ln4``."""
+    if i == 2:
+        return block.ln2 if block.ln2 is not None else block.ln1
+    return getattr(block, f"ln{i}")
+
+
 def frozen(form: Any, gates: str = "held") -> Frozen:
-    """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates)."""
+    """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates).
+
+    A mixture-of-experts FFN is refused: its routing gates ``D(u)`` are not held here yet.
+    """
     if gates not in ("held", "live", "eq11"):
         raise InvalidValueError(f"gates must be 'held', 'live' or 'eq11', got {gates!r}")
+    moe = [k for k, b in enumerate(form.stack.blocks) if isinstance(b.ffn, MoEFFNWeights)]
+    if moe:
+        raise UnsupportedError(f"attributions and interventions of a mixture-of-experts FFN (layer {moe[0]}) are not "
+                               "implemented: its routing gates D(u) are not held; the DUAT terms "
+                               "(form.token_terms(), attribution by='term') are")
     stack, X = form.stack, form.X0
     mask = form.attention_mask
     held: list = []
@@ -267,7 +285,7 @@ def frozen(form: Any, gates: str = "held") -> Frozen:
         hd: dict = {}
 
         def norm(i, V, key, b=b, hd=hd):
-            nrm = b.ln1 if i == 1 or b.ln2 is None else b.ln2
+            nrm = _block_norm(b, i)
             hd[key] = _norm_d(V, nrm)
             c = _norm_const(nrm)
             return _norm_lin(V, nrm, hd[key]) + (0.0 if c is None else c)
@@ -307,6 +325,9 @@ def frozen(form: Any, gates: str = "held") -> Frozen:
             x = norm(2, h + ffn(h), "n2")
         elif kind == "parallel":
             x = x + mha(norm(1, x, "n1")) + ffn(norm(2, x, "n2"))
+        elif kind == "sandwich":
+            h = x + norm(2, mha(norm(1, x, "n1")), "n2")
+            x = h + norm(4, ffn(norm(3, h, "n3")), "n4")
         else:
             h = x + norm(1, mha(x), "n1")
             x = h + norm(2, ffn(h), "n2")
