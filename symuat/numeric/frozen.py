@@ -165,26 +165,7 @@ class Frozen:
             def ffn(V, key="ffn"):
                 return self._ffn(mode, k, mode.read((k, key), V, record), state.shape, scales)
 
-            if kind == "paper":
-                h = mha(state)
-                state = h + ffn(h)
-            elif kind == "standard":
-                h = state + mha(state)
-                state = h + ffn(h)
-            elif kind == "pre_ln":
-                h = state + mha(n(1, state, "n1"))
-                state = h + ffn(n(2, h, "n2"))
-            elif kind == "post_ln":
-                h = n(1, state + mha(state), "n1")
-                state = n(2, h + ffn(h), "n2")
-            elif kind == "parallel":
-                state = state + mha(n(1, state, "n1")) + ffn(n(2, state, "n2"))
-            elif kind == "sandwich":
-                h = state + n(2, mha(n(1, state, "n1")), "n2")
-                state = h + n(4, ffn(n(3, h, "n3")), "n4")
-            else:  # sublayer_post_ln
-                h = state + n(1, mha(state), "n1")
-                state = h + n(2, ffn(h), "n2")
+            state = _layout(kind, state, mha, ffn, n)
         if stack.final_norm is not None:
             state = self._norm(mode, state, stack.final_norm, self.form_box["final"])
         return state
@@ -249,6 +230,32 @@ def _check_scales(form: Any, scales: Optional[dict]) -> dict:
     return scales
 
 
+def _layout(kind: str, x: Any, mha: Callable, ffn: Callable, n: Callable) -> Any:
+    """One block of layout ``kind`` from its sublayers, as :mod:`symuat.numeric.stack` defines the layouts;
+    ``n(i, V, key)`` applies norm ``i`` (held under ``key``)."""
+    if kind == "paper":
+        h = mha(x)
+        return h + ffn(h)
+    if kind == "standard":
+        h = x + mha(x)
+        return h + ffn(h)
+    if kind == "pre_ln":
+        h = x + mha(n(1, x, "n1"))
+        return h + ffn(n(2, h, "n2"))
+    if kind == "post_ln":
+        h = n(1, x + mha(x), "n1")
+        return n(2, h + ffn(h), "n2")
+    if kind == "parallel":
+        return x + mha(n(1, x, "n1")) + ffn(n(2, x, "n2"))
+    if kind == "sandwich":
+        h = x + n(2, mha(n(1, x, "n1")), "n2")
+        return h + n(4, ffn(n(3, h, "n3")), "n4")
+    if kind == "sublayer_post_ln":
+        h = x + n(1, mha(x), "n1")
+        return h + n(2, ffn(h), "n2")
+    raise UnsupportedError(f"frozen functions and attributions of the {kind!r} layout are not implemented")
+
+
 def _block_norm(block: Any, i: int) -> Any:
     """Norm ``i`` of a block: ``ln1``; ``ln2`` (``ln1`` when a parallel block shares it); ``ln3``, ``ln4``."""
     if i == 2:
@@ -310,27 +317,7 @@ def frozen(form: Any, gates: str = "held") -> Frozen:
             hd["r"] = np.where(nz, 0.0, y)
             return y @ f.W2 + (0.0 if f.b2 is None else f.b2)
 
-        kind = stack.kind
-        if kind == "paper":
-            h = mha(x)
-            x = h + ffn(h)
-        elif kind == "standard":
-            h = x + mha(x)
-            x = h + ffn(h)
-        elif kind == "pre_ln":
-            h = x + mha(norm(1, x, "n1"))
-            x = h + ffn(norm(2, h, "n2"))
-        elif kind == "post_ln":
-            h = norm(1, x + mha(x), "n1")
-            x = norm(2, h + ffn(h), "n2")
-        elif kind == "parallel":
-            x = x + mha(norm(1, x, "n1")) + ffn(norm(2, x, "n2"))
-        elif kind == "sandwich":
-            h = x + norm(2, mha(norm(1, x, "n1")), "n2")
-            x = h + norm(4, ffn(norm(3, h, "n3")), "n4")
-        else:
-            h = x + norm(1, mha(x), "n1")
-            x = h + norm(2, ffn(h), "n2")
+        x = _layout(stack.kind, x, mha, ffn, norm)
         held.append(hd)
     if stack.final_norm is not None:
         box["final"] = _norm_d(x, stack.final_norm)
