@@ -17,7 +17,8 @@ import sympy
 
 from symuat import Entry, Evidence, Identity, Level, Prose, Readings, Status, dims_grid
 from symuat.layers.attention import attention_matrix, softmax
-from symuat.numeric.attention import AttentionWeights, attention_weights, mha_operator
+from symuat.numeric.attention import AttentionWeights, attention_weights
+from symuat.numeric.mha_operator import mha_operator
 
 __all__ = ["entries", "density", "density_proxy", "eq35_step", "eq8_step2", "eq8_whole", "head_scale", "paper_scale",
            "scale_readings"]

@@ -2,8 +2,9 @@ r"""symuat: machine-checked audit of the Dynamic Universal Approximation Theory 
 
 The public API, grouped as the architecture: symbolic algebra → layers →
 DUAT expansion → evidence → ledger.  Two subpackages are public too:
-:mod:`symuat.expansion` (the substitution-table engine) and :mod:`symuat.numeric`
-(structured NumPy operators and Transformer stacks, e.g. :func:`symuat.numeric.duat_form`).
+:mod:`symuat.expansion` (the substitution-table engine), :mod:`symuat.numeric`
+(structured NumPy operators and Transformer stacks, e.g. :func:`symuat.numeric.duat_form`) and
+:mod:`symuat.analysis` (attribution, the held network, interventions, views, export and plots of a form).
 """
 
 import os as _os
@@ -14,6 +15,7 @@ import os as _os
 _os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
 from . import allsizes  # noqa: E402, F401  (registers the all-sizes evidence level)
+from . import analysis  # noqa: E402, F401  (registers the analyses of a DUAT form: form.attribution(...), …)
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "symuat"
 
 #: Lowest first; a unit may import only units at or below its own rank (docs/architecture.md).
-LAYERS = ("errors", "validation", "names", "algebra", "layers", "evidence", "expansion", "numeric", "allsizes",
+LAYERS = ("errors", "validation", "names", "algebra", "layers", "evidence", "expansion", "numeric", "analysis",
+          "allsizes",
           "models", "ledger", "soundness", "latex", "derive_format", "build", "progress", "html", "cli")
 #: Imported only inside symuat/models/, and only inside functions (optional, heavy dependencies).
 LAZY_ONLY = ("torch", "transformers")
@@ -105,6 +106,31 @@ def test_no_cycle_between_subpackages():
     assert _cycle(_graph()) is None, " -> ".join(_cycle(_graph()) or ())
 
 
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the symuat modules it imports (function-local imports included; a package is its ``__init__``)."""
+    modules = {_module_name(path) for path in _sources()}
+    graph: dict[str, set[str]] = {}
+    for path in _sources():
+        source = _module_name(path)
+        for target, _, _ in _imports(path):
+            while target and target not in modules:  # ``from .x import name``: the module is the longest known prefix
+                target = target.rpartition(".")[0]
+            if target and target != source and target != "symuat":
+                graph.setdefault(source, set()).add(target)
+    return graph
+
+
+def test_no_import_circle_between_modules_even_inside_a_package():
+    assert _cycle(_module_graph()) is None, " -> ".join(_cycle(_module_graph()) or ())
+
+
+def test_the_numeric_core_knows_nothing_of_the_analysis_above_it():
+    """symuat.analysis reads a form; the form's convenience methods find it through a registry, never an import."""
+    core = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((PACKAGE / "numeric").rglob("*.py"))
+            for target, line, _ in _imports(path) if _unit(target) == "analysis"]
+    assert core == []
+
+
 def test_no_import_from_a_lower_layer_to_a_higher_one():
     rank = {u: i for i, u in enumerate(LAYERS)}
     upward = [f"{path.relative_to(ROOT)}:{line} imports {target}"
@@ -142,3 +168,6 @@ def test_the_checker_sees_cycles_and_resolves_relative_imports():
     planted = PACKAGE / "evidence" / "identity.py"
     targets = {t for t, _, _ in _imports(planted)}
     assert "symuat.algebra.matrices" in targets and "symuat.evidence.declare" in targets
+    modules = _module_graph()
+    assert "symuat.numeric.operators" in modules["symuat.numeric.stack"] or "symuat.numeric.attention" in modules[
+        "symuat.numeric.stack"]

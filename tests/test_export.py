@@ -12,7 +12,7 @@ import pytest
 
 from symuat.errors import InvalidValueError
 from symuat.numeric import duat_form, random_stack
-from symuat.numeric.export import load_saved
+from symuat.analysis.export import load_saved
 
 V = 11
 

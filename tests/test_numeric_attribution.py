@@ -83,7 +83,7 @@ def test_source_chunks_and_memory_refusal(monkeypatch):
 
     from symuat.numeric.memory import OutOfMemoryError
 
-    mod = importlib.import_module("symuat.numeric.attribution")  # the module (the package exports the function)
+    mod = importlib.import_module("symuat.analysis.attribution")  # the module (the package exports the function)
 
     rng = np.random.default_rng(2)
     f = duat_form(random_stack(rng, 2, 8, 2, 12, kind="pre_ln", causal=True), rng.standard_normal((5, 8)))

@@ -10,7 +10,7 @@ import pytest
 
 from symuat.errors import InvalidValueError
 from symuat.numeric import duat_form, random_stack
-from symuat.numeric.plot import term_layer_shares
+from symuat.analysis.plot import term_layer_shares
 
 REQUIRE_PLOT = os.environ.get("SYMUAT_REQUIRE_PLOT") == "1"
 needs_plot = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None and not REQUIRE_PLOT,
@@ -26,7 +26,7 @@ def form():
 
 
 def test_term_layer_shares_sum_to_one_per_depth(form):
-    names, S = term_layer_shares(form, duat_form)
+    names, S = term_layer_shares(form)
     assert names[:2] == ["A~x0", "c~"] and S.shape == (5, 3)
     assert np.allclose(np.nansum(S, axis=0), 1.0, atol=1e-12, rtol=0)
     assert np.isnan(S[3, 0]) and np.isnan(S[4, 1]) and not np.isnan(S[4, 2])  # term j exists from depth j on

@@ -1,4 +1,7 @@
-r"""NumPy side of symuat: direct Transformer layers and their structured matrix–vector forms.
+r"""The numeric core: direct Transformer layers, their structured matrix–vector forms and the DUAT form's data.
+
+What is done *with* a form (attribution, the held network, interventions, views, export, plots) is the layer above,
+:mod:`symuat.analysis`.
 
 Row-major vectorisation :math:`x' = \operatorname{vec}_r(X)` throughout (seed 001, Figure 3);
 :math:`\operatorname{vec}_r(A X B) = (A \otimes B^{\mathsf T}) \operatorname{vec}_r(X)`.
@@ -9,16 +12,13 @@ from .attention import (
     attention_weights,
     check_attention_mask,
     head_attention_weights,
-    mha_operator,
     multi_head_attention,
     resolve_scale,
     softmax_rows,
 )
-from .attribution import Attribution, attribution
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
-from .frozen import Frozen, frozen
-from .interventions import Intervention
+from .mha_operator import MHAOperator, hvo_bias_image, mha_operator
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
 from .moe import MoEFFNWeights, routing_gates
 from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
@@ -44,6 +44,7 @@ from .residual_params import (
     layer_residual_params,
     residual_params,
 )
+from .random_stacks import random_stack
 from .rotary import ROTARY_STYLES, Rotary, apply_rotary
 from .stack import (
     KINDS,
@@ -54,7 +55,6 @@ from .stack import (
     forward,
     hidden_states,
     prepare_input,
-    random_stack,
     stack_output,
 )
 
@@ -79,6 +79,4 @@ __all__ = [
     "apply_residual",
     # the DUAT form of a stack
     "DUATForm", "duat_form", "duat_relative_error",
-    # attributions and interventions (issue 21)
-    "Attribution", "attribution", "Frozen", "frozen", "Intervention",
 ]

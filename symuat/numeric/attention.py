@@ -61,9 +61,6 @@ __all__ = [
     "attention_weights",
     "head_attention_weights",
     "multi_head_attention",
-    "mha_operator",
-    "hvo_bias_image",
-    "MHAOperator",
     "check_attention_mask",
 ]
 
@@ -425,6 +422,3 @@ def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = N
     X = _check_X(X, attn.width)
     return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
 
-
-# the structured operator form lives in its own module; re-exported here for existing imports
-from .mha_operator import MHAOperator, hvo_bias_image, mha_operator  # noqa: E402

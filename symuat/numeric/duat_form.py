@@ -29,18 +29,13 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
-from . import form_views
-from .attribution import attribution
+from .analyses import analysis
 from .duat_eval import BoxOperator, StreamingEvaluator
-from .export import attribution_graph, save_form
 from .ffn import activation_function
-from .frozen import frozen
-from .interventions import intervene
 from .layer_params import LayerParams
 from .memory import form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
-from .plot import plot_form
 from .residual_params import ResidualParams, _layer_params
 from .stack import TransformerStack, check_input, stack_output
 
@@ -106,63 +101,63 @@ class DUATForm:
         N, M = self.X0.shape
         return unvec_r(self.terms.total, N, M)
 
-    # ---- named views as numbers (symuat.numeric.form_views) --------------------------------------------------------
+    # ---- named views as numbers (symuat.analysis.views) --------------------------------------------------------
     def attention(self, layer: int, head: int) -> np.ndarray:
         """The N×N attention matrix :math:`H_h` of ``layer`` and ``head`` (both 0-based), recomputed on demand."""
-        return form_views.attention(self, layer, head)
+        return analysis("attention")(self, layer, head)
 
-    def parameters(self, layer: int) -> form_views.LayerParameters:
+    def parameters(self, layer: int) -> Any:
         """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""
-        return form_views.layer_parameters(self, layer)
+        return analysis("layer_parameters")(self, layer)
 
     def A_tilde(self) -> Any:
         r""":math:`\tilde A` (Eq. 11) as a lazy operator; ``form.A_tilde() @ vec_r(X0)`` is the linear term."""
-        return form_views.A_tilde(self)
+        return analysis("A_tilde")(self)
 
     def c_tilde(self) -> np.ndarray:
         r""":math:`\tilde c` (Eq. 11), length :math:`NM`."""
-        return form_views.c_tilde(self)
+        return analysis("c_tilde")(self)
 
-    def dynamic(self, j: int) -> form_views.DynamicTerm:
+    def dynamic(self, j: int) -> Any:
         r""":math:`\tilde V_j, \tilde\beta_j, \tilde U_j` (gated: :math:`\tilde P_j, \tilde\gamma_j`) of term ``j``
         (1-based, as in the paper)."""
-        return form_views.dynamic_term(self, j)
+        return analysis("dynamic_term")(self, j)
 
     def token_terms(self) -> dict:
         """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
-        return form_views.token_terms(self)
+        return analysis("token_terms")(self)
 
     # ---- attributions, interventions, export, pictures (issue 21) -------------------------------------------------
     def attribution(self, by: str = "term", target: Any = None) -> Any:
         """Exact attribution by ``"term"``, ``"source"``, ``"layer"``, ``"head"`` or ``"neuron"``
-        (:mod:`symuat.numeric.attribution`); ``target="logits"`` or a token id maps it through the LM head."""
-        return attribution(self, by, target)
+        (:mod:`symuat.analysis.attribution`); ``target="logits"`` or a token id maps it through the LM head."""
+        return analysis("attribution")(self, by, target)
 
     def frozen(self, gates: str = "held") -> Any:
-        """The DUAT function with this input's dynamic parameters held (:mod:`symuat.numeric.frozen`)."""
-        return frozen(self, gates)
+        """The DUAT function with this input's dynamic parameters held (:mod:`symuat.analysis.frozen`)."""
+        return analysis("frozen")(self, gates)
 
     def intervene(self, unit: tuple, scale: float = 0.0) -> Any:
         """Scale one head, neuron, source token or term, frozen and re-computed
-        (:mod:`symuat.numeric.interventions`)."""
-        return intervene(self, unit, scale, duat_form)
+        (:mod:`symuat.analysis.interventions`)."""
+        return analysis("intervene")(self, unit, scale)
 
     def save(self, path: Any, tokens: Any = None, model: Any = None) -> Any:
-        """Write ``path`` (.npz) and its ``.json`` metadata (:mod:`symuat.numeric.export`; read back with
-        :func:`~symuat.numeric.export.load_saved`)."""
-        return save_form(self, path, tokens, model)
+        """Write ``path`` (.npz) and its ``.json`` metadata (:mod:`symuat.analysis.export`; read back with
+        :func:`~symuat.analysis.export.load_saved`)."""
+        return analysis("save")(self, path, tokens, model)
 
     def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
         """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
-        return attribution_graph(self, target, tokens, token_ids, prompt)
+        return analysis("graph")(self, target, tokens, token_ids, prompt)
 
     def plot(self, path: Any = None, tokens: Any = None, layer: int = 0, head: int = 0, target: Any = None) -> Any:
         """Term × layer, source × output token, head × layer and one attention matrix
-        (:mod:`symuat.numeric.plot`, needs matplotlib); saved to ``path`` when given."""
-        return plot_form(self, duat_form, path, tokens, layer, head, target)
+        (:mod:`symuat.analysis.plot`, needs matplotlib); saved to ``path`` when given."""
+        return analysis("plot")(self, path, tokens, layer, head, target)
 
     def _repr_html_(self) -> str:
-        return form_views.summary_html(self)
+        return analysis("summary_html")(self)
 
     def parameter(self, name: str) -> Any:
         """The operator or vector bound to a layer symbol, e.g. ``"W'_{2,1}"``."""

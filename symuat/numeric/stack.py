@@ -46,7 +46,6 @@ from .norms import apply_norm, check_norm
 __all__ = [
     "KINDS", "LAYOUTS", "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "BlockWeights",
     "TransformerStack", "ffn", "block_forward", "forward", "prepare_input", "stack_output", "hidden_states",
-    "random_stack",
 ]
 
 #: The layouts of the paper era (kept for the paper's ledger entries).
@@ -290,6 +289,3 @@ def stack_output(stack: TransformerStack, X: Any, attention_mask: Any = None) ->
     r"""The last hidden state (final norm included) for ``inputs_embeds`` ``X``."""
     return hidden_states(stack, X, attention_mask)[-1]
 
-
-# random stacks for tests and benchmarks live in their own module; re-exported here
-from .random_stacks import random_stack  # noqa: E402

@@ -30,10 +30,10 @@ from typing import Any, Callable, Dict, Optional, Sequence
 import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
-from .attention import head_attention_weights
-from .ffn import activation_function
-from .layernorm import LayerNormWeights, inverse_rms
-from .moe import MoEFFNWeights
+from ..numeric.attention import head_attention_weights
+from ..numeric.ffn import activation_function
+from ..numeric.layernorm import LayerNormWeights, inverse_rms
+from ..numeric.moe import MoEFFNWeights
 
 __all__ = ["Frozen", "frozen"]
 

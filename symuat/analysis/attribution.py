@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .frozen import frozen
-from .memory import OutOfMemoryError, format_bytes, out_of_memory
+from ..numeric.memory import OutOfMemoryError, format_bytes, out_of_memory
 
 __all__ = ["Attribution", "attribution", "attribution_bytes", "BY"]
 

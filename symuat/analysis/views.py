@@ -27,10 +27,10 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
-from .attention import _heads
-from .ffn import activation_function
-from .norms import norm_operator
-from .operators import Compose, IdentityOperator, LinearOperator, trusted_operators
+from ..numeric.attention import _heads
+from ..numeric.ffn import activation_function
+from ..numeric.norms import norm_operator
+from ..numeric.operators import Compose, IdentityOperator, LinearOperator, trusted_operators
 
 __all__ = ["KroneckerFactor", "LayerParameters", "DynamicTerm", "attention", "layer_parameters", "A_tilde", "c_tilde",
            "dynamic_term", "token_terms", "summary_html"]

@@ -21,12 +21,13 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
+from ..numeric.duat_form import duat_form
 from .attribution import attribution
 
 __all__ = ["term_layer_shares", "plot_form"]
 
 
-def term_layer_shares(form: Any, evaluate: Callable) -> tuple:
+def term_layer_shares(form: Any) -> tuple:
     """``(names, S)``: ``S[j, l-1]`` is term ``names[j]``'s signed share at depth ``l`` (NaN where absent)."""
     L = form.depth
     names = ["A~x0", "c~"] + [f"U~{j} app_{j}" for j in range(1, L + 1)]
@@ -44,7 +45,7 @@ def term_layer_shares(form: Any, evaluate: Callable) -> tuple:
         for j, t in enumerate(col):
             S[j, i - 1] = float(t @ x) / nn if nn > 0 else np.nan
 
-    evaluate(form.stack, form.X0, form.attention_mask, on_box=on_box)
+    duat_form(form.stack, form.X0, form.attention_mask, on_box=on_box)
     return names, S
 
 
@@ -75,7 +76,7 @@ def _heat(fig, ax, M, title, xlabels, ylabels, xlabel, ylabel, signed=True, anno
                         color="white" if abs(v) > 0.6 * lim else "black")
 
 
-def plot_form(form: Any, evaluate: Callable, path: Any = None, tokens: Optional[Sequence[str]] = None,
+def plot_form(form: Any, path: Any = None, tokens: Optional[Sequence[str]] = None,
               layer: int = 0, head: int = 0, target: Any = None) -> Any:
     """Draw the four panels (module docstring); save to ``path`` (.png, .svg or .pdf) when given; return the
     matplotlib Figure."""
@@ -93,7 +94,7 @@ def plot_form(form: Any, evaluate: Callable, path: Any = None, tokens: Optional[
         raise InvalidValueError(f"plot: the file must end in .png, .svg or .pdf, got {str(path)!r}")
     fig = figure.Figure(figsize=(12, 9.5), layout="constrained")
     axes = fig.subplots(2, 2)
-    names, S = term_layer_shares(form, evaluate)
+    names, S = term_layer_shares(form)
     _heat(fig, axes[0, 0], S, r"signed term shares $\langle t, x_\ell\rangle / \|x_\ell\|^2$ (columns sum to 1)",
           [str(i) for i in range(1, form.depth + 1)], names, r"depth $\ell$ (layers evaluated)", "DUAT term",
           annotate=True)

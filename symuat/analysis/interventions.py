@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..numeric.duat_form import duat_form
 from .frozen import frozen
 
 __all__ = ["Intervention", "intervene", "scaled_stack"]
@@ -103,9 +104,9 @@ def scaled_stack(stack: Any, unit: tuple, scale: float) -> Any:
     return dataclasses.replace(stack, blocks=tuple(blocks))
 
 
-def intervene(form: Any, unit: Any, scale: float, evaluate: Callable) -> Intervention:
-    """Scale ``unit`` by ``scale`` (0 = ablate), frozen and re-computed by ``evaluate`` (``duat_form``; module
-    docstring)."""
+def intervene(form: Any, unit: Any, scale: float = 0.0) -> Intervention:
+    """Scale ``unit`` by ``scale`` (0 = ablate), frozen and re-computed by :func:`~symuat.numeric.duat_form`
+    (module docstring)."""
     unit = _check_unit(form, unit)
     scale = float(scale)
     if not np.isfinite(scale):
@@ -119,11 +120,11 @@ def intervene(form: Any, unit: Any, scale: float, evaluate: Callable) -> Interve
         X = np.array(form.X0)
         X[unit[1]] *= scale
         fr = F(X)
-        re = evaluate(form.stack, X, form.attention_mask).output
+        re = duat_form(form.stack, X, form.attention_mask).output
         direct = None
     else:
         fr = F(form.X0, {unit: scale})
         direct = F.direct(lambda u: 0, 2, {unit: scale}).sum(0)
-        re = evaluate(scaled_stack(form.stack, unit, scale), form.X0, form.attention_mask).output
+        re = duat_form(scaled_stack(form.stack, unit, scale), form.X0, form.attention_mask).output
     return Intervention(unit, scale, fr, re, out, direct)
 

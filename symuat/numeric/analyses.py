@@ -1,0 +1,38 @@
+r"""The analyses of a :class:`~symuat.numeric.duat_form.DUATForm`, registered from the layer above.
+
+The numeric core holds the form's data and knows no analysis (docs/architecture.md): the convenience methods of
+``DUATForm`` (``form.attribution(...)``, ``form.frozen()``, ``form.attention(l, h)``, …) look their function up
+here by name, and :mod:`symuat.analysis` registers each one when it is imported (which ``import symuat`` does).
+This is pandas' accessor pattern: an extension plugs into the value without the value importing it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import UnsupportedError
+
+#: name → function(form, *args, **kwargs); filled by :mod:`symuat.analysis`.
+_ANALYSES: dict[str, Callable] = {}
+
+
+def register_analysis(name: str, function: Callable) -> Callable:
+    """Make ``function`` the analysis ``name`` of every form; returns ``function``."""
+    _ANALYSES[name] = function
+    return function
+
+
+def analysis(name: str) -> Callable:
+    """The registered analysis ``name``.
+
+    >>> analysis("attribution").__module__
+    'symuat.analysis.attribution'
+    """
+    try:
+        return _ANALYSES[name]
+    except KeyError:
+        raise UnsupportedError(f"no analysis named {name!r} is registered (import symuat.analysis); "
+                               f"registered: {sorted(_ANALYSES)}") from None
+
+
+__all__ = ["register_analysis", "analysis"]
