@@ -14,8 +14,8 @@ import os as _os
 # 20000 for about 12 MB.  Set only when symuat is imported before SymPy, and never over a value of yours.
 _os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
-from . import allsizes  # noqa: E402, F401  (registers the all-sizes evidence level)
-from . import analysis  # noqa: E402, F401  (registers the analyses of a DUAT form: form.attribution(...), …)
+# registers the all-sizes evidence level, and the analyses of a DUAT form (form.attribution(...), …)
+from . import allsizes, analysis  # noqa: E402, F401
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (

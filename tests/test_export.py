@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
+from symuat.analysis.export import load_saved
 from symuat.errors import InvalidValueError
 from symuat.numeric import duat_form, random_stack
-from symuat.analysis.export import load_saved
 
 V = 11
 

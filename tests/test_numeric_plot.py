@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
+from symuat.analysis.plot import term_layer_shares
 from symuat.errors import InvalidValueError
 from symuat.numeric import duat_form, random_stack
-from symuat.analysis.plot import term_layer_shares
 
 REQUIRE_PLOT = os.environ.get("SYMUAT_REQUIRE_PLOT") == "1"
 needs_plot = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None and not REQUIRE_PLOT,

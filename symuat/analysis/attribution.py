@@ -34,8 +34,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
-from .frozen import frozen
 from ..numeric.memory import OutOfMemoryError, format_bytes, out_of_memory
+from .frozen import frozen
 
 __all__ = ["Attribution", "attribution", "attribution_bytes", "BY"]
 

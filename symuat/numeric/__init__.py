@@ -18,8 +18,8 @@ from .attention import (
 )
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
-from .mha_operator import MHAOperator, hvo_bias_image, mha_operator
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
+from .mha_operator import mha_operator
 from .moe import MoEFFNWeights, routing_gates
 from .norms import RMSNormWeights, apply_norm, norm_operator, rms_norm
 from .operators import (
@@ -36,6 +36,7 @@ from .operators import (
     unvec_r,
     vec_r,
 )
+from .random_stacks import random_stack
 from .residual_params import (
     DYNAMIC,
     ResidualParams,
@@ -44,7 +45,6 @@ from .residual_params import (
     layer_residual_params,
     residual_params,
 )
-from .random_stacks import random_stack
 from .rotary import ROTARY_STYLES, Rotary, apply_rotary
 from .stack import (
     KINDS,
