@@ -19,6 +19,7 @@ is put in index normal form and canonically labelled (:mod:`symuat.allsizes.term
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 import traceback
 from collections.abc import Mapping
@@ -103,7 +104,7 @@ def _where(exc: Exception) -> str:
     if not frames:
         return ""
     f = frames[-1]
-    parts = f.filename.replace("\\", "/").split("/")
+    parts = os.path.realpath(f.filename).replace("\\", "/").split("/")  # a linked folder: the file itself
     short = "/".join(parts[-2:])
     return f" (at {short}:{f.lineno})"
 
