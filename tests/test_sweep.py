@@ -6,8 +6,17 @@ import json
 
 import numpy as np
 import pytest
-from sweep_support import BAD, GOOD, REASONS, exact_sum, gpt2_checkpoint, library_logit, require, rows, same_files, \
-    write_prompts
+from sweep_support import (
+    GOOD,
+    REASONS,
+    exact_sum,
+    gpt2_checkpoint,
+    library_logit,
+    require,
+    rows,
+    same_files,
+    write_prompts,
+)
 
 require("torch", "transformers", flag="SYMUAT_REQUIRE_TORCH")
 require("pyarrow", flag="SYMUAT_REQUIRE_TORCH")

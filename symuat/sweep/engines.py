@@ -17,6 +17,7 @@ the engine.
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -129,6 +130,10 @@ def _ray(directory: str, options: dict, batches: list, workers: int, address: Op
     except ImportError:
         raise UnsupportedError("--engine ray needs Ray Data: pip install 'symuat[ray]'") from None
     started = False
+    quiet = [logging.getLogger(name) for name in ("ray", "ray.data")]
+    levels = [lg.level for lg in quiet]
+    for lg in quiet:  # Ray Data's INFO lines about its executor; the sweep has its own progress bar
+        lg.setLevel(logging.WARNING)
     if not ray.is_initialized():
         env = {"env_vars": {v: "1" for v in _THREADS}}
         kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, runtime_env=env,
@@ -141,7 +146,6 @@ def _ray(directory: str, options: dict, batches: list, workers: int, address: Op
     try:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
-        ctx.verbose_progress = False
         size = max(len(b) for b in batches)
         items = [{"payload": p} for b in batches for p in b]
         ds = ray.data.from_items(items, override_num_blocks=max(1, len(batches)))
@@ -154,6 +158,8 @@ def _ray(directory: str, options: dict, batches: list, workers: int, address: Op
     finally:
         if started:
             ray.shutdown()
+        for lg, level in zip(quiet, levels):
+            lg.setLevel(level)
 
 
 def run_engine(engine: str, directory: str, options: dict, batches: list, workers: int = 1,
