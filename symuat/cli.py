@@ -258,6 +258,10 @@ main.add_command(model_command)
 from .html.cli import html_command  # noqa: E402  (html: the `symuat html` command)
 
 main.add_command(html_command)
+from .sweep.cli import summary_command, sweep_command  # noqa: E402  (sweep: `symuat sweep`, `symuat summary`)
+
+main.add_command(sweep_command)
+main.add_command(summary_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

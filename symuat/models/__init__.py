@@ -14,6 +14,7 @@ from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
 from .model import Model, load
 from .precision import library_float64
 from .random_init import random_init
+from .reference import library_outputs, quiet_library, torch_threads
 
 __all__ = ["FAMILIES", "Model", "load", "from_module", "from_pretrained", "load_pretrained", "library_float64",
-           "random_init"]
+           "random_init", "library_outputs", "torch_threads", "quiet_library"]

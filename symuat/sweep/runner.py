@@ -1,0 +1,162 @@
+r"""One worker of a sweep: a loaded model that turns a prompt into its row (Ray Data's callable-class shape).
+
+For a prompt with token ids :math:`t_1..t_N` the worker evaluates the model's DUAT form, the library's own
+float64 forward pass (:func:`~symuat.models.library_float64`), and the exact attribution of the target by
+``options.by`` at the last position :math:`N`:
+
+- with an LM head, the target is one logit :math:`z_v = U_v x_N + b_v` (``v`` the prompt's ``target``, the
+  option's token id, or the library's top token), and the parts :math:`z_v^{(p)}` satisfy
+  :math:`\sum_p z_v^{(p)} + \text{rest} = z_v`;
+- without one, the target is the output's own direction :math:`u = x_N/\lVert x_N\rVert`: the parts are
+  :math:`\langle t_p, u\rangle` and the value is :math:`\lVert x_N\rVert`.
+
+``error`` is the largest relative difference with the library (every token's last hidden state, and the target
+value); a row whose error exceeds ``options.tolerance`` has status ``"inexact"``.  A prompt that fails (too long,
+an unknown token, no tokenizer, a malformed line) is an error row with its reason: the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import numpy as np
+
+from ..errors import InvalidValueError, SymuatError
+from ..models import library_outputs, load, quiet_library
+from .options import SweepOptions
+from .prompts import Prompt
+
+__all__ = ["PromptRunner", "error_row", "encode_prompt", "decode_prompt"]
+
+
+def encode_prompt(key: str, prompt: Prompt) -> str:
+    """One work item as JSON (what crosses process boundaries)."""
+    return json.dumps({"key": key, "index": prompt.index, **prompt.content()}, ensure_ascii=False)
+
+
+def decode_prompt(payload: str) -> tuple[str, Prompt]:
+    d = json.loads(payload)
+    ids = d.get("input_ids")
+    return d["key"], Prompt(d["index"], text=d.get("text"), input_ids=None if ids is None else tuple(ids),
+                            target=d.get("target"), problem=d.get("problem"))
+
+
+def error_row(key: str, prompt: Prompt, reason: str, ids: Optional[list] = None, tokens: Optional[list] = None) -> dict:
+    """The row of a prompt that failed: its reason, and the tokens when they were known."""
+    return {"key": key, "index": prompt.index, "status": "error", "reason": reason,
+            "n_tokens": None if ids is None else len(ids), "token_ids": ids, "tokens": tokens, "target_id": None,
+            "value": None, "library_value": None, "error": None, "parts": None, "values": None, "other": None,
+            "rest": None}
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest per-token relative difference ‖a_n − b_n‖ / max(‖b_n‖, 1)."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    return float(np.max(np.linalg.norm(a - b, axis=-1) / np.maximum(np.linalg.norm(b, axis=-1), 1.0)))
+
+
+class PromptRunner:
+    r"""A loaded model that computes rows (module docstring); ``runner(batch)`` is Ray Data's ``map_batches`` form.
+
+    Parameters
+    ----------
+    directory : path
+        A ``save_pretrained`` checkpoint directory (:func:`symuat.models.load`).
+    options : SweepOptions or dict
+    """
+
+    def __init__(self, directory: str, options: Any):
+        quiet_library()
+        self.options = options if isinstance(options, SweepOptions) else SweepOptions(**options)
+        self.model = load(directory)
+
+    # ---- one prompt ----------------------------------------------------------------------------------------------
+    def _ids(self, prompt: Prompt) -> list:
+        if prompt.input_ids is not None:
+            return [int(i) for i in prompt.input_ids]
+        tok = self.model.tokenizer
+        if tok is None:
+            raise InvalidValueError("the model has no tokenizer: give input_ids instead of text")
+        ids = list(tok(prompt.text)["input_ids"])
+        if not ids:
+            raise InvalidValueError("the text has no tokens")
+        return ids
+
+    def _tokens(self, ids: list) -> list:
+        tok = self.model.tokenizer
+        return [str(t) for t in tok.convert_ids_to_tokens(ids)] if tok is not None else [str(i) for i in ids]
+
+    def row(self, key: str, prompt: Prompt) -> dict:
+        """The row of ``prompt`` (module docstring); never raises for a bad prompt."""
+        if prompt.problem is not None:
+            return error_row(key, prompt, prompt.problem)
+        ids: Optional[list] = None
+        tokens: Optional[list] = None
+        try:
+            ids = self._ids(prompt)
+            vocab = self.model.word_embeddings.shape[0]
+            bad = [i for i in ids if not 0 <= i < vocab]
+            if bad:
+                raise InvalidValueError(f"token id {bad[0]} is outside the vocabulary [0, {vocab})")
+            tokens = self._tokens(ids)
+            if len(ids) > self.model.max_tokens:
+                raise InvalidValueError(f"{len(ids)} tokens, more than the model's {self.model.max_tokens}")
+            return self._attribute(key, prompt, ids, tokens)
+        except SymuatError as exc:
+            return error_row(key, prompt, str(exc), ids, tokens)
+        except Exception as exc:  # noqa: BLE001 - the library's many failure types: the row says which
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return error_row(key, prompt, f"{type(exc).__name__}: {first}", ids, tokens)
+
+    def _attribute(self, key: str, prompt: Prompt, ids: list, tokens: list) -> dict:
+        opts = self.options
+        form = self.model.duat_form(input_ids=ids)
+        hidden, logits = library_outputs(self.model, ids)
+        error = _relative(form.output, hidden)
+        if form.unembedding is not None and logits is not None:
+            vocab = logits.shape[-1]
+            target = prompt.target if prompt.target is not None else (
+                int(np.argmax(logits[-1])) if opts.target == "top" else opts.target)
+            if not 0 <= target < vocab:
+                raise InvalidValueError(f"target token id {target} is outside the vocabulary [0, {vocab})")
+            att = form.attribution(opts.by, target=target)
+            values, rest, value = att.values[:, -1], float(att.rest[-1]), float(att.output[-1])
+            library_value = float(logits[-1, target])
+        else:
+            if prompt.target is not None or opts.target != "top":
+                raise InvalidValueError("a target token needs an LM head; this model has none (or a soft-capped "
+                                        "one): its rows attribute the last token's output direction")
+            target = None
+            att = form.attribution(opts.by)
+            x = att.output[-1]
+            norm = float(np.linalg.norm(x))
+            if norm == 0.0:
+                raise InvalidValueError("the last token's output is 0: it has no direction to attribute")
+            u = x / norm
+            values, rest, value = att.values[:, -1] @ u, float(att.rest[-1] @ u), norm
+            library_value = float(hidden[-1] @ u)
+        error = max(error, abs(value - library_value) / max(abs(library_value), 1.0))
+        parts, vals, other = list(att.parts), [float(v) for v in values], 0.0
+        if opts.top and opts.top < len(parts):
+            order = sorted(range(len(parts)), key=lambda p: (-abs(vals[p]), p))
+            keep = order[:opts.top]
+            other = float(sum(vals[p] for p in order[opts.top:]))
+            parts, vals = [parts[p] for p in keep], [vals[p] for p in keep]
+        finite = np.isfinite(error) and np.isfinite(value) and all(np.isfinite(vals))
+        status = "ok" if finite and error <= opts.tolerance else "inexact"
+        return {"key": key, "index": prompt.index, "status": status,
+                "reason": None if status == "ok" else f"error {error:.3g} against the library exceeds "
+                                                      f"{opts.tolerance:g}" if finite else "a value is not finite",
+                "n_tokens": len(ids), "token_ids": ids, "tokens": tokens, "target_id": target, "value": value,
+                "library_value": library_value, "error": float(error), "parts": parts, "values": vals,
+                "other": other, "rest": rest}
+
+    # ---- Ray Data ------------------------------------------------------------------------------------------------
+    def __call__(self, batch: dict) -> dict:
+        """``{"payload": [json, …]}`` → ``{"row": [json, …]}`` (:func:`encode_prompt`; rows as JSON keep every bit)."""
+        rows = []
+        for payload in batch["payload"]:
+            key, prompt = decode_prompt(str(payload))
+            rows.append(json.dumps(self.row(key, prompt), allow_nan=True))
+        return {"row": rows}
