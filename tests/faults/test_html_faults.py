@@ -160,3 +160,15 @@ def test_the_sanitiser_keeps_typical_formulas_whole():
             set(parsed.in_math)
         assert "".join(parsed.text).strip()
 
+
+
+@pytest.mark.parametrize("missing", ["nh3", "latex2mathml"])
+def test_without_the_sanitiser_formulas_are_latex_source_never_raw_mathml(monkeypatch, missing):
+    """latex2mathml without nh3 (or the reverse): the page shows the LaTeX in ``<code>``, escaped."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a))
+    page = site_files([_record(PAYLOADS["text_script"])])["ext.html"]
+    parsed = _harmless(page)
+    assert "math" not in parsed.tags and '<code class="tex">\\text{&lt;script&gt;' in page
