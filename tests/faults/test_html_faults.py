@@ -10,10 +10,12 @@ no ``on*`` attribute, no ``javascript:`` value), and all of them at once in head
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
+from chromium_support import screenshot
 from faults_support import HEADER, one_error_line, run
 
 from symuat import Entry, Prose
@@ -113,8 +115,6 @@ def test_hostile_latex_in_a_counterexample_cannot_run():
 
 
 def test_no_payload_runs_in_chromium(tmp_path):
-    from chromium_support import screenshot
-
     records = [_record(tex, place=f"hostile.case{i}") for i, tex in enumerate(PAYLOADS.values())]
     write_files(tmp_path / "site", site_files(records))
     console = screenshot(tmp_path / "site" / "ext.html", tmp_path / "page.png", tmp_path / "profile")
@@ -165,8 +165,6 @@ def test_the_sanitiser_keeps_typical_formulas_whole():
 @pytest.mark.parametrize("missing", ["nh3", "latex2mathml"])
 def test_without_the_sanitiser_formulas_are_latex_source_never_raw_mathml(monkeypatch, missing):
     """latex2mathml without nh3 (or the reverse): the page shows the LaTeX in ``<code>``, escaped."""
-    import importlib.util
-
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a))
     page = site_files([_record(PAYLOADS["text_script"])])["ext.html"]

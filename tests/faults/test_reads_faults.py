@@ -16,6 +16,7 @@ import socket
 import threading
 from pathlib import Path
 
+import numpy
 import pytest
 from faults_support import HEADER, audit_json, run
 
@@ -67,8 +68,6 @@ def _set_k(data: Path, k: int, how: str) -> None:
     if how == "text":
         (data / "k.txt").write_text(str(k))
     elif how == "npy":
-        import numpy
-
         numpy.save(data / "k.npy", numpy.array([k]))
     else:  # k - 1 files in the folder
         for i in range(k - 1):
