@@ -62,6 +62,7 @@ def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs 
     built_in = set(origins())
     try:
         os.setpgid(0, 0)  # its own process group: the parent ends everything user code starts (a Manager, …)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may still write to the terminal
         die_with_parent()
         sys.stdout.flush()
         null = os.open(os.devnull, os.O_RDONLY)  # user code never reads the terminal (nor stops in the background)
@@ -136,6 +137,9 @@ class _Listener:
 
 def _ended(pid: int) -> int | None:
     """Whether the child ``pid`` has ended (left unreaped, so that its process group stays addressable)."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - macOS: reaped; the group lives on while a member does
+        done_pid, status = os.waitpid(pid, os.WNOHANG)
+        return None if done_pid == 0 else status
     done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     return None if done is None else 0
 
@@ -191,7 +195,10 @@ def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Ca
     finally:
         _end_group(pid)  # whatever user code started in the child's group (a Manager's server, a pool) ends too
         os.close(read_fd)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # pragma: no cover - already reaped by _ended (no waitid)
+            pass
     answer, begun, loading = listener.answer, listener.begun, listener.loading
     if answer is not None and answer["kind"] == "records":
         for source in answer["sources"]:
