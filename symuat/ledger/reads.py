@@ -3,10 +3,10 @@ r"""What an audit reads: every file user code opens while the derivations load a
 A cached verdict may stand only while everything it was computed from is unchanged (docs/cache.md).  Imports
 are one way a derivation reads; ``open``, ``numpy.load``, ``Path.read_text`` and ``os.listdir`` are others.
 Python raises an *audit event* for each (:pep:`578`): ``open`` (``open``, ``io.open_code``, ``os.open`` and all
-that build on them), ``os.listdir`` and ``os.scandir``.  One hook (:func:`sys.addaudithook`, installed once per
-process; hooks cannot be removed) notes them while a :func:`recording` is active, in worker processes too
-(:mod:`symuat.ledger.parallel` sends theirs back).  :func:`read_sources` turns what was noted into labels and
-digests for the cache key:
+that build on them), ``sqlite3.connect``, ``os.listdir`` and ``os.scandir``.  One hook
+(:func:`sys.addaudithook`, installed once per process; hooks cannot be removed) notes them while a
+:func:`recording` is active, in worker processes too (:mod:`symuat.ledger.parallel` sends theirs back).
+:func:`read_sources` turns what was noted into labels and digests for the cache key:
 
 =========================================  ===================================================================
 what was read                              what counts
@@ -25,7 +25,8 @@ connection
 Files opened only for writing, or created or truncated by the opening (``"w"``, ``"x"``, ``O_TRUNC``,
 ``O_CREAT|O_EXCL``), hold what user code wrote itself and are not sources.  An already open descriptor
 (``open(3)``: a pipe from a program the derivation ran) is not followed: what a program computes is outside
-this model, like a file a C extension opens with ``fopen``.
+this model, like a file a C extension opens with ``fopen`` (HDF5, Arrow) or a file whose existence alone is
+tested (``Path.exists`` raises no event).
 
 >>> import tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as d:
@@ -96,6 +97,9 @@ class Reads:
         return cls(dict(data["files"]), dict(data["listings"]), set(data["other"]))
 
 
+#: The audit events noted: files opened, SQLite databases opened (by SQLite's own C code), directories listed,
+#: and network connections (never trackable).
+_EVENTS = frozenset({"open", "sqlite3.connect", "os.listdir", "os.scandir", "socket.connect", "urllib.Request"})
 _ACTIVE: list[Reads] = []
 _LOCK = threading.Lock()
 _GUARD = threading.local()
@@ -115,13 +119,13 @@ def _self_written(mode: Any, flags: Any) -> bool:
 def _hook(event: str, args: tuple) -> None:
     if not _ACTIVE or getattr(_GUARD, "busy", False):
         return
-    if event not in ("open", "os.listdir", "os.scandir", "socket.connect", "urllib.Request"):
+    if event not in _EVENTS:
         return
     _GUARD.busy = True
     try:
-        if event == "open":
-            path, mode, flags = (tuple(args) + (None, None, None))[:3]
-            if isinstance(path, int) or path is None or _self_written(mode, flags):
+        if event in ("open", "sqlite3.connect"):
+            path, mode, flags = (tuple(args) + (None, None, None))[:3] if event == "open" else (args[0], "r", None)
+            if isinstance(path, int) or path is None or path == ":memory:" or _self_written(mode, flags):
                 return
             where = os.path.abspath(os.fsdecode(path))
             sig = _signature(where)

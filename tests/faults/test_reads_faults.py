@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -271,3 +272,22 @@ def test_writing_a_file_does_not_make_it_a_source(cache):
     for _ in range(3):
         assert _audit(root) == [True]
     assert _runs(log) == calls
+
+
+def test_a_sqlite_database_is_a_source(cache):
+    """SQLite opens its file in C; ``sqlite3.connect`` is the event that names it."""
+    db, log = cache / "k.db", cache / "runs.log"
+    with sqlite3.connect(db) as con:
+        con.execute("create table k (v integer)")
+        con.execute("insert into k values (2)")
+    con.close()
+    body = ("import sqlite3\ndef _k():\n    con = sqlite3.connect(DATA)\n    try:\n"
+            "        return con.execute('select v from k').fetchone()[0]\n    finally:\n        con.close()\n")
+    root = _derivation(cache / "d", log, db, body)
+
+    def edit():
+        with sqlite3.connect(db) as con:
+            con.execute("update k set v = 3")
+        con.close()
+
+    _cached_then_refuted(root, log, edit)
