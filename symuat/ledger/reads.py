@@ -170,8 +170,8 @@ def recording() -> Iterator[Reads]:
     try:
         yield reads
     finally:
-        with _LOCK:
-            _ACTIVE.remove(reads)
+        with _LOCK:  # by identity: two recordings that read the same are equal, not the same
+            del _ACTIVE[next(i for i, r in enumerate(_ACTIVE) if r is reads)]
 
 
 def note(reads: Reads) -> None:
