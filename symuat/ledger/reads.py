@@ -106,6 +106,15 @@ _GUARD = threading.local()
 _INSTALLED: list[bool] = []
 
 
+def _fresh_lock() -> None:
+    """In a forked child: a new lock (another thread of the parent may have held the old one at the fork)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
+
+
 def _self_written(mode: Any, flags: Any) -> bool:
     """Whether an open only writes, or creates or truncates what it opens (content the opener writes itself)."""
     if isinstance(mode, str):
