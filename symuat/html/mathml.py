@@ -38,7 +38,7 @@ MATHML_ATTRIBUTES = {
     "mover": frozenset({"accent"}), "munder": frozenset({"accentunder"}),
     "munderover": frozenset({"accent", "accentunder"}),
     "mfrac": frozenset({"linethickness"}), "menclose": frozenset({"notation"}),
-    "mspace": frozenset({"width", "height", "depth"}),
+    "mspace": frozenset({"width", "height", "depth", "linebreak"}),
     "mpadded": frozenset({"width", "height", "depth", "lspace", "voffset"}),
     "mtable": frozenset({"columnalign", "rowalign", "columnlines", "rowlines", "columnspacing", "rowspacing",
                          "frame"}),
