@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import jinja2
 from markupsafe import Markup
 
+from ..errors import LedgerError
 from ..evidence.verdict import Level
 from ..latex import figures as _figures
 from ..latex.appendices import attention_examples, matrix_vector_examples
@@ -24,7 +25,10 @@ from .graph import dependencies
 from .mathml import mathml_available, text
 from .pages import href, levels_of, version_views
 
-__all__ = ["Figure", "environment", "site_figures", "site_files"]
+__all__ = ["SITE_PAGES", "Figure", "environment", "site_figures", "site_files"]
+
+#: The site's own files: a source whose page (``<key>.html``) would be one of them is refused by name.
+SITE_PAGES = ("index.html", "dependencies.html", "figures.html", "style.css")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ def site_files(records: Iterable[AuditRecord], seed: int = 0) -> dict[str, str |
         "style.css": env.get_template("style.css").render(),
     }
     for v in versions:
+        if v.page in SITE_PAGES or v.page in files:
+            raise LedgerError(f"source key {v.key!r} cannot have a page in the HTML ledger: its page {v.page!r} is "
+                              f"the site's own (reserved: {', '.join(SITE_PAGES)}); register it under another key")
         files[v.page] = env.get_template("version.html.j2").render(version=v, figures=by_entry, **common)
     if figures:
         files["figures.html"] = env.get_template("figures.html.j2").render(figures=figures, **common)

@@ -35,6 +35,7 @@ from .audit import AuditRecord, check_seed, with_coq
 from .coq import coqc_version, find_project, linked_evidence_later
 from .dependencies import changed, file_sources, module_sources, referenced_modules, tree_sources
 from .parallel import audit_data, imported_in_workers
+from .reads import Reads, read_sources, recording
 from .registry import USER_PACKAGE, load_entries
 from .signing import sign, user_key, verify
 from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
@@ -46,6 +47,9 @@ _MAGIC = "symuat-audit-cache"
 _MAX_BYTES = 256 * 2**20
 _KEEP_FILES = 16
 _MEMORY: dict[str, dict[str, Any]] = {}
+#: (package, directory) → what loading its derivations read in this process.  A package is imported once per
+#: process, so what it read at import stays a source of every later audit of it; a directory is imported afresh.
+_LOADS: dict[tuple[str | None, str | None], Reads] = {}
 
 
 def cache_dir() -> Path:
@@ -84,14 +88,16 @@ def _derivation_modules(package: str | None, directory: str | Path | None) -> li
     return [m for n, m in sorted(sys.modules.items()) if (n == name or n.startswith(name + ".")) and m is not None]
 
 
-def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None) -> str:
+def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None,
+              read: dict[str, str] | None = None) -> str:
     r"""The SHA-256 key of an audit of the derivations as loaded now (load them first).
 
     It covers the cache format, the Python version, the seed, every file of the symuat package, every file below
     the derivation root (data files included), every module the derivation modules reference, transitively
     (:func:`~symuat.ledger.dependencies.referenced_modules`: a helper on ``PYTHONPATH`` or behind a symlink, by
     content; an installed distribution, by the versions installed beside it), and the Coq project with the
-    ``coqc`` that checks it.
+    ``coqc`` that checks it; and ``read``, the labels and digests of what loading the derivations read
+    (:func:`~symuat.ledger.reads.read_sources`).
 
     >>> _ = load_entries()
     >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1)
@@ -105,6 +111,7 @@ def cache_key(seed: int = 0, package: str | None = None, directory: str | Path |
     project = find_project(root)
     if project is not None:  # the coq level: the project's files and the coqc that compiles them
         sources.update({**tree_sources(project.root), "coqc": coqc_version()})
+    sources.update(read or {})
     for label in sorted(sources):
         h.update(label.encode() + b"\0" + sources[label].encode() + b"\0")
     return h.hexdigest()
@@ -189,6 +196,17 @@ def clear_memory() -> None:
     _MEMORY.clear()
 
 
+def _loaded(package: str | None, directory: str | Path | None, reads: Reads) -> Reads:
+    """What loading the derivations read: this load's reads, and for a package also those of earlier loads in
+    this process (its modules were imported, and read their files, only the first time)."""
+    where = (package, str(Path(directory).resolve()) if directory is not None else None)
+    if directory is not None:
+        _LOADS[where] = reads
+        return reads
+    _LOADS.setdefault(where, Reads()).update(reads)
+    return _LOADS[where]
+
+
 def _describe(value: Any, depth: int = 0) -> Any:
     """A plain description of a claim: its types, declared data and where its callables are defined."""
     if depth > 6:
@@ -248,16 +266,24 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     """
     check_seed(seed)
     only = tuple(only)
-    entries = load_entries(directory=directory) if package is None else load_entries(package, directory=directory)
+    with recording() as loading:  # every file the derivations open while loading (symuat.ledger.reads)
+        entries = (load_entries(directory=directory) if package is None
+                   else load_entries(package, directory=directory))
+    loaded = _loaded(package, directory, loading)
     if not entries:
         where = (f"directory {str(directory)!r}" if directory is not None
                  else f"package {package or _default_package()!r}")
         raise DerivationError(f"no entries found in derivations {where}")
     ids = set(select_ids([e.id for e in entries], only))
     chosen = [e for e in entries if e.id in ids]
-    secret = user_key(outside=cache_dir()) if use_cache else None
-    key = cache_key(seed, package, directory) if secret is not None else ""
-    data = (_MEMORY.get(key) or _read(key, secret)) if secret is not None else None
+    read, untrackable = read_sources(loaded)
+    secret = user_key(outside=cache_dir()) if use_cache and not untrackable else None  # else: never cached
+    key = cache_key(seed, package, directory, read) if secret is not None else ""
+    data = _MEMORY.get(key) if secret is not None else None
+    if data is not None and changed(data["late"]):  # a file read while auditing changed since: nothing stands
+        data = None
+    if data is None and secret is not None:
+        data = _read(key, secret)
     if data is None:
         data = {"key": key, "late": {}, "records": {}}
     found = {e.id: _cached(data, e) for e in chosen}
@@ -266,24 +292,30 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
         on_start(len(missing))
     before, before_workers = set(sys.modules), imported_in_workers()
     coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)))
-    try:
-        audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
-    except BaseException:
-        coq(cancel=True)
-        raise
-    linked = coq()
+    with recording() as auditing:  # what the entries read, in worker processes too
+        try:
+            audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
+        except BaseException:
+            coq(cancel=True)
+            raise
+        linked = coq()
+    late_read, late_untrackable = read_sources(auditing)
+    fresh = {}
     for e, rec in zip(missing, audited):
         record = record_from_data(rec)
         if e.id in linked:
             record = with_coq(record, linked[e.id], denial=claim_kind(e) == "denial")
             rec = record_to_data(record)
-        data["records"][e.id] = {"identity": _identity(e), "record": rec}
+        fresh[e.id] = {"identity": _identity(e), "record": rec}
         found[e.id] = record
-    if secret is not None and missing:
+    if secret is not None and missing and not late_untrackable:  # a FIFO, a device, a vanished file: not stored
         in_workers = {n: f for n, f in imported_in_workers().items() if n not in before_workers}
-        data["late"] = {**data["late"], **module_sources(set(sys.modules) - before), **file_sources(in_workers)}
+        data = {"key": key,
+                "late": {**data["late"], **module_sources(set(sys.modules) - before), **file_sources(in_workers),
+                         **late_read},
+                "records": {**data["records"], **fresh}}
         _MEMORY[key] = data
         _write(key, data, secret)
-    elif secret is not None:
+    elif secret is not None and not missing:
         _MEMORY[key] = data
     return tuple(found[e.id] for e in chosen)  # type: ignore[misc]

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import os
 import site
+import stat
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping
@@ -32,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = ["loaded_files", "module_sources", "file_sources", "referenced_modules", "tree_sources", "current_digest",
-           "changed"]
+           "changed", "is_library_path", "listing_digest"]
 
 
 @functools.cache
@@ -67,6 +68,24 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def is_library_path(path: str | Path) -> bool:
+    """Whether ``path`` (resolved) lies in the standard library or a ``site-packages`` directory."""
+    return _under(Path(path), _site_roots()) or _under(Path(path), _stdlib_roots())
+
+
+def listing_digest(path: str | Path) -> str | None:
+    r"""SHA-256 of the sorted names in the directory ``path`` (links followed); ``None`` if it cannot be listed.
+
+    >>> listing_digest("/no/such/directory") is None
+    True
+    """
+    try:
+        names = sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return None
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def loaded_files(names: Iterable[str]) -> dict[str, str]:
@@ -144,15 +163,24 @@ def referenced_modules(roots: Iterable[ModuleType]) -> list[str]:
 
 
 def tree_sources(root: Path) -> dict[str, str]:
-    r"""Label → digest of every file below ``root`` (data files a derivation may read), symlinks followed."""
+    r"""Label → digest of every file below ``root`` (data files a derivation may read), symlinks followed: a
+    symlinked directory is walked too (each real directory once, so a link loop ends)."""
     out: dict[str, str] = {}
-    for path in sorted(p for p in Path(root).rglob("*") if "__pycache__" not in p.parts):
-        try:
-            real = path.resolve(strict=True)
-        except (OSError, RuntimeError):
+    seen: set[str] = set()
+    for here, dirs, files in os.walk(root, followlinks=True):
+        real_here = os.path.realpath(here)
+        if real_here in seen or "__pycache__" in Path(here).parts:
+            dirs[:] = []
             continue
-        if real.is_file():
-            out[f"file:{real.as_posix()}"] = _sha256(real)
+        seen.add(real_here)
+        dirs.sort()
+        for name in sorted(files):
+            try:
+                real = (Path(here) / name).resolve(strict=True)
+                if real.is_file():
+                    out[f"file:{real.as_posix()}"] = _sha256(real)
+            except (OSError, RuntimeError):
+                continue
     return out
 
 
@@ -165,9 +193,11 @@ def current_digest(label: str) -> str | None:
     kind, _, what = label.partition(":")
     if kind == "site":
         return _installed(what)
-    try:
-        return _sha256(Path(what)) if kind == "file" else None
-    except OSError:
+    if kind == "dir":
+        return listing_digest(what)
+    try:  # a file replaced by a FIFO or a device is a change, never read (it could block forever)
+        return _sha256(Path(what)) if kind == "file" and stat.S_ISREG(os.stat(what).st_mode) else None
+    except (OSError, ValueError):
         return None
 
 

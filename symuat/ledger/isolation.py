@@ -61,8 +61,13 @@ def _child(fd: int, kwargs: dict[str, Any]) -> None:  # pragma: no cover - runs 
     code = 0
     built_in = set(origins())
     try:
+        os.setpgid(0, 0)  # its own process group: the parent ends everything user code starts (a Manager, …)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may still write to the terminal
         die_with_parent()
         sys.stdout.flush()
+        null = os.open(os.devnull, os.O_RDONLY)  # user code never reads the terminal (nor stops in the background)
+        os.dup2(null, 0)
+        os.close(null)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         with reporting_to(fd):
@@ -96,6 +101,57 @@ def _running(begun: dict[str, tuple[float, str]], loading: str | None) -> str:
     return f"while loading derivation module {loading!r}" if loading else "before it reported anything"
 
 
+class _Listener:
+    """What the child reported so far: the entries begun, the module loading, and its answer."""
+
+    def __init__(self, on_start: Callable[[int], None] | None, on_done: Callable[[str], None] | None) -> None:
+        self.on_start, self.on_done = on_start, on_done
+        self.begun: dict[str, tuple[float, str]] = {}
+        self.loading: str | None = None
+        self.answer: dict[str, Any] | None = None
+        self.buffer = b""
+
+    def read(self, fd: int) -> bool:
+        """Read what is ready on ``fd``; ``False`` at the end of the pipe."""
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return False
+        *lines, self.buffer = (self.buffer + chunk).split(b"\n")
+        for line in lines:
+            message = json.loads(line)
+            kind = message.get("kind")
+            if kind == "load":
+                self.loading = message.get("module")
+            elif kind == "begin":
+                self.begun[message["id"]] = (time.monotonic(), message.get("at", ""))
+            elif kind == "done":
+                self.begun.pop(message["id"], None)
+                if self.on_done is not None:
+                    self.on_done(message["id"])
+            elif kind == "start" and self.on_start is not None:
+                self.on_start(message["n"])
+            elif kind in ("records", "error"):
+                self.answer = message
+        return True
+
+
+def _ended(pid: int) -> int | None:
+    """Whether the child ``pid`` has ended (left unreaped, so that its process group stays addressable)."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - macOS: reaped; the group lives on while a member does
+        done_pid, status = os.waitpid(pid, os.WNOHANG)
+        return None if done_pid == 0 else status
+    done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return None if done is None else 0
+
+
+def _end_group(pid: int) -> None:
+    """Kill the process group of the child ``pid``: the child and whatever it started that stayed in its group."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None,
                    **kwargs: Any) -> tuple[AuditRecord, ...]:
     r""":func:`~symuat.ledger.cache.audit_ledger` in a forked child; the same arguments and records.
@@ -114,43 +170,36 @@ def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Ca
         os.close(read_fd)
         _child(write_fd, kwargs)
     os.close(write_fd)
-    begun: dict[str, tuple[float, str]] = {}
-    loading: str | None = None
-    answer: dict[str, Any] | None = None
-    buffer = b""
-    killed = ""
     try:
-        while True:
-            ready, _, _ = select.select([read_fd], [], [], 1.0)
-            if ready:
-                chunk = os.read(read_fd, 1 << 16)
-                if not chunk:
-                    break
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    message = json.loads(line)
-                    kind = message.get("kind")
-                    if kind == "load":
-                        loading = message.get("module")
-                    elif kind == "begin":
-                        begun[message["id"]] = (time.monotonic(), message.get("at", ""))
-                    elif kind == "done":
-                        begun.pop(message["id"], None)
-                        if on_done is not None:
-                            on_done(message["id"])
-                    elif kind == "start" and on_start is not None:
-                        on_start(message["n"])
-                    elif kind in ("records", "error"):
-                        answer = message
-            overdue = [i for i, (t0, _) in begun.items() if time.monotonic() - t0 > limit + _GRACE]
+        os.setpgid(pid, pid)  # also here, so that the group exists before the parent may signal it
+    except OSError:  # the child has already ended
+        pass
+    listener = _Listener(on_start, on_done)
+    killed = ""
+    status = None
+    pipe_open = True
+    try:
+        while status is None:  # wait on the child, not on the pipe: a grandchild may hold the pipe open forever
+            if pipe_open and select.select([read_fd], [], [], 0.2)[0]:
+                pipe_open = listener.read(read_fd)
+            elif not pipe_open:
+                time.sleep(0.02)
+            status = _ended(pid)
+            while status is not None and pipe_open and select.select([read_fd], [], [], 0)[0]:
+                pipe_open = listener.read(read_fd)  # what the child wrote before it ended
+            overdue = [i for i, (t0, _) in listener.begun.items() if time.monotonic() - t0 > limit + _GRACE]
             if overdue and not killed:
                 killed = (f"entry {overdue[0]!r} ran past its time limit of {limit:g} s (SYMUAT_ENTRY_TIMEOUT) "
                           "and did not stop; the audit was killed")
-                os.kill(pid, signal.SIGKILL)
+                _end_group(pid)
     finally:
+        _end_group(pid)  # whatever user code started in the child's group (a Manager's server, a pool) ends too
         os.close(read_fd)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # pragma: no cover - already reaped by _ended (no waitid)
+            pass
+    answer, begun, loading = listener.answer, listener.begun, listener.loading
     if answer is not None and answer["kind"] == "records":
         for source in answer["sources"]:
             _register(source)

@@ -6,7 +6,8 @@ indices.  Each worker returns a record as plain data
 (:func:`~symuat.ledger.snapshot.record_to_data`), and the results are put back in
 ledger order, so the outcome does not depend on which process finished first.
 Where ``fork`` is unavailable the entries are audited in this process.  Workers die with their parent
-(``PR_SET_PDEATHSIG``); a worker that dies (``os._exit`` in user code, a crash) is traced to its entry.
+(``PR_SET_PDEATHSIG``); a worker that dies (``os._exit`` in user code, a crash) is traced to its entry.  What a
+worker reads (:mod:`symuat.ledger.reads`) is noted in this process's recordings, so the cache sees it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .audit import audit_entry
 from .dependencies import loaded_files
 from .entry import Entry
 from .guard import defined_at, die_with_parent
+from .reads import Reads, note, recording
 from .snapshot import record_to_data
 
 __all__ = ["default_jobs", "audit_data", "imported_in_workers"]
@@ -61,11 +63,12 @@ def default_jobs() -> int:
     return int(env)
 
 
-def _audit_index(index: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+def _audit_index(index: int) -> tuple[int, dict[str, Any], dict[str, str], dict[str, Any]]:
     before = set(sys.modules)
     entry = _ENTRIES[index]
-    data = record_to_data(audit_entry(entry, seed=_SEED, instances=_INSTANCES))
-    return index, data, loaded_files(set(sys.modules) - before)
+    with recording() as reads:  # the files it read go back to the parent (symuat.ledger.reads)
+        data = record_to_data(audit_entry(entry, seed=_SEED, instances=_INSTANCES))
+    return index, data, loaded_files(set(sys.modules) - before), reads.to_data()
 
 
 def _culprit(entries: Sequence[Entry], pending: Sequence[int]) -> DerivationError:
@@ -110,9 +113,10 @@ def audit_data(entries: Sequence[Entry], seed: int = 0, jobs: int | None = None,
             futures = [pool.submit(_audit_index, i) for i in range(len(entries))]
             try:
                 for fut in as_completed(futures):
-                    i, data, imported = fut.result()
+                    i, data, imported, reads = fut.result()
                     results[i] = data
                     _IMPORTED.update(imported)
+                    note(Reads.from_data(reads))  # as if this process had read them
                     done(entries[i].id)
             except BrokenProcessPool:
                 raise _culprit(entries, [i for i, r in enumerate(results) if r is None]) from None
