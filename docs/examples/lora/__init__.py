@@ -29,11 +29,17 @@ register_source(Origin("lora-merging", "Merging LoRA adapters"))
 SHAPES = {"W0": ("d", "k"), "B": ("d", "r"), "A": ("r", "k"), "X": ("k", "n")}
 DIMS = dims_grid(d=(1, 2), k=(1, 2), r=(1, 2), n=(1, 2))
 SCOPE = r"for $d, k, r, n \le 2$"
+#: The weights alone (no input): the grid $d, k, r \le 2$.
+WEIGHTS = {k: SHAPES[k] for k in ("W0", "B", "A")}
+WEIGHT_DIMS, WEIGHT_SCOPE = dims_grid(d=(1, 2), k=(1, 2), r=(1, 2)), r"for $d, k, r \le 2$"
 
 
 def lora_identity(lhs, rhs, reference, shapes=SHAPES) -> Identity:
-    r"""An identity between LoRA's matrices (``shapes``) on the grid $d, k, r, n \le 2$."""
-    return Identity(shapes, lhs=lhs, rhs=rhs, dims=DIMS, reference=reference, scope=SCOPE)
+    r"""An identity between LoRA's matrices (``shapes``): with an input $\mathbf{X}$ on the grid $d, k, r, n \le 2$,
+    between weights alone on $d, k, r \le 2$."""
+    if "X" in shapes:
+        return Identity(shapes, lhs=lhs, rhs=rhs, dims=DIMS, reference=reference, scope=SCOPE)
+    return Identity(shapes, lhs=lhs, rhs=rhs, dims=WEIGHT_DIMS, reference=reference, scope=WEIGHT_SCOPE)
 
 
 @cache
@@ -48,7 +54,7 @@ def adapted_forward() -> Identity:
 def recovered(sign: int) -> Identity:
     r"""$\mathbf{W}_0$ against $(\mathbf{W}_0 + \mathbf{B}\mathbf{A}) + \text{sign}\cdot\mathbf{B}\mathbf{A}$."""
     return lora_identity(lambda W0, B, A: W0, lambda W0, B, A: (W0 + B * A) + sign * (B * A),
-                         lambda W0, B, A: W0, shapes={k: SHAPES[k] for k in ("W0", "B", "A")})
+                         lambda W0, B, A: W0, shapes=WEIGHTS)
 
 
 TWO = {"B1": ("d", "r"), "A1": ("r", "k"), "B2": ("d", "r"), "A2": ("r", "k")}
@@ -59,19 +65,17 @@ def entries() -> list[Entry]:
                           lambda W0, B, A, X: (W0 + B @ A) @ X)
     step2 = lora_identity(lambda W0, B, A, X: W0 * X + (B * A) * X, lambda W0, B, A, X: W0 * X + B * (A * X),
                           lambda W0, B, A, X: W0 @ X + (B @ A) @ X)
-    switch = Identity({**SHAPES, "B2": ("d", "r"), "A2": ("r", "k")},
-                      lhs=lambda W0, B, A, B2, A2: (W0 + B * A) - B * A + B2 * A2,
-                      rhs=lambda W0, B, A, B2, A2: W0 + B2 * A2, dims=DIMS,
-                      reference=lambda W0, B, A, B2, A2: (W0 + B @ A) - B @ A + B2 @ A2, scope=SCOPE)
+    switch = lora_identity(lambda W0, B, A, B2, A2: (W0 + B * A) - B * A + B2 * A2,
+                           lambda W0, B, A, B2, A2: W0 + B2 * A2,
+                           lambda W0, B, A, B2, A2: (W0 + B @ A) - B @ A + B2 @ A2,
+                           shapes={**WEIGHTS, "B2": ("d", "r"), "A2": ("r", "k")})
     zero_start = lora_identity(lambda A, d, r: sympy.zeros(d, r) * A, lambda A, d, k: sympy.zeros(d, k),
-                               lambda A, d, r: np.zeros((d, r)) @ A, shapes={"A": ("r", "k")})
-    summed = Identity(TWO, lhs=lambda B1, A1, B2, A2: (B1 + B2) * (A1 + A2),
-                      rhs=lambda B1, A1, B2, A2: B1 * A1 + B2 * A2, dims=dims_grid(d=(1, 2), k=(1, 2), r=(1, 2)),
-                      reference=lambda B1, A1, B2, A2: (B1 + B2) @ (A1 + A2), scope=r"for $d, k, r \le 2$")
-    stacked = Identity(TWO, lhs=lambda B1, A1, B2, A2: B1 * A1 + B2 * A2,
-                       rhs=lambda B1, A1, B2, A2: sympy.Matrix.hstack(B1, B2) * sympy.Matrix.vstack(A1, A2),
-                       dims=dims_grid(d=(1, 2), k=(1, 2), r=(1, 2)),
-                       reference=lambda B1, A1, B2, A2: B1 @ A1 + B2 @ A2, scope=r"for $d, k, r \le 2$")
+                               lambda A, d, r: np.zeros((d, r)) @ A, shapes={"A": ("r", "k")})  # B = 0
+    summed = lora_identity(lambda B1, A1, B2, A2: (B1 + B2) * (A1 + A2), lambda B1, A1, B2, A2: B1 * A1 + B2 * A2,
+                           lambda B1, A1, B2, A2: (B1 + B2) @ (A1 + A2), shapes=TWO)
+    stacked = lora_identity(lambda B1, A1, B2, A2: B1 * A1 + B2 * A2,
+                            lambda B1, A1, B2, A2: sympy.Matrix.hstack(B1, B2) * sympy.Matrix.vstack(A1, A2),
+                            lambda B1, A1, B2, A2: B1 @ A1 + B2 @ A2, shapes=TWO)
     W0X, BA = r"\mathbf{W}_0\mathbf{x}", r"\mathbf{B}\mathbf{A}"
     return [
         Entry("lora:eq1", "Sec. 2, Eq. 1", r"\max_{\Phi}\sum_{(x,y)\in\mathcal{Z}}\sum_{t=1}^{|y|}"
