@@ -50,6 +50,8 @@ def test_the_example_is_written_as_its_own_appendix_and_site(tmp_path):
     site = CliRunner().invoke(main, ["html", "--out", str(tmp_path / "site"), "--quiet", "--derivations",
                                      str(EXAMPLE)])
     assert site.exit_code == 0, site.output
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == [  # no DUAT figure
+        "dependencies.html", "index.html", "lora-merging.html", "lora.html", "style.css"]
     page = (tmp_path / "site" / "lora.html").read_text()
     assert f"symuat html --derivations {EXAMPLE} --out DIR" in page
     assert "9 entries, as the audit computes them:" in page and "Every recorded status agrees." in page

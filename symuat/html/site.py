@@ -17,7 +17,7 @@ from markupsafe import Markup
 from ..evidence.verdict import Level
 from ..latex import figures as _figures
 from ..latex.appendices import attention_examples, matrix_vector_examples
-from ..latex.front import symuat_version
+from ..latex.front import is_own_paper, symuat_version
 from ..ledger.audit import AuditRecord
 from ..ledger.entry import Status
 from .graph import dependencies
@@ -76,7 +76,8 @@ def site_files(records: Iterable[AuditRecord], seed: int = 0, derivations: str |
     deps = dependencies(records)
     versions = version_views(records, deps)
     ids = {r.entry.id for r in records}
-    figures = tuple(f for f in site_figures() if f.entry in ids)  # a figure shows next to its entry
+    figures = () if is_own_paper(records) else \
+        tuple(f for f in site_figures() if f.entry in ids)  # a figure shows next to its entry; none is a user's
     env = environment()
     common = {
         "symuat_version": symuat_version(), "seed": seed, "mathml": mathml_available(),
