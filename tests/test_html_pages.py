@@ -70,6 +70,11 @@ def test_a_refuted_entry_shows_its_computed_status_and_never_a_green_badge(files
     assert '<span class="badge refuted">refuted</span> <span class="recorded">recorded proved</span>' in row
 
 
+def test_the_dependency_tree_shows_the_computed_status(files):
+    tree = files["dependencies.html"]
+    assert re.search(r'<code>pages:eq1.step2</code></a> <span class="badge refuted">refuted</span>', tree)
+
+
 def test_no_entry_is_part_of_an_entry_that_does_not_exist(files):
     assert "Part of" not in _section(files["pages.html"], "pages-eq1.step1")
 

@@ -96,7 +96,7 @@ def site_files(records: Iterable[AuditRecord], seed: int = 0, derivations: str |
         "index.html": env.get_template("index.html.j2").render(errata=errata, disagreeing=disagreeing,
                                                                 total=len(records), **common),
         "dependencies.html": env.get_template("dependencies.html.j2").render(
-            deps=deps, status={r.entry.id: r.entry.status.value for r in records}, **common),
+            deps=deps, status={r.entry.id: r.computed_status or "no status" for r in records}, **common),
         "style.css": env.get_template("style.css").render(),
     }
     for v in versions:
