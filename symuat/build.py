@@ -35,11 +35,13 @@ class BuildResult:
         return tuple(r.entry.id for r in self.records if not r.agrees)
 
 
-def latex_files(records: tuple[AuditRecord, ...], depth: int = 3) -> dict[str, str | bytes]:
-    """Every generated file, name → text (figures: PDF bytes); deterministic. ``depth``: depth of the DUAT table."""
+def latex_files(records: tuple[AuditRecord, ...], depth: int = 3,
+                derivations: str | Path | None = None) -> dict[str, str | bytes]:
+    """Every generated file, name → text (figures: PDF bytes); deterministic. ``depth``: depth of the DUAT table;
+    ``derivations``: the directory the records were loaded from, named in a user paper's document."""
     check_depth(depth)
     records = stable_records(records)  # machine-independent bounds for measured float digits
-    files = document_files(records, depth=depth)
+    files = document_files(records, depth=depth, derivations=derivations)
     files["ledger.json"] = json.dumps(ledger_json(records), indent=2, ensure_ascii=False) + "\n"
     return files
 
@@ -78,14 +80,20 @@ def check_writable(out: str | Path) -> Path:
 
 
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3, use_cache: bool = True,
-          on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None) -> BuildResult:
+          on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None,
+          derivations: str | Path | None = None) -> BuildResult:
     """Audit every entry (from the audit cache when current), write the appendices and ``ledger.json`` to
-    ``out``, compile if possible.  ``out`` is checked for writing before anything is audited."""
+    ``out``, compile if possible.  ``out`` is checked for writing before anything is audited.
+
+    ``derivations``: a directory of derivation modules (``symuat build --derivations DIR``); the document is then
+    that paper's appendix (:func:`~symuat.latex.render.document_files`), with its own title and errata.
+    """
 
     check_depth(depth)
     check_seed(seed)
     check_writable(out)
-    records = audit_isolated(seed=seed, use_cache=use_cache, on_start=on_start, on_done=on_done)
-    written = write_files(out, latex_files(records, depth=depth))
+    records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
+                             on_done=on_done)
+    written = write_files(out, latex_files(records, depth=depth, derivations=derivations))
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)
     return BuildResult(records, tuple(written), pdf_path, compiler)

@@ -23,7 +23,7 @@ from .derive_format import table_latex, table_text
 from .errors import InvalidValueError, SymuatError
 from .expansion import substitution_table, verify_depth
 from .latex.figures import plot_available
-from .ledger.audit import AuditRecord, check_seed, ledger_json
+from .ledger.audit import AuditRecord, check_seed, computed_summary, ledger_json, summary
 from .ledger.coverage import coverage
 from .ledger.isolation import audit_isolated
 from .ledger.text import LEGEND, explain, table
@@ -53,6 +53,16 @@ def _records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), 
     with progress(quiet) as (on_start, on_done):
         return audit_isolated(directory=derivations, seed=seed, only=only, use_cache=cache,
                               on_start=on_start, on_done=on_done)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"
+
+
+def _summary_line(records: tuple[AuditRecord, ...]) -> str:
+    """``computed: proved 9, refuted 2; recorded: proved 11; 11 entries``: the computed statuses first."""
+    return (f"computed: {_counts(computed_summary(records))}; recorded: {_counts(summary(records))}; "
+            f"{len(records)} entries")
 
 
 def _report_disagreements(records) -> None:
@@ -129,8 +139,7 @@ def audit_command(fmt: str, only: tuple[str, ...], seed: int, derivations: str |
         click.echo(json.dumps(ledger_json(records), indent=2, sort_keys=False, ensure_ascii=False))
     else:
         click.echo(table(records))
-        summary = ledger_json(records)["summary"]
-        click.echo("\n" + ", ".join(f"{k}: {v}" for k, v in summary.items()) + f"; {len(records)} entries\n")
+        click.echo("\n" + _summary_line(records) + "\n")
         click.echo(LEGEND)
         if not only:
             click.echo("\n" + coverage(r.entry for r in records).to_text())
@@ -145,9 +154,24 @@ def audit_command(fmt: str, only: tuple[str, ...], seed: int, derivations: str |
 @_quiet_option
 @_one_line_errors
 def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
-    """Print one entry: statement as printed, each level's verdict, counterexample and correction."""
-    records = _records(derivations, seed, only=(entry_id,), cache=not no_cache, quiet=quiet)
-    exact = [r for r in records if r.entry.id == entry_id]
+    """Print one entry: statement as printed, each level's verdict, counterexample and correction.
+
+    ID may leave out its version prefix (``eq11.part2.rule4``) when one version only has that place.
+    """
+    if ":" in entry_id:
+        records = _records(derivations, seed, only=(entry_id,), cache=not no_cache, quiet=quiet)
+        exact = [r for r in records if r.entry.id == entry_id]
+    else:
+        try:
+            records = _records(derivations, seed, only=(f"*:{entry_id}", f"*:{entry_id}.*"), cache=not no_cache,
+                               quiet=quiet)
+        except InvalidValueError:
+            raise InvalidValueError(f"no ledger entry has the place {entry_id!r} in any version; give an id with "
+                                    "its version prefix, such as duat:eq11") from None
+        exact = [r for r in records if r.entry.id.split(":", 1)[1] == entry_id]
+        if len(exact) > 1:
+            raise InvalidValueError(f"the place {entry_id!r} is in several versions; give one of "
+                                    + ", ".join(r.entry.id for r in exact))
     if not exact:
         raise InvalidValueError(f"no ledger entry has the id {entry_id!r}; entries under it: "
                                 + ", ".join(r.entry.id for r in records))
@@ -186,14 +210,19 @@ def _say_if_no_figures() -> None:
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
 @click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
               help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
+@_derivations_option
 @_cache_option
 @_quiet_option
 @_one_line_errors
-def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, quiet: bool) -> None:
-    """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF."""
+def build_command(out: str, seed: int, pdf: bool, depth: int, derivations: str | None, no_cache: bool,
+                  quiet: bool) -> None:
+    """The main job: audit the ledger, write the LaTeX appendices, compile them to PDF.
+
+    With --derivations DIR the document is that paper's appendix: its title, authors, entries and errata.
+    """
     with progress(quiet) as (on_start, on_done):
         result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
-                       on_done=on_done)
+                       on_done=on_done, derivations=derivations)
     if pdf:
         with status(quiet, f"compiling {out}/main.tex"):
             pdf_path, compiler = compile_pdf(Path(out))
@@ -212,14 +241,15 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, no_cache: bool, qu
 @click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
               help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
 @_seed_option
+@_derivations_option
 @_cache_option
 @_quiet_option
 @_one_line_errors
-def latex_command(out: str, depth: int, seed: int, no_cache: bool, quiet: bool) -> None:
-    """Write the LaTeX appendices and main.tex (no compilation)."""
+def latex_command(out: str, depth: int, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
+    """Write the LaTeX appendices and main.tex (no compilation); --derivations DIR: that paper's appendix."""
     with progress(quiet) as (on_start, on_done):
         result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
-                       on_done=on_done)
+                       on_done=on_done, derivations=derivations)
     click.echo(f"wrote {len(result.files)} files to {out}/")
     _say_if_no_figures()
     _report_disagreements(result.records)

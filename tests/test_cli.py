@@ -51,8 +51,10 @@ def test_table_marks_legend_and_disagreement_reason(ledger_dir):
     rows = _rows(result.output)
     assert rows["duat:eq1"].rstrip().endswith("denial: all-sizes ✓ symbolic ✓ exact ✓ float ✓")  # a proved denial: no ✗
     assert rows["duat:eq2"].rstrip().endswith("symbolic ✗ exact ✗ float ✗") and " yes " in rows["duat:eq2"]
-    assert " NO " in rows["duat:eq3"]
+    assert rows["duat:eq3"].startswith("proved ") and " NO: recorded erratum " in rows["duat:eq3"]  # computed first
     assert "↳ recorded erratum, computed proved: holds as printed" in result.output
+    assert ("computed: proved 2, erratum 1, prose 1; recorded: proved 1, erratum 2, prose 1; 4 entries"
+            in result.output)
     assert rows["duat:eq4"].rstrip().endswith("-")
     assert "legend: ✓ the level confirms the statement as printed" in result.output
     for status in ("proved =", "checked =", "erratum =", "convention =", "prose ="):

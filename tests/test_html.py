@@ -76,7 +76,7 @@ def test_the_index_counts_each_versions_statuses_and_lists_every_erratum(html_si
     index = (html_site / "index.html").read_text(encoding="utf-8")
     for version in sorted({r.entry.source.version for r in audited}):
         mine = [r for r in audited if r.entry.source.version == version]
-        counts = [sum(r.entry.status is s for r in mine) for s in Status] + [len(mine)]
+        counts = [sum(r.computed is s for r in mine) for s in Status] + [len(mine), sum(not r.agrees for r in mine)]
         row = re.search(rf'<tr><td><a href="{version}\.html">.*?</tr>', index)
         assert row is not None, version
         assert [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row.group(0))] == counts

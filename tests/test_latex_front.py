@@ -36,9 +36,10 @@ def test_every_registered_paper_is_cited_on_the_title_page():
 
 def test_status_counts_per_version_match_a_direct_count():
     records = _records()
-    direct = Counter((r.entry.id.split(":")[0], r.entry.status) for r in records)
+    direct = Counter((r.entry.id.split(":")[0], r.computed_status) for r in records)  # the computed statuses
     for v in version_summaries(records):
-        assert v.counts == tuple(direct[(v.key, s)] for s in Status)
+        assert v.counts == tuple(direct[(v.key, s.value)] for s in Status)
+        assert v.agree == sum(r.agrees for r in records if r.entry.source.version == v.key)
     assert sum(v.total for v in version_summaries(records)) == len(records)
 
 

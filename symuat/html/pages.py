@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..evidence.verdict import Evidence, Level
-from ..ledger.audit import AuditRecord
+from ..ledger.audit import COMPUTED_EXTRA, AuditRecord
 from ..ledger.entry import Status
 from ..ledger.snapshot import claim_kind, prose_reason
 from ..ledger.sources import origin, origins
@@ -77,11 +77,17 @@ class EntryView:
     uses: tuple[tuple[str, str], ...]
     used_by: tuple[tuple[str, str], ...]
     grid: str = ""  # "N ≤ 2, M ≤ 3" when the statement is proved on that grid only (all-sizes undecided)
+    verdict: str = ""  # the computed status as a word: a status, "refuted" or "no status" (the badge's class)
+
+    @property
+    def badge(self) -> str:
+        """The CSS class of the computed status's badge (``no status`` → ``none``)."""
+        return self.verdict.replace(" ", "-") if self.verdict else self.status
 
 
 @dataclass(frozen=True)
 class VersionView:
-    """One source (paper version): key, name, citation, status counts (statuses in order), its entries."""
+    """One source (paper version): key, name, citation, recorded status counts (statuses in order), its entries."""
 
     key: str
     name: str
@@ -93,6 +99,22 @@ class VersionView:
     @property
     def total(self) -> int:
         return sum(self.counts)
+
+    @property
+    def computed(self) -> dict[str, int]:
+        """Entries per *computed* status: the five statuses, ``refuted`` and ``no status`` (zeros included)."""
+        names = (*(st.value for st in Status), *COMPUTED_EXTRA)
+        return {k: sum(1 for e in self.entries if e.verdict == k) for k in names}
+
+    @property
+    def computed_counts(self) -> tuple[tuple[str, int], ...]:
+        """The computed statuses this source has, with their counts (none left at zero)."""
+        return tuple((k, n) for k, n in self.computed.items() if n)
+
+    @property
+    def disagreeing(self) -> int:
+        """How many entries have a recorded status the audit does not compute."""
+        return sum(1 for e in self.entries if not e.agrees)
 
 
 def levels_of(records: Iterable[AuditRecord]) -> tuple[Level, ...]:
@@ -138,7 +160,7 @@ def entry_view(record: AuditRecord, levels: tuple[Level, ...], deps: Dependencie
     """The view of one audited entry (its record as :func:`~symuat.ledger.stable.stable_records` left it).
 
     ``ids``: every entry of the site; a group that is no entry (a chain printed without an entry of its own) is
-    named without a link.
+    not named as the entry's parent (its siblings are listed on the group's other entries).
     """
     e = record.entry
     parent = deps.parent.get(e.id)
@@ -152,12 +174,12 @@ def entry_view(record: AuditRecord, levels: tuple[Level, ...], deps: Dependencie
         counterexample=_counterexample(record.counterexample),
         correction=math(e.correction.statement, display=True) if e.correction is not None else None,
         correction_cells=_cells(record.correction_evidence, levels) if record.correction_evidence else (),
-        parent=(parent, href(parent) if parent in ids else "") if parent is not None else None,
-        children=tuple(_link(c) for c in deps.children.get(e.id, ())),
+        parent=(parent, href(parent)) if parent in ids else None,  # a group that is no entry is not named
+        children=tuple(_link(c) for c in deps.children.get(e.id, ()) if c in ids),
         uses=tuple(_link(u) for u in deps.uses.get(e.id, ())),
         used_by=tuple(_link(u) for u in deps.used_by.get(e.id, ())),
-        grid=", ".join(f"{k} ≤ {v}" for k, v in record.grid.items()) if record.grid and e.status.value == "proved"
-        else "",
+        grid=", ".join(f"{k} ≤ {v}" for k, v in record.grid.items()) if record.grid else "",  # computed proved only
+        verdict=record.computed_status or "no status",
     )
 
 

@@ -18,7 +18,7 @@ from ..errors import LedgerError
 from ..evidence.verdict import Level
 from ..latex import figures as _figures
 from ..latex.appendices import attention_examples, matrix_vector_examples
-from ..latex.front import symuat_version
+from ..latex.front import is_own_paper, symuat_version
 from ..ledger.audit import AuditRecord
 from ..ledger.entry import Status
 from .graph import dependencies
@@ -70,32 +70,37 @@ def site_figures() -> tuple[Figure, ...]:
     return tuple(figures)
 
 
-def site_files(records: Iterable[AuditRecord], seed: int = 0) -> dict[str, str | bytes]:
+def site_files(records: Iterable[AuditRecord], seed: int = 0, derivations: str | None = None) -> dict[str, str | bytes]:
     """Every file of the site for the audited ``records`` (already stable): name → HTML/CSS text or SVG bytes.
 
-    ``seed`` is the audit's seed, printed on the index.
+    ``seed`` is the audit's seed, printed on the index; ``derivations`` the directory the records were loaded from
+    (the footer's command names it).
     """
     records = tuple(records)
     deps = dependencies(records)
     versions = version_views(records, deps)
     ids = {r.entry.id for r in records}
-    figures = tuple(f for f in site_figures() if f.entry in ids)  # a figure shows next to its entry
+    figures = () if is_own_paper(records) else \
+        tuple(f for f in site_figures() if f.entry in ids)  # a figure shows next to its entry; none is a user's
     env = environment()
     common = {
         "symuat_version": symuat_version(), "seed": seed, "mathml": mathml_available(),
         "statuses": [s.value for s in Status], "levels": [lvl.value for lvl in levels_of(records)],
         "all_levels": [lvl.value for lvl in Level], "versions": versions, "has_figures": bool(figures),
+        "command": "symuat html" + (f" --derivations {derivations}" if derivations is not None else "")
+                   + (f" --seed {seed}" if seed else "") + " --out DIR",
     }
     by_entry: dict[str, list[Figure]] = {}
     for f in figures:
         by_entry.setdefault(f.entry, []).append(f)
-    errata = [(v, e) for v in versions for e in v.entries if e.status == Status.ERRATUM.value]
+    errata = [(v, e) for v in versions for e in v.entries  # false as printed, recorded or computed
+              if Status.ERRATUM.value in (e.status, e.verdict) or e.verdict == "refuted"]
     disagreeing = [e.id for v in versions for e in v.entries if not e.agrees]
     files: dict[str, str | bytes] = {
         "index.html": env.get_template("index.html.j2").render(errata=errata, disagreeing=disagreeing,
                                                                 total=len(records), **common),
         "dependencies.html": env.get_template("dependencies.html.j2").render(
-            deps=deps, status={r.entry.id: r.entry.status.value for r in records}, **common),
+            deps=deps, status={r.entry.id: r.computed_status or "no status" for r in records}, **common),
         "style.css": env.get_template("style.css").render(),
     }
     for v in versions:

@@ -29,4 +29,5 @@ def write_site(out: str | Path, seed: int = 0, use_cache: bool = True, derivatio
     if records is None:
         records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
                                  on_done=on_done)  # user code in a child process, like symuat audit
-    return records, write_files(out, site_files(stable_records(records), seed=seed))  # 0644 less the umask
+    files = site_files(stable_records(records), seed=seed, derivations=derivations)
+    return records, write_files(out, files)  # 0644 less the umask

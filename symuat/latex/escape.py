@@ -9,6 +9,7 @@ so a ``.tex`` file can never be broken by a name.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 
 __all__ = ["escape_text", "text_with_math"]
@@ -33,16 +34,59 @@ _UNICODE: Mapping[str, str] = {
     "∪": r"$\cup$", "¥": r"\textyen{}", "¢": r"\textcent{}", "€": r"\texteuro{}",
 }
 
+#: Combining accents (after NFD decomposition of an accented Latin letter) as TeX text accents: ``ç`` → ``\c{c}``.
+_TEXT_ACCENTS: Mapping[str, str] = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u", "\u0307": ".",
+    "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c", "\u0328": "k",
+    "\u0323": "d", "\u0331": "b",
+}
+#: Latin letters that are no accented ASCII letter, as T1 text commands.
+_TEXT_LETTERS: Mapping[str, str] = {
+    "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}", "Ø": r"\O{}",
+    "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}", "đ": r"\dj{}", "Đ": r"\DJ{}", "þ": r"\th{}", "Þ": r"\TH{}",
+    "ð": r"\dh{}", "Ð": r"\DH{}", "ŋ": r"\ng{}", "Ŋ": r"\NG{}", "¡": r"\textexclamdown{}",
+    "¿": r"\textquestiondown{}", "«": r"\guillemotleft{}", "»": r"\guillemotright{}", "\u00a0": "~",
+}
+
+
+def _accented(ch: str) -> str | None:
+    r"""An accented Latin letter as TeX text accents (``é`` → ``\'{e}``, ``ǘ`` → ``\'{\"{u}}``); ``None`` if
+    ``ch`` is not one; a Greek letter as math (``ω`` → ``$\omega$``)."""
+    if ch in _TEXT_LETTERS:
+        return _TEXT_LETTERS[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and base.isascii() and base.isalpha() and all(m in _TEXT_ACCENTS for m in marks):
+        out = r"\i" if base == "i" and marks[0] not in ("\u0327", "\u0328", "\u0323", "\u0331") else base
+        for m in marks:
+            out = f"\\{_TEXT_ACCENTS[m]}{{{out}}}"
+        return out
+    name = unicodedata.name(ch, "")
+    if name.startswith(("GREEK SMALL LETTER ", "GREEK CAPITAL LETTER ")) and len(name.split()) == 4:
+        letter = name.split()[-1].lower()
+        if name.startswith("GREEK CAPITAL"):
+            letter = letter.capitalize()
+        if letter in _GREEK:
+            return f"$\\{letter}$"
+    return None
+
+
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+          "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta",
+          "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"}
+
 _COMBINING_TILDE = "\u0303"
 _COMBINING_HAT = "\u0302"
 _COMBINING_RING = "\u030a"
 
 
 def escape_text(text: str) -> str:
-    r"""LaTeX-safe version of ``text``; unknown non-ASCII characters become ``?``.
+    r"""LaTeX-safe version of ``text``; accented Latin letters become TeX accents (names print intact under any
+    input encoding), other unknown non-ASCII characters ``?``.
 
     >>> escape_text("W' = W ⊗ I_M, 50% & more")
     "W' = W $\\otimes$ I\\_M, 50\\% \\& more"
+    >>> print(escape_text("François Fleuret, Łukasz Kaiser, Jürgen Schmidhuber"))
+    Fran\c{c}ois Fleuret, \L{}ukasz Kaiser, J\"{u}rgen Schmidhuber
     >>> escape_text("c\u0303 and β\u0303")
     '$\\tilde{c}$ and $\\tilde{\\beta}$'
 
@@ -59,8 +103,10 @@ def escape_text(text: str) -> str:
             out.append(_SPECIAL[ch])
         elif ord(ch) < 128:
             out.append(ch)
+        elif ch in _UNICODE:
+            out.append(_UNICODE[ch])
         else:
-            out.append(_UNICODE.get(ch, "?"))
+            out.append(_accented(ch) or "?")
     return "".join(out)
 
 

@@ -12,7 +12,6 @@ deterministic: no timestamps, entries in ledger order.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import tempfile
@@ -24,9 +23,9 @@ import jinja2
 
 from ..errors import OutputError
 from ..evidence.verdict import Level
-from ..ledger.audit import AuditRecord, summary
-from ..ledger.entry import Status
-from ..ledger.snapshot import claim_kind, prose_reason
+from ..ledger.audit import AuditRecord, computed_summary
+from ..ledger.coverage import coverage
+from ..ledger.snapshot import prose_reason
 from . import figures as _figures
 from .appendices import (
     attention_examples,
@@ -37,16 +36,26 @@ from .appendices import (
     layer_equations,
     matrix_vector_examples,
 )
+from .cells import command_text, format_counterexample, level_marks, status_cell, verdict_words
 from .display import LINE_BUDGET_PT, breakable_id, display, math_width, split_lines
 from .escape import escape_text, text_with_math
-from .front import RELEASE_DATE, is_paper, paper_versions, symuat_version, version_name, version_summaries
+from .front import (
+    RELEASE_DATE,
+    audited_papers,
+    errata_records,
+    is_own_paper,
+    is_paper,
+    paper_versions,
+    summary_columns,
+    symuat_version,
+    version_name,
+    version_summaries,
+)
 
 __all__ = ["environment", "render_audit", "render_matrix_vector", "render_duat", "render_beyond", "write_files",
-           "render_document", "format_counterexample", "level_marks", "paper_figures", "document_files"]
+           "render_document", "render_paper_document", "format_counterexample", "level_marks", "status_cell",
+           "verdict_words", "paper_figures", "document_files", "paper_document_files"]
 
-#: Macro printed for a level whose checks all hold, all fail, partly hold (readings) or do not apply.
-_MARKS = {"all": r"\yes", "none": r"\no", "some": r"\some", "n/a": r"\na", "undecided": r"\undecided"}
-_SIDES = (("lhs", "left-hand side"), ("rhs", "right-hand side"), ("difference", "difference (left $-$ right)"))
 _PAPER_FIGURE = re.compile(r"(?<!paper )(?<!paper's )(?<!paper’s )\b(Figures?|Fig\.)(~|\s)*(\d+)")
 
 
@@ -82,101 +91,46 @@ def environment() -> jinja2.Environment:
     env.filters["marks"] = level_marks
     env.filters["reason"] = lambda r: prose_reason(r.entry)
     env.filters["version"] = version_name
-    env.filters["status"] = lambda r: escape_text(r.status_label)
+    env.filters["status"] = status_cell
+    env.filters["verdict"] = verdict_words
+    env.filters["command"] = command_text
     env.filters["label"] = lambda s: "ledger:" + "".join(c if c.isalnum() or c in ".:-" else "-" for c in s)
     return env
-
-
-def level_marks(record: AuditRecord) -> tuple[str, ...]:
-    r"""One mark per evidence level (then one for the correction): ``\yes``, ``\no``, ``\some``, ``\na`` or
-    ``\undecided``, relative to the statement *as printed*: for a denial ("… does not hold") the evidence is
-    about the denied identity, so a level that refutes it confirms the denial (as in ``symuat audit``)."""
-    denial = claim_kind(record.entry) == "denial"
-
-    def mark(evidence, invert: bool = False) -> str:
-        held = [ev.holds != invert for ev in evidence if ev.holds is not None]
-        if evidence and not held:
-            return _MARKS["undecided"]
-        key = "n/a" if not held else "all" if all(held) else "none" if not any(held) else "some"
-        return _MARKS[key]
-
-    per_level = tuple(mark([ev for ev in record.evidence if ev.level is level], denial) for level in Level)
-    return per_level + (mark(record.correction_evidence),)
-
-
-def _sizes(value) -> str:
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            return escape_text(value)
-    if isinstance(value, Mapping):
-        return "$" + ", ".join(f"{k}={v}" for k, v in value.items()) + "$"
-    if isinstance(value, (list, tuple)):
-        return "$(" + ",".join(str(v) for v in value) + ")$"
-    return escape_text(str(value))
-
-
-def format_counterexample(cx: Mapping | None) -> str:
-    r"""A counterexample in words: where it lives, then both sides and their difference as display math.
-
-    >>> print(format_counterexample({"dims": "{'m': 2}", "entry": "[1, 1]", "lhs": "a", "rhs": "b",
-    ...                              "difference": "a - b"}))
-    At sizes $m=2$, entry $(1,1)$:
-    \begin{align*}
-    \text{left-hand side:}\quad & a\\
-    \text{right-hand side:}\quad & b\\
-    \text{difference (left $-$ right):}\quad & a - b
-    \end{align*}
-    """
-    if not cx:
-        return "none recorded."
-    if "refuted_by" in cx:
-        proof = escape_text(str(cx.get("proof", ""))).rstrip(".")
-        return f"The paper denies this identity, but it holds: {proof}."
-    where = []
-    if "reading" in cx:
-        where.append(f"reading \\emph{{{escape_text(str(cx['reading']))}}}")
-    if "case" in cx:
-        case = str(cx["case"])
-        where.append(f"depth $L={case}$" if case.isdigit() else "general depth $i$")
-    if "dims" in cx:
-        where.append(f"sizes {_sizes(cx['dims'])}")
-    if "entry" in cx:
-        where.append(f"entry {_sizes(cx['entry'])}")
-    head = ("At " + ", ".join(where) + ":") if where else "Counterexample:"
-    if "reason" in cx:
-        reason = re.sub(r" at dims \{.*\}$", "", str(cx["reason"]))
-        return f"{head} {escape_text(reason)}."
-    rows = []
-    for key, words in _SIDES:
-        if key in cx:
-            for n, line in enumerate(split_lines(str(cx[key]), LINE_BUDGET_PT - 80.0)):
-                rows.append((rf"\text{{{words}:}}\quad & " if n == 0 else r"&\qquad ") + line)
-    if not rows:
-        return head
-    return head + "\n\\begin{align*}\n" + "\\\\\n".join(rows) + "\n\\end{align*}"
 
 
 def _records(records: Iterable[AuditRecord], beyond: bool) -> tuple[AuditRecord, ...]:
     return tuple(r for r in records if is_paper(r.entry.source.version) is not beyond)
 
 
-def render_audit(records: Iterable[AuditRecord]) -> str:
-    """The audit appendix: legend, the ledger table, every statement as printed, every erratum in full."""
+def _summary(records: tuple[AuditRecord, ...]) -> dict[str, int]:
+    """Computed status counts, the five statuses always, ``refuted``/``no status`` where any entry has them."""
+    columns = summary_columns(records)
+    return {k: v for k, v in computed_summary(records).items() if k in columns}
+
+
+def render_audit(records: Iterable[AuditRecord], command: str = "") -> str:
+    """The audit appendix: legend, the ledger table, every statement as printed, every erratum in full.
+
+    ``command``: how a user's own paper is audited (``symuat audit --derivations DIR``); empty for the shipped
+    ledger, whose entries ``tests/test_ledger.py`` checks one by one.
+    """
     records = _records(records, beyond=False)
     return environment().get_template("audit.tex.j2").render(
-        records=records, summary=summary(records), levels=[level.value for level in Level],
-        errata=[r for r in records if r.entry.status is Status.ERRATUM],
+        records=records, summary=_summary(records), levels=[level.value for level in Level],
+        errata=errata_records(records), command=command,
+        disagreeing=[r.entry.id for r in records if not r.agrees],
     )
 
 
-def render_beyond(records: Iterable[AuditRecord]) -> str:
-    """The section "Beyond the paper": the ledger entries of version ``ext`` (none yet is said so)."""
+def render_beyond(records: Iterable[AuditRecord], title: str = "", blurb: str = "") -> str:
+    """The section of the sources that are not papers: by default version ``ext``, "Beyond the paper" (none yet is
+    said so); ``title`` and ``blurb`` (LaTeX) name other sources."""
     records = _records(records, beyond=True)
     return environment().get_template("beyond.tex.j2").render(
-        records=records, levels=[level.value for level in Level],
-        errata=[r for r in records if r.entry.status is Status.ERRATUM],
+        records=records, levels=[level.value for level in Level], errata=errata_records(records),
+        title=title or "Beyond the paper: modern LLM blocks",
+        blurb=blurb or (r"Ledger entries of version \texttt{ext}: statements about blocks of today's language models "
+                        "that the paper does not treat, checked with the same levels of evidence."),
     )
 
 
@@ -196,25 +150,62 @@ def render_duat(depth: int, records: Iterable[AuditRecord], figures: bool = True
     )
 
 
+def _front(records: tuple[AuditRecord, ...]) -> dict:
+    """What both title pages share: the summary table (computed statuses) and the errata."""
+    statuses = summary_columns(records)
+    return dict(summaries=version_summaries(records), statuses=statuses, errata=errata_records(records),
+                total=len(records), agree=sum(r.agrees for r in records),
+                totals=[sum(1 for r in records if (r.computed_status or "no status") == s) for s in statuses],
+                version=symuat_version(), date=RELEASE_DATE)
+
+
 def render_document(appendices: Iterable[str], records: Iterable[AuditRecord] = ()) -> str:
     """``main.tex``: title page, summary page, then each appendix ``\\input`` by file stem."""
     records = tuple(records)
-    statuses = [s.value for s in Status]
-    errata = [r for r in records if r.entry.status is Status.ERRATUM]
     return environment().get_template("main.tex.j2").render(
-        appendices=tuple(appendices), versions=paper_versions(), version=symuat_version(), date=RELEASE_DATE,
-        summaries=version_summaries(records), statuses=statuses, errata=errata, total=len(records),
-        totals=[sum(1 for r in records if r.entry.status.value == s) for s in statuses],
-    )
+        appendices=tuple(appendices), versions=paper_versions(), **_front(records))
 
 
-def document_files(records: Iterable[AuditRecord], depth: int = 3) -> dict[str, str | bytes]:
+def render_paper_document(appendices: Iterable[str], records: tuple[AuditRecord, ...], command: str) -> str:
+    """``main.tex`` of a user's own paper: its title, authors and versions, the summary, errata and coverage."""
+    cov = coverage(r.entry for r in records)
+    missing = {version_name(k): [escape_text(q) for q in m] for k, m in cov.missing.items()}
+    return environment().get_template("paper-main.tex.j2").render(
+        appendices=tuple(appendices), papers=audited_papers(records),
+        versions=paper_versions(r.entry.source.version for r in records), missing=missing,
+        command=command_text(command), **_front(records))
+
+
+def paper_document_files(records: tuple[AuditRecord, ...], command: str = "symuat audit") -> dict[str, str]:
+    """The document of a user's own paper (:func:`~symuat.latex.front.is_own_paper`): ``main.tex`` with that
+    paper's title page, summary, errata list and coverage, the audit appendix of its entries, and a section for
+    the plain sources it uses; no DUAT appendix, no figure."""
+    appendices = {"appendix-audit": render_audit(records, command=command)}
+    others = [o for o in dict.fromkeys(r.entry.source.version for r in records) if not is_paper(o)]
+    if others:
+        names = ", ".join(version_name(o) for o in others)
+        appendices["appendix-sources"] = render_beyond(
+            records, title=names, blurb=("Ledger entries of a source that is not a paper" if len(others) == 1
+                                         else "Ledger entries of sources that are not papers")
+            + ", checked with the same levels of evidence.")
+    files: dict[str, str] = {f"{name}.tex": text for name, text in appendices.items()}
+    files["symuat-macros.tex"] = environment().get_template("symuat-macros.tex.j2").render()
+    files["main.tex"] = render_paper_document(appendices, records, command)
+    return files
+
+
+def document_files(records: Iterable[AuditRecord], depth: int = 3,
+                   derivations: str | os.PathLike | None = None) -> dict[str, str | bytes]:
     """Every file of the document except ``ledger.json``: name → text (``.tex``) or bytes (``.pdf`` figures).
 
     Figures are drawn when matplotlib is installed (:func:`~symuat.latex.figures.plot_available`);
-    without it the document is complete but has no figures.
+    without it the document is complete but has no figures.  Records of a user's own paper
+    (:func:`~symuat.latex.front.is_own_paper`) give that paper's document (:func:`paper_document_files`).
     """
     records = tuple(records)
+    if is_own_paper(records):
+        where = f" --derivations {derivations}" if derivations is not None else ""
+        return dict(paper_document_files(records, command=f"symuat audit{where}"))
     figures = _figures.plot_available()
     examples = matrix_vector_examples(attention_examples())
     appendices = {

@@ -32,7 +32,8 @@ from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 from .guard import defined_at, entry_timeout, report, time_limit, user_code
 
-__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "audit", "ledger_json", "summary"]
+__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "audit", "ledger_json", "summary",
+           "computed_summary", "COMPUTED_EXTRA"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,10 @@ class AuditRecord:
 
     @property
     def grid(self) -> Mapping[str, int] | None:
-        """The grid a claim is proved on when the all-sizes level ran and could not decide; ``None`` otherwise."""
+        """The grid a claim is proved on when the all-sizes level ran and could not decide; ``None`` otherwise,
+        and ``None`` whenever the *computed* status is not ``proved`` (a refuted entry is proved on no grid)."""
+        if self.computed is not Status.PROVED:
+            return None
         for ev in self.evidence:
             if ev.level is Level.ALL_SIZES and ev.holds is None and ev.grid is not None:
                 return ev.grid
@@ -64,8 +68,18 @@ class AuditRecord:
 
     @property
     def status_label(self) -> str:
-        """The recorded status, with the grid when the statement is proved on its grid only: ``proved (grid n ≤ 2)``."""
+        """The recorded status, with the grid when the statement is proved on its grid only: ``proved (grid n ≤ 2)``
+        (the grid only when the audit computes ``proved`` too)."""
         return self._scoped(self.entry.status)
+
+    @property
+    def computed_status(self) -> str | None:
+        """The computed status as a word: a :class:`Status` value, ``refuted`` (the statement fails and no proved
+        correction is recorded), or ``None`` when the levels disagree."""
+        if self.computed is not None:
+            return self.computed.value
+        label = self.computed_label
+        return label if label == "refuted" else None
 
     @property
     def computed_label(self) -> str:
@@ -90,6 +104,7 @@ class AuditRecord:
             "correction": e.correction.statement if e.correction is not None else None,
             "correction_evidence": [ev.to_json() for ev in self.correction_evidence],
             "note": e.note,
+            "computed": self.computed_status,
             "agrees": self.agrees,
             "grid": dict(self.grid) if self.grid is not None else None,
         }
@@ -253,9 +268,22 @@ def summary(records: Iterable[AuditRecord]) -> dict[str, int]:
     return {s.value: counts.get(s.value, 0) for s in Status}
 
 
+#: What :func:`computed_summary` counts besides the five statuses: a failing statement with no proved
+#: correction, and an entry whose deciding levels disagree.
+COMPUTED_EXTRA = ("refuted", "no status")
+
+
+def computed_summary(records: Iterable[AuditRecord]) -> dict[str, int]:
+    """Count entries per *computed* status: the five statuses, then ``refuted`` and ``no status`` (always present,
+    zero or not, so that the JSON keys are fixed)."""
+    counts = Counter(r.computed_status or "no status" for r in records)
+    return {k: counts.get(k, 0) for k in (*(s.value for s in Status), *COMPUTED_EXTRA)}
+
+
 def ledger_json(records: Iterable[AuditRecord]) -> dict[str, Any]:
     """The machine-readable ledger (docs/ledger-format.md)."""
     records = tuple(records)
     cov = coverage(r.entry for r in records)
     return {"entries": [r.to_json() for r in records], "summary": summary(records),
+            "computed_summary": computed_summary(records),
             "coverage": {"per_version": cov.counts, "missing": {v: list(m) for v, m in cov.missing.items()}}}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import LedgerError
 
-__all__ = ["Origin", "Paper", "register_source", "origin", "origins", "papers", "paper",
+__all__ = ["Origin", "Paper", "register_source", "origin", "origins", "papers", "paper", "is_built_in",
            "PAPER_PLACES", "NAME_PLACES"]
 
 #: Places of a paper: ``eq3``, ``eq3.step2``, ``appA.eq1``, ``fig2.box1.row3``, ``sec4.2.claim1``, ``defUATR.part3``.
@@ -148,6 +148,15 @@ _BUILT_IN: tuple[Origin, ...] = (
     Origin("ext", "Beyond the paper: modern LLM blocks"),
 )
 _REGISTRY: dict[str, Origin] = {o.key: o for o in _BUILT_IN}
+
+
+def is_built_in(key: str) -> bool:
+    """Whether ``key`` is one of the sources symuat ships (the audited paper's versions and ``ext``).
+
+    >>> is_built_in("duat"), is_built_in("toy")
+    (True, False)
+    """
+    return any(o.key == key for o in _BUILT_IN)
 
 
 def register_source(source: Origin) -> Origin:

@@ -22,11 +22,13 @@ LEGEND = "\n".join([
     "        fails), ? it ran and could not decide (all-sizes outside its fragment: explain ID says why);",
     "        [name] marks one reading of an ambiguous statement; for a denial (\"… does not hold\")",
     "        ✓ means the level refutes the denied identity, i.e. confirms the denial.",
-    "status: proved = every level holds, the symbolic proof among them (\"proved (grid n ≤ 2)\": for those sizes",
+    "status: the status the audit computes (the recorded one, where they differ, under agrees);",
+    "        proved = every level holds, the symbolic proof among them (\"proved (grid n ≤ 2)\": for those sizes",
     "        only, the all-sizes level could not decide); checked = every level holds, no",
     "        symbolic level applies; erratum = false as printed, with a counterexample and a proved correction;",
-    "        convention = holds only under some readings; prose = not an equation (a proxy may be measured).",
-    "agrees: whether the status recomputed from the claim equals the recorded one.",
+    "        convention = holds only under some readings; prose = not an equation (a proxy may be measured);",
+    "        refuted = fails, with no proved correction; no status = the levels disagree.",
+    "agrees: whether the status recomputed from the claim equals the recorded one (NO: recorded … otherwise).",
 ])
 
 
@@ -78,7 +80,8 @@ def _source(record: AuditRecord) -> str:
 
 
 def table(records: Sequence[AuditRecord]) -> str:
-    r"""The audit table: status, id, source, agreement and every level's mark; a disagreement's reason below it.
+    r"""The audit table: computed status, id, source, agreement (with the recorded status where it differs) and
+    every level's mark; a disagreement's reason below it.
 
     >>> print(table([_example("identity", True)]))
     status  id        source      agrees  evidence
@@ -86,7 +89,8 @@ def table(records: Sequence[AuditRecord]) -> str:
     proved  duat:eq1  duat Eq. 1  yes     symbolic ✓ exact ✓
     """
     header = ("status", "id", "source", "agrees", "evidence")
-    rows = [(r.status_label, r.entry.id, _source(r), "yes" if r.agrees else "NO", evidence_marks(r)) for r in records]
+    rows = [(r.computed_label, r.entry.id, _source(r), "yes" if r.agrees else f"NO: recorded {r.status_label}",
+             evidence_marks(r)) for r in records]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
 
     def line(row) -> str:
