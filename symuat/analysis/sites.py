@@ -243,18 +243,7 @@ def _input(stack: Any, X: np.ndarray, box: Optional[dict]) -> np.ndarray:
 
 def _ffn(S: Callable, k: int, f: Any, act: Callable, U: np.ndarray, hd: Optional[dict], gates: str) -> np.ndarray:
     if isinstance(f, MoEFFNWeights):
-        if hd is not None:
-            raise UnsupportedError(f"layer {k} is a mixture of experts: its routing gates are not held; patch it "
-                                   "re-computed (mode='recomputed')")
-        G, s = routing_gates(f, U)
-        out = np.zeros_like(U)
-        for e, ex in enumerate(f.experts):
-            y = (act(U @ ex.W_gate) * (U @ ex.W_up)) @ ex.W_down
-            out = out + S(("expert", k, e), G[:, e:e + 1] * y)
-        if f.shared is not None:
-            sh = f.shared
-            out = out + s[:, None] * ((act(U @ sh.W_gate) * (U @ sh.W_up)) @ sh.W_down)
-        return out
+        return _moe(S, k, f, act, U, hd, gates)
     if f.gated:
         g = hd["a"] if hd is not None and gates == "held" else act(_lin(U, f.W_gate, f.b_gate))
         A, W2, b2 = g * _lin(U, f.W_up, f.b_up), f.W_down, f.b_down
@@ -270,3 +259,30 @@ def _ffn(S: Callable, k: int, f: Any, act: Callable, U: np.ndarray, hd: Optional
     if S.wants(("neurons", k)):  # every hidden unit of the layer at once (N, F)
         S.values[("neurons", k)] = A
     return _lin(A, W2, b2)
+
+
+def _moe(S: Callable, k: int, f: MoEFFNWeights, act: Callable, U: np.ndarray, hd: Optional[dict],
+         gates: str) -> np.ndarray:
+    r"""Each routed expert's weighted output (a site), plus the shared expert: live, or with the routing diagonal
+    :math:`D` (and, ``gates="held"``, the gate branch) held where the held network holds them (``hd["D"]``)."""
+    if hd is not None and "D" not in hd:
+        raise UnsupportedError(f"layer {k} is a mixture of experts whose routing gates this held network does not "
+                               "hold: patch it re-computed (mode='recomputed')")
+    F = f.experts[0].hidden
+    if hd is None:
+        G, s = routing_gates(f, U)
+        D = np.repeat(G, F, axis=1)
+        if s is not None:
+            D = np.concatenate([D, np.repeat(s[:, None], f.shared.hidden, axis=1)], axis=1)
+        gate = act(U @ f.W_gate)
+    else:
+        D, gate = hd["D"], hd["a"] if gates == "held" else act(U @ f.W_gate)
+    A = D * gate * (U @ f.W_up)
+    out = np.zeros_like(U)
+    for e in range(f.n_experts):
+        cols = slice(e * F, (e + 1) * F)
+        out = out + S(("expert", k, e), A[:, cols] @ f.W_down[cols])
+    if f.shared is not None:
+        cols = slice(f.n_experts * F, A.shape[1])
+        out = out + A[:, cols] @ f.W_down[cols]
+    return out
