@@ -197,3 +197,14 @@ def test_bad_calls_are_refused():
         patch_sweep(corrupted, clean, target=np.ones(3))
     with pytest.raises(InvalidValueError, match="no LM head"):
         _ = patch(corrupted, ("resid", 0, 1), clean).logits
+
+
+def test_term_names_are_one_vocabulary():
+    """The term names of token_terms, the term x layer plot and interventions are the same; a wrong one lists them."""
+    from symuat.analysis import term_layer_shares
+
+    form, _ = _pair(_stack("pre_ln"))
+    names = ["A~x0", "c~", "U~1 app_1", "U~2 app_2"]
+    assert list(form.token_terms()) == names and term_layer_shares(form)[0] == names
+    with pytest.raises(InvalidValueError, match=r"valid term names are \['A~x0', 'c~', 'U~1 app_1', 'U~2 app_2'\]"):
+        form.intervene(("term", "U~1 sigma"))

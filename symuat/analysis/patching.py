@@ -26,8 +26,9 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..progress import progress
+from ._bar import bar
 from .frozen import frozen
+from .plot import plot_patching
 from .sites import Site, run_sites, site
 
 __all__ = ["Patched", "PatchSweep", "patch", "patch_sweep", "MODES", "SWEEPS"]
@@ -193,8 +194,6 @@ class PatchSweep:
 
     def plot(self, path: Any = None, normalized: bool = False) -> Any:
         """A heatmap (:func:`~symuat.analysis.plot.plot_patching`)."""
-        from .plot import plot_patching
-
         return plot_patching(self, path, normalized)
 
 
@@ -224,13 +223,13 @@ def _metric(form: Any, metric: Any, target: Any, position: int) -> Tuple[Callabl
 
 def patch_sweep(form: Any, source: Any, over: str = "resid", *, metric: Optional[Callable] = None,
                 target: Any = None, position: int = -1, mode: str = "recomputed", gates: str = "held",
-                tokens: Optional[Sequence[str]] = None) -> PatchSweep:
+                tokens: Optional[Sequence[str]] = None, quiet: bool = False) -> PatchSweep:
     r"""Patch every (layer, position) of ``over`` (``"resid"``: layers 0..L; ``"attn"``, ``"ffn"``: 0..L-1) or
     every (layer, head) (``over="head"``, all positions) from ``source`` into ``form``; one number per patch.
 
     The number is ``metric(output)`` or, with ``target``, the logit of token ``target`` (or the output along a
     direction) at ``position``.  Column labels are ``tokens`` (default: ``form.tokens`` when the form has them).
-    A rich progress bar runs on a terminal.
+    A rich progress bar runs on a terminal unless ``quiet``.
     """
     mode = _check_mode(mode)
     if over not in SWEEPS:
@@ -248,15 +247,12 @@ def patch_sweep(form: Any, source: Any, over: str = "resid", *, metric: Optional
     _, rec = run_sites(source.stack, source.X0, source.attention_mask, record={(over,)})
     run = _Runner(form, mode, gates)
     values = np.empty((rows, cols))
-    with progress(False, f"patching {over}") as (start, done):
-        if start:
-            start(rows * cols)
+    with bar(quiet, f"patching {over}", rows * cols) as step:
         for r in range(rows):
             for c in range(cols):
                 s = Site(over, r, c) if over == "head" else Site(over, r, None, (c,))
                 values[r, c] = f(run(s, _value_at(rec, s)))
-                if done:
-                    done(s.label())
+                step(s.label())
     labels = tokens if tokens is not None else getattr(form, "tokens", None)
     columns = (tuple(f"H{h}" for h in range(cols)) if over == "head" else
                tuple(labels) if labels is not None else tuple(str(n) for n in range(N)))

@@ -216,7 +216,7 @@ class Model:
         ids = self._ids("input_ids", np.asarray(input_ids), None, 0, self.word_embeddings.shape[0])
         if ids.ndim != 1:
             raise ShapeError(f"input_ids must be 1-D, got shape {ids.shape}")
-        return self._tokens(ids)
+        return list(self._tokens(ids))
 
     def _tokens(self, ids: np.ndarray) -> Optional[tuple]:
         if self.tokenizer is None:
