@@ -154,9 +154,10 @@ class DUATForm:
         :func:`~symuat.analysis.export.load_saved`)."""
         return analysis("save")(self, path, tokens, model)
 
-    def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
-        """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
-        return analysis("graph")(self, target, tokens, token_ids, prompt)
+    def graph(self, target: Any, tokens: Any = None, token_ids: Any = None, prompt: str = "", **options: Any) -> dict:
+        """The attribution graph of ``target`` (a token id, or an output direction) at a position, in the JSON that
+        circuit-tracer's viewer loads (:func:`symuat.analysis.export.attribution_graph`)."""
+        return analysis("graph")(self, target, tokens, token_ids, prompt, **options)
 
     def plot(self, path: Any = None, tokens: Any = None, layer: int = 0, head: int = 0, target: Any = None) -> Any:
         """Term × layer, source × output token, head × layer and one attention matrix
