@@ -96,6 +96,9 @@ def test_resid_sweep_restores_the_clean_metric_where_it_should(mode):
     assert sw.corrupted == pytest.approx(float(corrupted.output[-1] @ d), abs=1e-12)
     # the last layer's stream is read at the last token only; token 0 is the same in both runs (causal)
     assert np.max(np.abs(sw.normalized[2, :N - 1])) <= 1e-9 and np.max(np.abs(sw.normalized[:, 0])) <= 1e-9
+    part = patch_sweep(corrupted, clean, "resid", target=d, mode=mode, positions=[1, -1], tokens=list("abcde"),
+                       quiet=True)
+    assert part.columns == ("b (1)", "e (4)") and np.array_equal(part.values, sw.values[:, [1, 4]])
     if mode == "recomputed":  # the last token's last stream, or token 1 (the only difference) at layer 0, is all
         assert abs(sw.normalized[2, N - 1] - 1.0) <= 1e-9 and abs(sw.normalized[0, 1] - 1.0) <= 1e-9
     else:  # held final-norm statistics of the corrupted run: the restored stream does not give the clean metric
@@ -187,6 +190,10 @@ def test_bad_calls_are_refused():
         patch(corrupted, ("resid", 0, 1), value=np.ones(3))
     with pytest.raises(InvalidValueError, match="finite"):
         patch(corrupted, ("resid", 0, 1), value=np.nan)
+    with pytest.raises(InvalidValueError, match="head sweep patches all"):
+        patch_sweep(corrupted, clean, "head", metric=np.sum, positions=[1])
+    with pytest.raises(ShapeError, match="tokens has 2 labels"):
+        patch_sweep(corrupted, clean, metric=np.sum, tokens=["a", "b"])
     with pytest.raises(InvalidValueError, match="over must be one of"):
         patch_sweep(corrupted, clean, "neuron", metric=np.sum)
     with pytest.raises(InvalidValueError, match="exactly one of metric"):

@@ -60,7 +60,7 @@ def test_token_labels_on_plots_and_sweeps(llama):
 
 def test_resid_and_logit_lens_match_the_library(llama):
     form = llama.duat_form(text=TEXT)
-    ids = torch.as_tensor(form.token_ids)[None]
+    ids = torch.tensor(form.token_ids)[None]
     with torch.no_grad(), library_float64():
         out = llama.library(input_ids=ids, output_hidden_states=True)
     states, logits = [h[0].numpy() for h in out.hidden_states], out.logits[0].numpy()

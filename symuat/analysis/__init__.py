@@ -10,7 +10,7 @@ from ..numeric.analyses import register_analysis
 from . import views
 from .attribution import BY, Attribution, attribution, attribution_bytes
 from .cache import Activations, activations, logit_lens, resid
-from .export import Saved, attribution_graph, load_saved, save_form
+from .export import Saved, attribution_graph, load_saved, save_form, write_graph
 from .frozen import Frozen, frozen
 from .interventions import Intervention, intervene, scaled_stack
 from .patching import MODES, SWEEPS, Patched, PatchSweep, patch, patch_sweep
@@ -42,5 +42,5 @@ __all__ = [
     # named views of a form
     "LayerParameters", "DynamicTerm", "KroneckerFactor",
     # export and pictures
-    "Saved", "save_form", "load_saved", "attribution_graph", "plot_form", "term_layer_shares",
+    "Saved", "save_form", "load_saved", "attribution_graph", "write_graph", "plot_form", "term_layer_shares",
 ]

@@ -223,9 +223,11 @@ def _metric(form: Any, metric: Any, target: Any, position: int) -> Tuple[Callabl
 
 def patch_sweep(form: Any, source: Any, over: str = "resid", *, metric: Optional[Callable] = None,
                 target: Any = None, position: int = -1, mode: str = "recomputed", gates: str = "held",
-                tokens: Optional[Sequence[str]] = None, quiet: bool = False) -> PatchSweep:
+                tokens: Optional[Sequence[str]] = None, positions: Optional[Sequence[int]] = None,
+                quiet: bool = False) -> PatchSweep:
     r"""Patch every (layer, position) of ``over`` (``"resid"``: layers 0..L; ``"attn"``, ``"ffn"``: 0..L-1) or
     every (layer, head) (``over="head"``, all positions) from ``source`` into ``form``; one number per patch.
+    ``positions`` restricts the columns of a (layer, position) sweep (at real lengths, the tokens of interest).
 
     The number is ``metric(output)`` or, with ``target``, the logit of token ``target`` (or the output along a
     direction) at ``position``.  Column labels are ``tokens`` (default: ``form.tokens`` when the form has them).
@@ -238,25 +240,30 @@ def patch_sweep(form: Any, source: Any, over: str = "resid", *, metric: Optional
     f, name = _metric(form, metric, target, position)
     N, L = form.X0.shape[0], form.depth
     if over == "head":
+        if positions is not None:
+            raise InvalidValueError("positions= restricts a (layer, position) sweep; a head sweep patches all")
         heads = {b.attention.n_heads for b in form.stack.blocks}
         if len(heads) > 1:
             raise InvalidValueError(f"the layers have different head counts {sorted(heads)}: no (layer, head) grid")
         rows, cols = L, heads.pop()
+        where = list(range(cols))
     else:
-        rows, cols = (L + 1 if over == "resid" else L), N
+        where = list(range(N)) if positions is None else list(site(form.stack, N, ("resid", 0, positions)).positions)
+        rows, cols = (L + 1 if over == "resid" else L), len(where)
     _, rec = run_sites(source.stack, source.X0, source.attention_mask, record={(over,)})
     run = _Runner(form, mode, gates)
     values = np.empty((rows, cols))
     with bar(quiet, f"patching {over}", rows * cols) as step:
         for r in range(rows):
             for c in range(cols):
-                s = Site(over, r, c) if over == "head" else Site(over, r, None, (c,))
+                s = Site(over, r, c) if over == "head" else Site(over, r, None, (where[c],))
                 values[r, c] = f(run(s, _value_at(rec, s)))
                 step(s.label())
     labels = tokens if tokens is not None else getattr(form, "tokens", None)
+    if labels is not None and len(labels) != N:
+        raise ShapeError(f"tokens has {len(labels)} labels, the form {N} positions")
     columns = (tuple(f"H{h}" for h in range(cols)) if over == "head" else
-               tuple(labels) if labels is not None else tuple(str(n) for n in range(N)))
-    if len(columns) != cols:
-        raise ShapeError(f"tokens has {len(columns)} labels, the form {cols} positions")
+               tuple(f"{labels[n]} ({n})" if positions is not None else labels[n] for n in where)
+               if labels is not None else tuple(str(n) for n in where))
     return PatchSweep(over, mode, values, tuple(f"L{r}" for r in range(rows)), columns, f(source.output),
                       f(form.output), name)
