@@ -215,3 +215,21 @@ def test_term_names_are_one_vocabulary():
     assert list(form.token_terms()) == names and term_layer_shares(form)[0] == names
     with pytest.raises(InvalidValueError, match=r"valid term names are \['A~x0', 'c~', 'U~1 app_1', 'U~2 app_2'\]"):
         form.intervene(("term", "U~1 sigma"))
+
+
+def test_attributions_over_a_batch_of_forms():
+    from symuat.analysis import attributions, mean_shares
+
+    stack = _stack("pre_ln")
+    forms = (duat_form(stack, np.random.default_rng(1).standard_normal((N, M))),
+             duat_form(stack, np.random.default_rng(2).standard_normal((3, M))))
+    results = attributions(forms, "source", quiet=True)
+    assert [a.values.shape[1] for a in results] == [N, 3]
+    for form, a in zip(forms, results):
+        assert np.max(np.abs(a.values.sum(0) + a.rest - form.output)) <= 1e-12
+    means, counts = mean_shares(attributions(forms, "term", quiet=True))
+    assert abs(sum(means.values()) - 1.0) <= 1e-12 and set(counts.values()) == {2}
+    _, counts = mean_shares(results)
+    assert counts["tok0"] == 2 and counts["tok4"] == 1
+    with pytest.raises(InvalidValueError, match="non-empty sequence of DUAT forms"):
+        attributions([])

@@ -9,6 +9,7 @@ it (docs/architecture.md).  Importing it registers each analysis as a method of
 from ..numeric.analyses import register_analysis
 from . import views
 from .attribution import BY, Attribution, attribution, attribution_bytes
+from .batch import attributions, mean_shares
 from .cache import Activations, activations, logit_lens, resid
 from .export import Saved, attribution_graph, load_saved, save_form, write_graph
 from .frozen import Frozen, frozen
@@ -33,7 +34,7 @@ for _name, _function in (("resid", resid), ("activations", activations), ("logit
 
 __all__ = [
     # attributions (exact: the parts sum to the output)
-    "BY", "Attribution", "attribution", "attribution_bytes",
+    "BY", "Attribution", "attribution", "attribution_bytes", "attributions", "mean_shares",
     # the held network and interventions
     "Frozen", "frozen", "Intervention", "intervene", "scaled_stack",
     # named activations, the logit lens, activation patching and edits
