@@ -110,8 +110,15 @@ class _Runner:
 
     def __call__(self, s: Site, value: np.ndarray) -> np.ndarray:
         form = self.form
-        out, _ = run_sites(form.stack, form.X0, form.attention_mask, patches={s: value}, record=set(),
-                           held=self.held, gates=self.gates, start=(s.layer, self.resid[s.layer]))
+        try:  # an overflow (e.g. in a norm's variance) must not turn into a finite wrong answer
+            with np.errstate(over="raise", invalid="raise"):
+                out, _ = run_sites(form.stack, form.X0, form.attention_mask, patches={s: value}, record=set(),
+                                   held=self.held, gates=self.gates, start=(s.layer, self.resid[s.layer]))
+        except FloatingPointError:
+            out = np.array([np.inf])
+        if not np.all(np.isfinite(out)):
+            raise InvalidValueError(f"patching {s.label()} ({self.mode}) gives a non-finite output: the patched "
+                                    "value overflows the network downstream")
         return out
 
 
@@ -258,6 +265,9 @@ def patch_sweep(form: Any, source: Any, over: str = "resid", *, metric: Optional
             for c in range(cols):
                 s = Site(over, r, c) if over == "head" else Site(over, r, None, (where[c],))
                 values[r, c] = f(run(s, _value_at(rec, s)))
+                if not np.isfinite(values[r, c]):
+                    raise InvalidValueError(f"the metric of the run patched at {s.label()} is {values[r, c]}: a "
+                                            "sweep holds finite numbers only")
                 step(s.label())
     labels = tokens if tokens is not None else getattr(form, "tokens", None)
     if labels is not None and len(labels) != N:
