@@ -117,7 +117,8 @@ def test_head_sweep_and_its_plot(tmp_path):
     sw.plot(a)
     patch_sweep(corrupted, clean, "head", metric=lambda out: float(out[-1].sum())).plot(b)
     assert a.read_bytes() == b.read_bytes() and a.stat().st_size > 1000
-    sw.plot(tmp_path / "n.svg", normalized=True)
+    fig = sw.plot(normalized=True)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["H0", "H1"]
 
 
 def _moe_stack():
