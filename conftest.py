@@ -57,4 +57,5 @@ def _documentation_block_sandbox(request, monkeypatch):
 
     monkeypatch.chdir(request.getfixturevalue("tmp_path"))
     monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))
+    monkeypatch.setenv("SYMUAT_TUTORIAL_N", "16")  # a tutorial written at real length runs at a small size
     yield

@@ -86,7 +86,8 @@ def test_attribution_graph_in_circuit_tracer_shape_and_exact(form):
     (logit,) = [n for n in g["nodes"] if n["is_target_logit"]]
     U, b = form.unembedding
     want = float(form.output[-1] @ U[3] + b[3])  # the logit from the form's output, not from the attribution
-    assert abs(sum(li["weight"] for li in g["links"]) + g["metadata"]["symuat"]["rest"] - want) <= 1e-12
+    into = [li["weight"] for li in g["links"] if li["target"] == logit["node_id"]]
+    assert abs(sum(into) + g["metadata"]["symuat"]["rest"] - want) <= 1e-12
     (err,) = [n for n in g["nodes"] if n["feature_type"] == "mlp reconstruction error"]
     (err_link,) = [li for li in g["links"] if li["source"] == err["node_id"]]
     assert abs(err_link["weight"]) <= 1e-12 and g["metadata"]["symuat"]["exact"] is True

@@ -154,3 +154,11 @@ def test_recomputed_neuron_ablation_equals_the_library_with_the_neuron_zeroed(ca
     iv = form.intervene(("neuron", k, n))
     assert np.max(np.linalg.norm(iv.recomputed - want, axis=1) / np.linalg.norm(want, axis=1)) <= TOL
     assert np.max(np.abs(iv.recomputed - form.output)) > 1e-6  # the neuron mattered
+
+
+def test_patching_matches_library_hooks(case):
+    """Re-computed activation patching equals the library run with the same patch done by torch hooks, hidden states
+    and (with an LM head) logits within 1e-12 (tests/patching_support.py)."""
+    from patching_support import assert_patching_matches_library
+
+    assert_patching_matches_library(case[1])

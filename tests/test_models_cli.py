@@ -31,7 +31,7 @@ def test_text_report(checkpoint):
     res = _run(checkpoint, "--tokens", 5, "--seed", 3)
     assert res.exit_code == 0, res.output
     assert "gpt2: 2 layers, N=5 tokens, width 16" in res.output
-    assert "A~x0" in res.output and "U~2s" in res.output
+    assert "A~x0" in res.output and "U~2 app_2" in res.output
 
 
 def test_json_report_is_deterministic_and_accurate(checkpoint):
@@ -41,7 +41,7 @@ def test_json_report_is_deterministic_and_accurate(checkpoint):
     data = json.loads(first.output)
     assert [layer["layer"] for layer in data["layers"]] == [1, 2]
     assert data["max_relative_error"] <= 1e-12
-    assert set(data["layers"][1]["shares"]) == {"A~x0", "c~", "U~1s", "U~2s"}
+    assert set(data["layers"][1]["shares"]) == {"A~x0", "c~", "U~1 app_1", "U~2 app_2"}
 
 
 def test_given_input(checkpoint, tmp_path):

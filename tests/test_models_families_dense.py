@@ -140,3 +140,11 @@ def test_holes_in_the_mask_with_a_window_are_refused(saved):
     family, _, _, model = saved
     with pytest.raises(UnsupportedError, match="pads between real tokens"):
         model.duat_form(input_ids=np.arange(2, 8), attention_mask=np.array([1, 1, 0, 1, 1, 1]))
+
+
+def test_patching_matches_library_hooks(saved):
+    """Re-computed activation patching (residual stream, sublayers, heads, neurons, experts) equals the library run
+    with the same patch done by torch hooks (tests/patching_support.py) within 1e-12."""
+    from patching_support import assert_patching_matches_library
+
+    assert_patching_matches_library(saved[3])

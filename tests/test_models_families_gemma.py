@@ -90,3 +90,11 @@ def test_bidirectional_gemma3_is_refused():
         **_S, use_bidirectional_attention=True)))
     with pytest.raises(UnsupportedError, match="use_bidirectional_attention"):
         from_module(model)
+
+
+def test_patching_matches_library_hooks(saved):
+    """Re-computed activation patching (residual stream, sublayers, heads, neurons, experts) equals the library run
+    with the same patch done by torch hooks (tests/patching_support.py) within 1e-12."""
+    from patching_support import assert_patching_matches_library
+
+    assert_patching_matches_library(saved[3])

@@ -199,3 +199,11 @@ def test_unpatched_router_softmax_is_float32_accurate_only(saved):
     err = lambda a: float(np.max(np.linalg.norm(a - got, axis=1) / np.linalg.norm(got, axis=1)))  # noqa: E731
     assert err(want) <= 1e-12 and 1e-12 < err(raw) < 1e-4
 
+
+
+def test_patching_matches_library_hooks(saved):
+    """Re-computed activation patching (residual stream, sublayers, heads, neurons, experts) equals the library run
+    with the same patch done by torch hooks (tests/patching_support.py) within 1e-12."""
+    from patching_support import assert_patching_matches_library
+
+    assert_patching_matches_library(saved[3])

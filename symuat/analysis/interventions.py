@@ -72,8 +72,10 @@ def _check_unit(form: Any, unit: Any) -> tuple:
         if isinstance(unit[1], (int, np.integer)) and 0 <= unit[1] < form.X0.shape[0]:
             return unit
     elif isinstance(unit, tuple) and len(unit) == 2 and unit[0] == "term":
-        if unit[1] in form.token_terms():
+        names = list(form.token_terms())
+        if unit[1] in names:
             return unit
+        raise InvalidValueError(f"unknown unit {unit!r}: valid term names are {names}")
     elif isinstance(unit, tuple) and len(unit) == 3 and unit[0] in ("head", "neuron"):
         k, i = unit[1], unit[2]
         if isinstance(k, (int, np.integer)) and 0 <= k < form.depth and isinstance(i, (int, np.integer)):

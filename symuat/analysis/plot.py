@@ -24,7 +24,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.duat_form import duat_form
 from .attribution import attribution
 
-__all__ = ["term_layer_shares", "plot_form"]
+__all__ = ["term_layer_shares", "plot_form", "plot_patching"]
 
 
 def term_layer_shares(form: Any) -> tuple:
@@ -52,6 +52,8 @@ def term_layer_shares(form: Any) -> tuple:
 def _labels(form: Any, tokens: Optional[Sequence[str]]) -> list:
     N = form.X0.shape[0]
     if tokens is None:
+        tokens = getattr(form, "tokens", None)  # a form made from text keeps its tokens
+    if tokens is None:
         return [str(n) for n in range(N)]
     if len(tokens) != N:
         raise InvalidValueError(f"plot: {len(tokens)} token labels for N={N} tokens")
@@ -76,22 +78,57 @@ def _heat(fig, ax, M, title, xlabels, ylabels, xlabel, ylabel, signed=True, anno
                         color="white" if abs(v) > 0.6 * lim else "black")
 
 
+def _figure_module() -> Any:
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UnsupportedError("figures need matplotlib: pip install 'symuat[plot]'")
+    return importlib.import_module("matplotlib.figure")
+
+
+def _suffix(path: Any) -> Optional[str]:
+    suffix = None if path is None else Path(path).suffix.lower()
+    if suffix not in (None, ".png", ".svg", ".pdf"):
+        raise InvalidValueError(f"plot: the file must end in .png, .svg or .pdf, got {str(path)!r}")
+    return suffix
+
+
+def _save(fig: Any, path: Any, suffix: Optional[str]) -> None:
+    if path is not None:  # no dates or versions in the file: the same call gives the same bytes
+        meta = {".png": {"Software": None}, ".svg": {"Date": None}, ".pdf": {"CreationDate": None}}[suffix]
+        fig.savefig(path, dpi=110, metadata=meta)
+
+
+def plot_patching(sweep: Any, path: Any = None, normalized: bool = False) -> Any:
+    """A :class:`~symuat.analysis.patching.PatchSweep` as a heatmap (layers × positions or layers × heads), with
+    the clean and corrupted metric in the title; saved to ``path`` (.png, .svg or .pdf) when given."""
+    figure = _figure_module()
+    suffix = _suffix(path)
+    if normalized:
+        M, what = sweep.normalized, f"normalized {sweep.metric}"
+    else:
+        M, what = sweep.values - sweep.corrupted, f"{sweep.metric} - corrupted"
+    fig = figure.Figure(figsize=(max(5.0, 0.5 * len(sweep.columns) + 2.5), max(3.0, 0.35 * len(sweep.rows) + 1.8)),
+                        layout="constrained")
+    ax = fig.subplots()
+    title = (f"{sweep.mode} patching of {sweep.kind}: {what}\n"
+             f"(clean {sweep.clean:.4g}, corrupted {sweep.corrupted:.4g})")
+    _heat(fig, ax, M, title, list(sweep.columns), list(sweep.rows),
+          "head" if sweep.kind == "head" else "position (token)", "layer", annotate=True)
+    _save(fig, path, suffix)
+    return fig
+
+
 def plot_form(form: Any, path: Any = None, tokens: Optional[Sequence[str]] = None,
               layer: int = 0, head: int = 0, target: Any = None) -> Any:
     """Draw the four panels (module docstring); save to ``path`` (.png, .svg or .pdf) when given; return the
     matplotlib Figure."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise UnsupportedError("figures need matplotlib: pip install 'symuat[plot]'")
-    figure = importlib.import_module("matplotlib.figure")
+    figure = _figure_module()
     labels = _labels(form, tokens)
     if not (isinstance(layer, (int, np.integer)) and 0 <= layer < form.depth):
         raise InvalidValueError(f"plot: layer must be in [0, {form.depth}), got {layer!r}")
     H = form.stack.blocks[layer].attention.n_heads
     if not (isinstance(head, (int, np.integer)) and 0 <= head < H):
         raise InvalidValueError(f"plot: head must be in [0, {H}) for layer {layer}, got {head!r}")
-    suffix = None if path is None else Path(path).suffix.lower()
-    if suffix not in (None, ".png", ".svg", ".pdf"):
-        raise InvalidValueError(f"plot: the file must end in .png, .svg or .pdf, got {str(path)!r}")
+    suffix = _suffix(path)
     fig = figure.Figure(figsize=(12, 9.5), layout="constrained")
     axes = fig.subplots(2, 2)
     names, S = term_layer_shares(form)
@@ -119,7 +156,5 @@ def plot_form(form: Any, path: Any = None, tokens: Optional[Sequence[str]] = Non
     _heat(fig, axes[1, 1], form.attention(layer, head), f"attention H of layer {layer}, head {head}", labels, labels,
           "key token", "query token", signed=False)
     fig.suptitle(f"DUAT form: {form.depth} layers, N={len(labels)}, kind {form.stack.kind!r}", fontsize=12)
-    if path is not None:
-        meta = {".png": {"Software": None}, ".svg": {"Date": None}, ".pdf": {"CreationDate": None}}[suffix]
-        fig.savefig(path, dpi=110, metadata=meta)
+    _save(fig, path, suffix)
     return fig

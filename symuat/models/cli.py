@@ -122,7 +122,7 @@ def _text_report(directory, text, pair, shares, plot_path, layer, head):
     if model.tokenizer is None:
         raise InvalidValueError(f"{directory!r} has no tokenizer: --text needs one")
     form = model.duat_form(text=text)
-    toks = [str(t) for t in model.tokenizer.convert_ids_to_tokens(model.tokenizer(text)["input_ids"])]
+    toks = form.to_str_tokens()  # the tokens the form was made from
     report = model_report(model.library, form.stack, form.X0, shares=shares)
     extra: dict = {"tokens": toks}
     if pair is not None:
@@ -132,10 +132,9 @@ def _text_report(directory, text, pair, shares, plot_path, layer, head):
                              "parameters of one input apply to inputs of the same length")
         Fb = form.frozen("live")(form_b.X0)
         rel = np.linalg.norm(Fb - form_b.output, axis=1) / np.maximum(np.linalg.norm(form_b.output, axis=1), 1e-300)
-        extra["pair"] = {"tokens": [str(t) for t in model.tokenizer.convert_ids_to_tokens(
-            model.tokenizer(pair)["input_ids"])], "relative_change_per_token": [float(r) for r in rel]}
+        extra["pair"] = {"tokens": form_b.to_str_tokens(), "relative_change_per_token": [float(r) for r in rel]}
     if plot_path is not None:
-        form.plot(plot_path, tokens=toks, layer=layer, head=head)
+        form.plot(plot_path, layer=layer, head=head)  # labelled with the form's tokens
     return report, extra
 
 

@@ -77,15 +77,27 @@ class Model:
                 f"lm_head={self.lm_head is not None})")
 
     # ---- inputs ------------------------------------------------------------------------------------------------
-    def _encode(self, text: Any) -> dict:
+    def _encode(self, text: Any, text_pair: Any = None) -> dict:
         single = isinstance(text, str)
-        if not single and not (isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
+        if isinstance(text, tuple):
+            raise ArgumentTypeError("text is a tuple, which is ambiguous: give a list of str for a batch, and "
+                                    "text_pair= for the second segment of a sentence pair")
+        if not single and not (isinstance(text, list) and text and all(isinstance(t, str) for t in text)):
             raise ArgumentTypeError(f"text must be a str or a non-empty list of str, got {type(text).__name__}")
+        if text_pair is not None:
+            pair_ok = isinstance(text_pair, str) if single else (
+                isinstance(text_pair, list) and len(text_pair) == len(text) and all(isinstance(t, str)
+                                                                                    for t in text_pair))
+            if not pair_ok:
+                raise ArgumentTypeError(f"text_pair must match text: a str for a str, a list of {len(text)} str for "
+                                        f"a list of {len(text)}" if not single else
+                                        f"text_pair must be a str like text, got {type(text_pair).__name__}")
         if self.tokenizer is None:
-            raise InvalidValueError("this model has no tokenizer: give input_ids instead of text")
+            raise InvalidValueError("this model has no tokenizer: give input_ids instead of text, or load(..., "
+                                    "tokenizer=...)")
         if not single and self.tokenizer.pad_token is None:
             raise InvalidValueError("the tokenizer has no pad token: a batch of texts cannot be padded")
-        enc = self.tokenizer(text if single else list(text), padding=not single, return_attention_mask=True)
+        enc = self.tokenizer(text, text_pair, padding=not single, return_attention_mask=True)
         out = {k: np.atleast_2d(np.asarray(enc[k], dtype=np.int64)) for k in ("input_ids", "attention_mask")}
         if "token_type_ids" in enc and self.token_type_embeddings is not None and self.token_type_offset:
             out["token_type_ids"] = np.atleast_2d(np.asarray(enc["token_type_ids"], dtype=np.int64))
@@ -188,21 +200,50 @@ class Model:
         return self.lm_head, _head_bias(self.library)
 
     # ---- the form ------------------------------------------------------------------------------------------------
-    def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
-                  attention_mask: Any = None, token_type_ids: Any = None,
-                  position_ids: Any = None) -> Union[DUATForm, tuple]:
-        r"""The DUAT form (Eq. 11 / 33) of the model at ``text`` or ``input_ids``.
+    def to_str_tokens(self, text: Any = None, input_ids: Any = None) -> list:
+        r"""The token strings of ``text`` (as :meth:`duat_form` tokenizes it) or of ``input_ids`` (1-D).
 
-        A string or 1-D ids give one :class:`~symuat.numeric.DUATForm`; a list of strings or 2-D ids give a tuple
-        of forms, one per row over that row's real tokens (``attention_mask == 1``).  Position ids default to the
-        library's (``0..N-1`` per row, pads counted); ``token_type_ids`` default to 0.
+        Raises :class:`~symuat.errors.InvalidValueError` for a model without a tokenizer.
         """
         if (text is None) == (input_ids is None):
             raise InvalidValueError("give exactly one of text and input_ids")
+        if self.tokenizer is None:
+            raise InvalidValueError("this model has no tokenizer: load(..., tokenizer=...) gives it one")
+        if text is not None:
+            if not isinstance(text, str):
+                raise ArgumentTypeError(f"text must be a str, got {type(text).__name__}")
+            input_ids = self._encode(text)["input_ids"][0]
+        ids = self._ids("input_ids", np.asarray(input_ids), None, 0, self.word_embeddings.shape[0])
+        if ids.ndim != 1:
+            raise ShapeError(f"input_ids must be 1-D, got shape {ids.shape}")
+        return list(self._tokens(ids))
+
+    def _tokens(self, ids: np.ndarray) -> Optional[tuple]:
+        if self.tokenizer is None:
+            return None
+        return tuple(str(t) for t in self.tokenizer.convert_ids_to_tokens([int(i) for i in ids]))
+
+    def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
+                  attention_mask: Any = None, token_type_ids: Any = None,
+                  position_ids: Any = None,
+                  text_pair: Union[str, Sequence[str], None] = None) -> Union[DUATForm, tuple]:
+        r"""The DUAT form (Eq. 11 / 33) of the model at ``text`` or ``input_ids``.
+
+        A string or 1-D ids give one :class:`~symuat.numeric.DUATForm`; a list of strings or 2-D ids give a tuple
+        of forms, one per row over that row's real tokens (``attention_mask == 1``).  ``text_pair`` is the second
+        segment of a sentence pair (BERT: token type 1), a str for a str and a list for a list; a tuple as ``text``
+        is refused (a batch is a list).  Position ids default to the library's (``0..N-1`` per row, pads counted);
+        ``token_type_ids`` default to 0.  With a tokenizer each form keeps its ``tokens`` and ``token_ids``
+        (:meth:`~symuat.numeric.DUATForm.to_str_tokens`).
+        """
+        if (text is None) == (input_ids is None):
+            raise InvalidValueError("give exactly one of text and input_ids")
+        if text_pair is not None and text is None:
+            raise InvalidValueError("text_pair needs text (the first segment)")
         if text is not None:
             if attention_mask is not None or token_type_ids is not None:
                 raise InvalidValueError("with text the tokenizer makes attention_mask and token_type_ids")
-            enc = self._encode(text)
+            enc = self._encode(text, text_pair)
             input_ids, attention_mask = enc["input_ids"], enc["attention_mask"]
             token_type_ids = enc.get("token_type_ids")
             if enc["single"]:
@@ -218,6 +259,9 @@ class Model:
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
             form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
+            row = ids[b, real].copy()
+            row.setflags(write=False)
+            form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
             forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
         return forms[0] if single else tuple(forms)
 
@@ -280,23 +324,43 @@ def _probe_embeddings(model: Model) -> None:
         raise UnsupportedError(f"the word embedding module ({type(module).__name__}) does not compute scale * E[ids]")
 
 
-def load(source: Any) -> Model:
+def _given_tokenizer(tokenizer: Any, vocab: int) -> Any:
+    """A tokenizer object, or a local directory holding one; refused when its ids exceed the embeddings."""
+    if isinstance(tokenizer, (str, Path)):
+        path = Path(tokenizer)
+        found = _tokenizer(path) if path.is_dir() else None
+        if found is None:
+            raise InvalidValueError(f"tokenizer={str(tokenizer)!r} is not a local directory holding a tokenizer")
+        tokenizer = found
+    if not (callable(tokenizer) and hasattr(tokenizer, "convert_ids_to_tokens")):
+        raise ArgumentTypeError(f"tokenizer must be a transformers tokenizer or a directory holding one, got "
+                                f"{type(tokenizer).__name__}")
+    if len(tokenizer) > vocab:
+        raise InvalidValueError(f"the tokenizer has {len(tokenizer)} tokens, the model's embeddings {vocab}: its ids "
+                                "would fall outside the vocabulary (another model's tokenizer?)")
+    return tokenizer
+
+
+def load(source: Any, tokenizer: Any = None) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
-    library's model) or from a transformers module already in memory (its weights are copied)."""
+    library's model) or from a transformers module already in memory (its weights are copied).
+
+    ``tokenizer`` (a transformers tokenizer, or a local directory holding one) replaces the checkpoint's own (a
+    module in memory has none): :meth:`Model.duat_form` then takes ``text=`` and every form keeps its tokens."""
     from .importer import FAMILIES, from_module, load_pretrained
 
     torch = require_torch()
     if isinstance(source, (str, Path)):
         with sharing():
             library, stack = load_pretrained(source)
-            tokenizer = _tokenizer(Path(source))
+            own = _tokenizer(Path(source))
             base = getattr(library, "base_model", library)
             parts = _embeddings(base, library.config.model_type)
             head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
             lm_head = None if head is None else array("lm_head.weight", head.weight)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
             in FAMILIES:
-        library, stack, tokenizer = source, from_module(source), None
+        library, stack, own = source, from_module(source), None
         base = getattr(library, "base_model", library)
         parts = _embeddings(base, library.config.model_type)
         head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
@@ -304,6 +368,7 @@ def load(source: Any) -> Model:
     else:
         raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
                                f"{sorted(FAMILIES)}, got {type(source).__name__}")
+    tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, parts[0].shape[0])
     model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, lm_head)
     _probe_embeddings(model)
     return model

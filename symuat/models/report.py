@@ -105,7 +105,7 @@ def _shares(lin: np.ndarray, bias: np.ndarray, terms: list, kind: str = "signed"
         def share(t):
             return float(np.linalg.norm(t)) / norm
     shares = [("A~x0", share(lin)), ("c~", share(bias))]
-    shares += [(f"U~{j}s", share(s)) for j, s in enumerate(terms, start=1)]
+    shares += [(f"U~{j} app_{j}", share(s)) for j, s in enumerate(terms, start=1)]
     return tuple(shares), total
 
 

@@ -72,6 +72,11 @@ class DUATForm:
     attention_mask : (N,) array or None
     unembedding : (U (V, M), b (V,) or None) or None
         The LM head, when the model has one (:meth:`attribution` with ``target``).
+    tokens : tuple of str or None
+        The token strings of the input, one per row of ``X0``, when the form was made from text or ids by a model
+        with a tokenizer (:meth:`symuat.models.Model.duat_form`); plots and part names use them.
+    token_ids : (N,) int array or None
+        The token ids of the input, when the form was made from ids or text.
     """
 
     stack: TransformerStack
@@ -84,6 +89,8 @@ class DUATForm:
     final: Optional[dict] = None
     attention_mask: Optional[np.ndarray] = None
     unembedding: Optional[tuple] = None
+    tokens: Optional[tuple] = None
+    token_ids: Optional[np.ndarray] = None
 
     def __repr__(self) -> str:
         N, M = self.X0.shape
@@ -147,14 +154,49 @@ class DUATForm:
         :func:`~symuat.analysis.export.load_saved`)."""
         return analysis("save")(self, path, tokens, model)
 
-    def graph(self, target: int, tokens: Any, token_ids: Any, prompt: str = "") -> dict:
-        """The attribution graph of logit ``target`` at the last token in circuit-tracer's JSON shape."""
-        return analysis("graph")(self, target, tokens, token_ids, prompt)
+    def graph(self, target: Any, tokens: Any = None, token_ids: Any = None, prompt: str = "", **options: Any) -> dict:
+        """The attribution graph of ``target`` (a token id, or an output direction) at a position, in the JSON that
+        circuit-tracer's viewer loads (:func:`symuat.analysis.export.attribution_graph`)."""
+        return analysis("graph")(self, target, tokens, token_ids, prompt, **options)
 
     def plot(self, path: Any = None, tokens: Any = None, layer: int = 0, head: int = 0, target: Any = None) -> Any:
         """Term × layer, source × output token, head × layer and one attention matrix
         (:mod:`symuat.analysis.plot`, needs matplotlib); saved to ``path`` when given."""
         return analysis("plot")(self, path, tokens, layer, head, target)
+
+    # ---- the run's activations and patching (symuat.analysis.cache, .patching; issue 32) ----------------------------
+    def to_str_tokens(self) -> list:
+        """The input's token strings (a form made from text or ids by a model with a tokenizer)."""
+        if self.tokens is None:
+            raise InvalidValueError("this form has no tokens: it was made from inputs_embeds or by a model without a "
+                                    "tokenizer (Model.duat_form(text=...) or input_ids= with a tokenizer keeps them)")
+        return list(self.tokens)
+
+    def resid(self, layer: int) -> np.ndarray:
+        """The residual stream entering block ``layer`` (0-based; ``layer = L``: the last block's output before the
+        final norm), (N, M) (:func:`symuat.analysis.cache.resid`)."""
+        return analysis("resid")(self, layer)
+
+    def activations(self) -> Any:
+        """Every named activation (``resid.l``, ``attn.l``, ``head.l``, ``ffn.l``, ``neurons.l``, ``expert.l``) as
+        one value (:func:`symuat.analysis.cache.activations`)."""
+        return analysis("activations")(self)
+
+    def logit_lens(self, positions: Any = None) -> np.ndarray:
+        """``(L+1, N, V)``: every layer's residual stream through the final norm and the LM head
+        (:func:`symuat.analysis.cache.logit_lens`)."""
+        return analysis("logit_lens")(self, positions)
+
+    def patch(self, unit: Any, source: Any = None, *, value: Any = None, mode: str = "recomputed",
+              gates: str = "held") -> Any:
+        """Replace ``unit``'s output by its output in ``source`` (or by ``value``), recomputed or frozen
+        (:func:`symuat.analysis.patching.patch`)."""
+        return analysis("patch")(self, unit, source, value=value, mode=mode, gates=gates)
+
+    def patch_sweep(self, source: Any, over: str = "resid", **kwargs: Any) -> Any:
+        """Patch every (layer, position) or (layer, head) from ``source``
+        (:func:`symuat.analysis.patching.patch_sweep`)."""
+        return analysis("patch_sweep")(self, source, over, **kwargs)
 
     def _repr_html_(self) -> str:
         return analysis("summary_html")(self)
