@@ -52,6 +52,27 @@ def test_a_project_that_does_not_compile_decides_nothing(tiny, tmp_path):
     assert out["A.two"].closed is None and out["A.two"].reason.startswith("coq/B.v does not compile")
 
 
+def test_a_loaded_file_of_section_variables_is_copied_and_part_of_the_build(tmp_path, monkeypatch):
+    """``Load Vars.`` inside a section (coq/shared/DUATVariables.v): found below the root, copied beside the
+    compiled files, and a change to it is a different build of ``$SYMUAT_COQ_BUILD``."""
+    _coqc()
+    root = tmp_path / "coq"
+    (root / "shared").mkdir(parents=True)
+    (root / "_CoqProject").write_text("-Q . Tiny\nA.v\n")
+    (root / "shared" / "Vars.v").write_text("Variable k : nat.\n")
+    (root / "A.v").write_text("Section S.\nLoad Vars.\nLemma same : k = k.\nProof. reflexivity. Qed.\nEnd S.\n")
+    project = CoqProject.read(root)
+    assert project.files == ("A.v",) and project.loaded == ("shared/Vars.v",)
+    monkeypatch.setenv("SYMUAT_COQ_BUILD", str(tmp_path / "build"))
+    assert check_theorems(project, ["A.same"])["A.same"].closed is True
+    (root / "shared" / "Vars.v").write_text("Variable k : bool.\n")
+    assert check_theorems(CoqProject.read(root), ["A.same"])["A.same"].closed is True
+    assert len(list((tmp_path / "build").iterdir())) == 2
+    (root / "shared" / "Vars.v").write_text("Variable k : nat\n")  # no final dot: A.v does not compile
+    out = check_theorems(CoqProject.read(root), ["A.same"])["A.same"]
+    assert out.closed is None and out.reason.startswith("coq/A.v does not compile")
+
+
 def test_without_coqc_the_level_is_not_run(tiny, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     assert check_theorems(tiny, ["A.two"])["A.two"] == CoqResult(None, "not run: coqc is not installed")

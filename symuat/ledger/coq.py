@@ -47,19 +47,43 @@ _CLOSED = "Closed under the global context"
 _TIMEOUT = 600
 
 
+#: ``Load Name.`` in a Coq file: a file of section variables read into a section (coq/shared/DUATVariables.v).
+_LOAD = re.compile(r"^\s*Load\s+(\w+)\s*\.", re.M)
+
+
 @dataclass(frozen=True)
 class CoqProject:
-    """A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order."""
+    r"""A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order.
+
+    ``loaded`` are the files below ``root`` that a file of the project (or a loaded file) reads with ``Load Name.``,
+    relative to ``root``: they are not compiled on their own but copied beside the compiled files.
+    """
 
     root: Path
     logical: str
     files: tuple[str, ...]
+    loaded: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, root: Path) -> CoqProject:
         words = (root / "_CoqProject").read_text(encoding="utf-8").split()
         logical = words[words.index("-Q") + 2] if "-Q" in words and len(words) > words.index("-Q") + 2 else "Top"
-        return cls(root, logical, tuple(w for w in words if w.endswith(".v")))
+        files = tuple(w for w in words if w.endswith(".v"))
+        return cls(root, logical, files, _loaded(root, files))
+
+
+def _loaded(root: Path, files: Iterable[str]) -> tuple[str, ...]:
+    """The files ``Load``-ed by ``files``, transitively, relative to ``root`` (a name not found is coqc's error)."""
+    todo, found = list(files), []
+    while todo:
+        text = (root / todo.pop()).read_text(encoding="utf-8", errors="replace")
+        for name in _LOAD.findall(text):
+            hits = sorted(str(p.relative_to(root)) for p in root.rglob(f"{name}.v"))
+            for hit in hits[:1]:
+                if hit not in found:
+                    found.append(hit)
+                    todo.append(hit)
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True)
@@ -104,14 +128,17 @@ def _all(names: Iterable[str], result: CoqResult) -> dict[str, CoqResult]:
 
 
 def _stamp(project: CoqProject) -> str:
-    h = hashlib.sha256(repr((project.logical, project.files, coqc_version())).encode())
-    for file in project.files:
+    h = hashlib.sha256(repr((project.logical, project.files, project.loaded, coqc_version())).encode())
+    for file in (*project.files, *project.loaded):
         h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
     return h.hexdigest()[:32]
 
 
 def _compile(coqc: str, project: CoqProject, work: Path) -> str:
     """Compile the project's files in order into ``work``; ``""`` on success, else why not."""
+    for file in project.loaded:  # read by Load from the -Q path, never compiled alone
+        (work / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(project.root / file, work / file)
     for file in project.files:
         shutil.copyfile(project.root / file, work / file)
         try:
