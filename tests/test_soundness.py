@@ -93,6 +93,7 @@ def test_equivalent_table_mutants_are_genuine(table_report):
     assert eq and all(" untilde " in label for label in eq)
 
 
+@pytest.mark.slow  # 20 seeds of every entry: CI's second step (docs/testing.md)
 @pytest.mark.xdist_group("audit")
 def test_true_statements_survive_many_seeds(ledger, audited, audit_instances):
     """20 seeds of the randomized levels on the sides the session's audit built (the same claim objects)."""

@@ -12,6 +12,7 @@ compiles a given stamp at a time (a lock file); the others wait and reuse its bu
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -25,10 +26,8 @@ from pathlib import Path
 
 from .signing import sign, user_key, verify
 
-try:  # POSIX: one compile per stamp at a time
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: concurrent compiles each keep their own result
-    fcntl = None
+#: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
+fcntl = importlib.import_module("fcntl") if os.name == "posix" else None
 
 __all__ = ["CoqProject", "coqc_version", "build_stamp", "built_project", "run_coqc"]
 
