@@ -18,16 +18,7 @@ Local Open Scope ring_scope.
 
 Section DUAT.
 
-Variable R : ringType.
-Variable n : nat.                                   (* the size of x' = vec_r X (N * M for a Transformer) *)
-Variable h : nat -> nat.                            (* the hidden width of layer i *)
-Variable W1 : nat -> 'M[R]_n.                       (* W'_{i,1} *)
-Variable b3 : nat -> 'cV[R]_n.                      (* b'_{i,3} *)
-Variable W2 : forall i, 'M[R]_(h i, n).             (* W'_{i,2} *)
-Variable b2 : forall i, 'cV[R]_(h i).               (* b'_{i,2} *)
-Variable W3 : forall i, 'M[R]_(n, h i).             (* W'_{i,3} *)
-Variable sigma : forall i, 'cV[R]_(h i) -> 'cV[R]_(h i).
-Variable x0 : 'cV[R]_n.                             (* x'_0 *)
+Load DUATVariables.
 
 (* Eq. 20: one residual box. *)
 Definition residual_box i (x : 'cV[R]_n) : 'cV[R]_n :=

@@ -22,16 +22,7 @@ Local Open Scope ring_scope.
 
 Section Printed.
 
-Variable R : ringType.
-Variable n : nat.
-Variable h : nat -> nat.
-Variable W1 : nat -> 'M[R]_n.
-Variable b3 : nat -> 'cV[R]_n.
-Variable W2 : forall i, 'M[R]_(h i, n).
-Variable b2 : forall i, 'cV[R]_(h i).
-Variable W3 : forall i, 'M[R]_(n, h i).
-Variable sigma : forall i, 'cV[R]_(h i) -> 'cV[R]_(h i).
-Variable x0 : 'cV[R]_n.
+Load DUATVariables.
 
 (* The printed row: U_j^(j) = W'_{j,3}, U_j^(i) = W'_{j+1,1} W'_{j,3} for i > j. *)
 Definition U_printed j i : 'M[R]_(n, h j) :=

@@ -41,14 +41,30 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop(_OWN_CACHE), ignore_errors=True)
 
 
-#: Test files with the longest tests (a whole-ledger audit, the seed sweep, mutants, Coq, TeX): collected first, so
-#: pytest-xdist hands them out before the many short tests and the workers finish together.
-_LONGEST_FIRST = ("test_determinism.py", "test_soundness.py", "test_coq.py", "test_latex.py", "test_latex_figures.py")
+#: Test files with the longest tests (the whole-ledger audit and its LaTeX, the Coq compile and mutants, the ledger
+#: mutants, TeX): collected first, so pytest-xdist hands them out before the many short tests and the workers
+#: finish together.  The ``audit`` group computes the session's audit while the ``coq`` group compiles coq/ on the
+#: other worker (the audit's Coq check waits for that build and reuses it: symuat.ledger.coq_build).
+_LONGEST_FIRST = ("test_determinism.py", "test_coq.py", "test_soundness.py", "test_latex.py", "test_latex_figures.py")
+#: Fixtures that need the session's audit: a test outside the ``audit`` group that asks for one is collected last,
+#: so that its worker reads the finished audit from the signed cache instead of waiting for it.
+_NEEDS_AUDIT = {"audited", "audited_files", "html_site"}
+
+
+def _group(item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    return (mark.args[0] if mark.args else mark.kwargs.get("name")) if mark is not None else None
 
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept within a rank
+
+    def order(item) -> int:
+        if _group(item) != "audit" and _NEEDS_AUDIT & set(getattr(item, "fixturenames", ())):
+            return len(rank) + 1
+        return rank.get(item.path.name, len(rank))
+
+    items.sort(key=order)  # stable: file order kept within a rank
 
 
 @pytest.fixture(scope="session")
@@ -81,11 +97,16 @@ def audit_instances():
 def audited(audit_instances):
     """The whole shipped ledger at ``SESSION_SEED``, audited once per session (afresh: the cache starts empty).
 
-    Tests that use it are in the xdist group ``audit`` so that one worker computes it.
+    The first process to ask computes it, holding a lock; a pytest-xdist worker that asks later waits for the lock
+    and reads the finished audit from the session's signed cache (symuat.ledger.cache).  The tests that render
+    its LaTeX are in the xdist group ``audit`` (one worker, one rendering); the others are collected last.
     """
+    from filelock import FileLock
+
     from symuat.ledger.cache import audit_ledger
 
-    return audit_ledger(seed=SESSION_SEED, instances=audit_instances)
+    with FileLock(os.path.join(os.environ[_OWN_CACHE], "session-audit.lock")):
+        return audit_ledger(seed=SESSION_SEED, instances=audit_instances)
 
 
 @pytest.fixture(scope="session")

@@ -85,7 +85,7 @@ def test_no_admitted_proof_or_axiom(name):
                          text)
 
 
-@pytest.mark.xdist_group("audit")  # after the session's audit, whose Coq level compiled the project
+@pytest.mark.xdist_group("coq")  # one worker compiles coq/ (the session audit's Coq check reuses the build)
 def test_lemmas_compile_and_are_closed(duat_root):
     """Every file compiles and every named theorem exists and is closed under the global context (no axiom)."""
     names = [f"{file}.{name}" for file, theorems in THEOREMS.items() for name in theorems]
@@ -129,7 +129,7 @@ def test_mutant_sample_is_present():
     assert len(MUTANT_FILES) >= 4 and kinds == {"refuted", "ill-typed"}
 
 
-@pytest.mark.xdist_group("audit")
+@pytest.mark.xdist_group("coq")
 @pytest.mark.parametrize("name", MUTANT_FILES)
 def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
     """A mutated table row: its refutation compiles (closed), or coqc rejects the mutated line as ill-typed."""

@@ -11,7 +11,7 @@ import pytest
 from symuat import CoqLink, Entry, Identity, Level, Source, Status, dims_grid
 from symuat.errors import LedgerError
 from symuat.ledger.audit import audit_entry
-from symuat.ledger.coq import CoqProject, CoqResult, check_theorems, coq_evidence, find_project
+from symuat.ledger.coq import CoqProject, CoqResult, built_project, check_theorems, coq_evidence, find_project
 from symuat.ledger.text import explain
 
 REQUIRE = os.environ.get("SYMUAT_REQUIRE_COQ") == "1"
@@ -50,6 +50,48 @@ def test_a_project_that_does_not_compile_decides_nothing(tiny, tmp_path):
     (tmp_path / "coq" / "B.v").write_text("Lemma broken : 1 = 2.\nProof. reflexivity. Qed.\n")
     out = check_theorems(CoqProject.read(tmp_path / "coq"), ["A.two"])
     assert out["A.two"].closed is None and out["A.two"].reason.startswith("coq/B.v does not compile")
+
+
+def test_a_loaded_file_of_section_variables_is_copied_and_part_of_the_build(tmp_path, monkeypatch):
+    """``Load Vars.`` inside a section (coq/shared/DUATVariables.v): found below the root, copied beside the
+    compiled files, and a change to it is a different build of ``$SYMUAT_COQ_BUILD``."""
+    _coqc()
+    root = tmp_path / "coq"
+    (root / "shared").mkdir(parents=True)
+    (root / "_CoqProject").write_text("-Q . Tiny\nA.v\n")
+    (root / "shared" / "Vars.v").write_text("Variable k : nat.\n")
+    (root / "A.v").write_text("Section S.\nLoad Vars.\nLemma same : k = k.\nProof. reflexivity. Qed.\nEnd S.\n")
+    project = CoqProject.read(root)
+    assert project.files == ("A.v",) and project.loaded == ("shared/Vars.v",)
+    monkeypatch.setenv("SYMUAT_COQ_BUILD", str(tmp_path / "build"))
+    assert check_theorems(project, ["A.same"])["A.same"].closed is True
+    (root / "shared" / "Vars.v").write_text("Variable k : bool.\n")
+    assert check_theorems(CoqProject.read(root), ["A.same"])["A.same"].closed is True
+    assert len([p for p in (tmp_path / "build").iterdir() if not p.name.startswith(".")]) == 2
+    (root / "shared" / "Vars.v").write_text("Variable k : nat\n")  # no final dot: A.v does not compile
+    out = check_theorems(CoqProject.read(root), ["A.same"])["A.same"]
+    assert out.closed is None and out.reason.startswith("coq/A.v does not compile")
+
+
+def test_a_kept_build_is_reused_only_while_its_signed_manifest_verifies(tiny, tmp_path, monkeypatch):
+    """``.vo`` files reused by content hash (``symuat audit`` keeps them in its cache directory): a build whose files
+    changed after it was sealed is compiled again, never loaded."""
+    monkeypatch.delenv("SYMUAT_COQ_BUILD", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    keep = tmp_path / "keep"
+    with built_project(tiny, keep) as (first, why):
+        assert first is not None and first.parent == keep, why
+    vo = first / "A.vo"
+    sealed = vo.stat().st_mtime_ns
+    with built_project(tiny, keep) as (again, _):
+        assert again == first and vo.stat().st_mtime_ns == sealed  # reused: not compiled again
+    vo.write_bytes(vo.read_bytes() + b"\0")  # tampered
+    assert check_theorems(tiny, ["A.two"], keep)["A.two"].closed is True
+    assert vo.stat().st_mtime_ns != sealed and not vo.read_bytes().endswith(b"\0")  # compiled again
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "other-user"))  # another key: the manifest does not verify
+    before = vo.stat().st_mtime_ns
+    with built_project(tiny, keep) as (other, _):
+        assert other == first and vo.stat().st_mtime_ns != before
 
 
 def test_without_coqc_the_level_is_not_run(tiny, monkeypatch):

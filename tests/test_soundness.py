@@ -1,7 +1,8 @@
 """Soundness: mutants of true statements are rejected, true statements never are (symuat.soundness).
 
 The full measurement is ``python benchmarks/bench_kill_rates.py``; here a
-deterministic sample keeps the suite fast.
+deterministic sample keeps the suite fast.  The ledger-mutant sample (it generates the mutants of every
+entry) and the 20-seed sweep of the true statements are marked ``slow``: CI runs them in its second step.
 """
 
 from __future__ import annotations
@@ -60,12 +61,14 @@ def test_interception_leaves_sympy_and_kron_untouched(ledger):
     assert kron is matrices.kron
 
 
+@pytest.mark.slow  # every mutant of every ledger entry: CI's second step (docs/testing.md)
 @pytest.mark.xdist_group("ledger-mutants")
 def test_ledger_mutants_cover_every_operator(all_ledger_mutants):
     ops = {m.operator for m in all_ledger_mutants}
     assert ops >= set(OPERATORS) - {"untilde"}
 
 
+@pytest.mark.slow  # generates every ledger entry's mutants to assess every 60th: CI's second step
 @pytest.mark.xdist_group("ledger-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "exact", "float"])
 def test_ledger_mutants_are_killed(ledger_report, level):
@@ -93,6 +96,7 @@ def test_equivalent_table_mutants_are_genuine(table_report):
     assert eq and all(" untilde " in label for label in eq)
 
 
+@pytest.mark.slow  # 20 seeds of every entry: CI's second step (docs/testing.md)
 @pytest.mark.xdist_group("audit")
 def test_true_statements_survive_many_seeds(ledger, audited, audit_instances):
     """20 seeds of the randomized levels on the sides the session's audit built (the same claim objects)."""

@@ -16,16 +16,7 @@ Local Open Scope ring_scope.
 
 Section Mutant.
 
-Variable R : ringType.
-Variable n : nat.
-Variable h : nat -> nat.
-Variable W1 : nat -> 'M[R]_n.
-Variable b3 : nat -> 'cV[R]_n.
-Variable W2 : forall i, 'M[R]_(h i, n).
-Variable b2 : forall i, 'cV[R]_(h i).
-Variable W3 : forall i, 'M[R]_(n, h i).
-Variable sigma : forall i, 'cV[R]_(h i) -> 'cV[R]_(h i).
-Variable x0 : 'cV[R]_n.
+Load DUATVariables.
 
 Definition beta_mut j : 'cV[R]_(h j) := W2 j *m c_tilde W1 b3 j.-1 + b2 j.          (* MUTATED *)
 

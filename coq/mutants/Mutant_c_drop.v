@@ -16,16 +16,7 @@ Local Open Scope ring_scope.
 
 Section Mutant.
 
-Variable R : ringType.
-Variable n : nat.
-Variable h : nat -> nat.
-Variable W1 : nat -> 'M[R]_n.
-Variable b3 : nat -> 'cV[R]_n.
-Variable W2 : forall i, 'M[R]_(h i, n).
-Variable b2 : forall i, 'cV[R]_(h i).
-Variable W3 : forall i, 'M[R]_(n, h i).
-Variable sigma : forall i, 'cV[R]_(h i) -> 'cV[R]_(h i).
-Variable x0 : 'cV[R]_n.
+Load DUATVariables.
 
 Definition A_mut := A_tilde W1.
 Fixpoint c_mut i : 'cV[R]_n := if i is i'.+1 then W1 i *m c_mut i' else 0.             (* MUTATED *)

@@ -291,7 +291,8 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     if on_start is not None and missing:
         on_start(len(missing))
     before, before_workers = set(sys.modules), imported_in_workers()
-    coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)))
+    coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)),
+                                keep=cache_dir() / "coq" if use_cache else None)  # .vo reused by content
     with recording() as auditing:  # what the entries read, in worker processes too
         try:
             audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)

@@ -2,9 +2,10 @@ r"""The ``coq`` evidence level: an entry names the Coq theorem that states it (:
 
 The Coq project is ``$SYMUAT_COQ_DIR``, else a ``coq/`` directory beside (or inside) the derivation root,
 with a ``_CoqProject`` file that names its ``-Q`` path and its files in order (``coq/`` of this repository:
-MathComp, docs/coq.md).  :func:`check_theorems` compiles the project once into a temporary directory
-(``coqc``), then asks Coq, for every named theorem, whether it exists (``Locate``) and what it assumes
-(``Print Assumptions``).  :func:`coq_evidence` turns the answer into evidence about the printed statement:
+MathComp, docs/coq.md).  :func:`check_theorems` compiles the project once, or reuses its verified build
+(:mod:`symuat.ledger.coq_build`), then asks Coq, for every named theorem, whether it exists (``Locate``) and
+what it assumes (``Print Assumptions``).  :func:`coq_evidence` turns the answer into evidence about the printed
+statement:
 
 ==============================================  =====================================================
 Coq says                                        evidence
@@ -20,20 +21,18 @@ For a denial the evidence is about the denied identity, like every other level's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
 import signal
-import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..evidence.verdict import Evidence, Level
+from .coq_build import CoqProject, built_project, coqc_version, run_coqc
 from .entry import CoqLink
 from .guard import die_with_parent
 from .snapshot import claim_kind
@@ -41,25 +40,7 @@ from .snapshot import claim_kind
 __all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "built_project", "check_theorems", "coq_evidence",
            "linked_evidence", "linked_evidence_later"]
 
-_FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
 _CLOSED = "Closed under the global context"
-#: Seconds one ``coqc`` run may take.
-_TIMEOUT = 600
-
-
-@dataclass(frozen=True)
-class CoqProject:
-    """A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order."""
-
-    root: Path
-    logical: str
-    files: tuple[str, ...]
-
-    @classmethod
-    def read(cls, root: Path) -> CoqProject:
-        words = (root / "_CoqProject").read_text(encoding="utf-8").split()
-        logical = words[words.index("-Q") + 2] if "-Q" in words and len(words) > words.index("-Q") + 2 else "Top"
-        return cls(root, logical, tuple(w for w in words if w.endswith(".v")))
 
 
 @dataclass(frozen=True)
@@ -82,83 +63,38 @@ def find_project(derivation_root: Path | None) -> CoqProject | None:
     return None
 
 
-def coqc_version() -> str:
-    r"""``coqc --version``'s first line, or ``"none"`` when ``coqc`` is not installed (part of the cache key)."""
-    coqc = shutil.which("coqc")
-    if coqc is None:
-        return "none"
-    try:
-        done = subprocess.run([coqc, "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return "unusable"
-    return (done.stdout.splitlines() or ["unknown"])[0]
-
-
-def _run(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) -> subprocess.CompletedProcess:
-    return subprocess.run([coqc, *_FLAGS, "-Q", str(built), project.logical, name], cwd=cwd, capture_output=True,
-                          text=True, timeout=_TIMEOUT)
-
-
 def _all(names: Iterable[str], result: CoqResult) -> dict[str, CoqResult]:
     return {n: result for n in names}
 
 
-def _stamp(project: CoqProject) -> str:
-    h = hashlib.sha256(repr((project.logical, project.files, coqc_version())).encode())
-    for file in project.files:
-        h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
-    return h.hexdigest()[:32]
+def _blocks(coqc: str, project: CoqProject, built: Path, work: Path, name: str,
+            commands: list[str]) -> list[str] | None:
+    """Coq's output for each command of ``commands`` (one ``coqc`` run), or ``None`` when the run fails."""
+    header = "".join(f"From {project.logical} Require {f.removesuffix('.v')}.\n" for f in project.files)
+    (work / name).write_text(header + "".join(f"{c}\nCheck tt.\n" for c in commands))
+    done = run_coqc(coqc, project, built, work, name)
+    blocks = re.split(r"^tt\s*:\s*unit\s*$", done.stdout, flags=re.M)
+    return blocks[:-1] if done.returncode == 0 and len(blocks) == len(commands) + 1 else None
 
 
-def _compile(coqc: str, project: CoqProject, work: Path) -> str:
-    """Compile the project's files in order into ``work``; ``""`` on success, else why not."""
-    for file in project.files:
-        shutil.copyfile(project.root / file, work / file)
-        try:
-            done = _run(coqc, project, work, work, file)
-        except subprocess.TimeoutExpired:
-            return f"coq/{file} did not compile within {_TIMEOUT} s"
-        if done.returncode != 0:
-            return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
-    return ""
+def _located(project: CoqProject, name: str, said: str) -> bool:
+    return re.search(rf"(Constant|Inductive|Constructor) {re.escape(project.logical)}\.{re.escape(name)}\b",
+                     said) is not None
 
 
-@contextmanager
-def built_project(project: CoqProject) -> Iterator[tuple[Path | None, str]]:
-    r"""``(directory, "")`` holding the compiled project, or ``(None, why not)``.
+def _closed(block: str) -> CoqResult:
+    if _CLOSED in block:
+        return CoqResult(True, "Print Assumptions: closed under the global context")
+    return CoqResult(None, f"rests on assumptions: {' '.join(block.split())[:300]}")
 
-    Normally a temporary directory.  ``$SYMUAT_COQ_BUILD`` names a directory where compiled projects are kept by
-    the hash of their files and ``coqc --version`` and reused (the test session shares one compile between its
-    audit and ``tests/test_coq.py``); a build is complete only once renamed into place.
+
+def check_theorems(project: CoqProject | None, names: Iterable[str], keep: Path | None = None) -> dict[str, CoqResult]:
+    r"""Compile ``project`` once and report, for each ``"<File>.<name>"``, whether it is a closed theorem.
+
+    ``keep``: where compiled projects are kept and reused (:func:`~symuat.ledger.coq_build.built_project`).
+    One ``coqc`` run locates every name and prints its assumptions; only when a name is missing (that run fails)
+    are the names located first, then the found ones asked about.
     """
-    coqc = shutil.which("coqc")
-    if coqc is None:
-        yield None, "not run: coqc is not installed"
-        return
-    shared = os.environ.get("SYMUAT_COQ_BUILD", "").strip()
-    if not shared:
-        with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
-            why = _compile(coqc, project, Path(tmp))
-            yield (None, why) if why else (Path(tmp), "")
-        return
-    final = Path(shared) / _stamp(project)
-    if not final.is_dir():
-        Path(shared).mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=shared))
-        why = _compile(coqc, project, tmp)
-        if why:
-            shutil.rmtree(tmp, ignore_errors=True)
-            yield None, why
-            return
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process finished first: use its build
-            shutil.rmtree(tmp, ignore_errors=True)
-    yield final, ""
-
-
-def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str, CoqResult]:
-    r"""Compile ``project`` once and report, for each ``"<File>.<name>"``, whether it is a closed theorem."""
     names = sorted(set(names))
     coqc = shutil.which("coqc")
     if coqc is None:
@@ -166,33 +102,25 @@ def check_theorems(project: CoqProject | None, names: Iterable[str]) -> dict[str
     if project is None:
         return _all(names, CoqResult(None, "not run: no Coq project (a coq/ directory with a _CoqProject beside the "
                                            "derivations, or $SYMUAT_COQ_DIR)"))
-    with built_project(project) as (built, why), tempfile.TemporaryDirectory(prefix="symuat-coq-check-") as tmp:
+    with built_project(project, keep) as (built, why), tempfile.TemporaryDirectory(prefix="symuat-coq-check-") as tmp:
         if built is None:
             return _all(names, CoqResult(None, why))
         work = Path(tmp)
-        modules = [f.removesuffix(".v") for f in project.files]
-        header = "".join(f"From {project.logical} Require {m}.\n" for m in modules)
-        (work / "SymuatLocate.v").write_text(header + "".join(f"Locate {n}.\n" for n in names))
-        located = _run(coqc, project, built, work, "SymuatLocate.v")
-        if located.returncode != 0:
-            return _all(names, CoqResult(None, f"Locate failed: {' '.join(located.stderr.split())[-300:]}"))
-        found = [n for n in names if re.search(rf"(Constant|Inductive|Constructor) {re.escape(project.logical)}"
-                                                rf"\.{re.escape(n)}\b", located.stdout)]
+        asks = [f"Locate {n}.\nPrint Assumptions {n}." for n in names]
+        both = _blocks(coqc, project, built, work, "SymuatAsk.v", asks)
+        if both is not None and all(_located(project, n, b) for n, b in zip(names, both)):
+            return {n: _closed(b) for n, b in zip(names, both)}
+        located = _blocks(coqc, project, built, work, "SymuatLocate.v", [f"Locate {n}." for n in names])
+        if located is None:
+            return _all(names, CoqResult(None, "Locate failed"))
+        found = [n for n, b in zip(names, located) if _located(project, n, b)]
         out = _all(set(names) - set(found), CoqResult(None, f"not found in the compiled project {project.root}"))
         if not found:
             return out
-        (work / "SymuatAssumptions.v").write_text(header + "".join(f"Print Assumptions {n}.\nCheck tt.\n"
-                                                                    for n in found))
-        printed = _run(coqc, project, built, work, "SymuatAssumptions.v")
-        blocks = re.split(r"^tt\s*:\s*unit\s*$", printed.stdout, flags=re.M)
-        if printed.returncode != 0 or len(blocks) != len(found) + 1:
+        printed = _blocks(coqc, project, built, work, "SymuatAssumptions.v", [f"Print Assumptions {n}." for n in found])
+        if printed is None:
             return {**out, **_all(found, CoqResult(None, "Print Assumptions failed"))}
-        for n, block in zip(found, blocks):
-            closed = _CLOSED in block
-            out[n] = CoqResult(True if closed else None,
-                               "Print Assumptions: closed under the global context" if closed else
-                               f"rests on assumptions: {' '.join(block.split())[:300]}")
-        return out
+        return {**out, **{n: _closed(b) for n, b in zip(found, printed)}}
 
 
 def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False) -> Evidence:
@@ -214,16 +142,18 @@ def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False) -> Evid
                     "size (MathComp)", theorem=link.theorem)
 
 
-def linked_evidence(entries: Iterable, project: CoqProject | None) -> Mapping[str, Evidence]:
-    r"""``{entry id: coq evidence}`` for the entries that name a theorem (one compile for all of them)."""
+def linked_evidence(entries: Iterable, project: CoqProject | None, keep: Path | None = None) -> Mapping[str, Evidence]:
+    r"""``{entry id: coq evidence}`` for the entries that name a theorem (one compile for all of them, reused from
+    ``keep`` when it holds a verified build: :func:`check_theorems`)."""
     linked = [e for e in entries if getattr(e, "coq", None) is not None]
     if not linked:
         return {}
-    results = check_theorems(project, (e.coq.theorem for e in linked))
+    results = check_theorems(project, (e.coq.theorem for e in linked), keep)
     return {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
 
 
-def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Callable[..., Mapping[str, Evidence]]:
+def linked_evidence_later(entries: Iterable, project: CoqProject | None,
+                          keep: Path | None = None) -> Callable[..., Mapping[str, Evidence]]:
     r""":func:`linked_evidence` computed in a forked process while the caller audits; call the result to collect it
     (``cancel=True`` kills the process first).
 
@@ -232,7 +162,7 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Call
     """
     entries = [e for e in entries if getattr(e, "coq", None) is not None]
     if not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
-        done = linked_evidence(entries, project)
+        done = linked_evidence(entries, project, keep)
         return lambda cancel=False: done
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -240,7 +170,8 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None) -> Call
         os.close(read_fd)
         die_with_parent()
         try:
-            rows = {i: [ev.holds, ev.detail, ev.theorem] for i, ev in linked_evidence(entries, project).items()}
+            rows = {i: [ev.holds, ev.detail, ev.theorem]
+                    for i, ev in linked_evidence(entries, project, keep).items()}
             data = json.dumps(rows).encode()
             while data:
                 data = data[os.write(write_fd, data):]

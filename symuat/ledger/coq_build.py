@@ -1,0 +1,226 @@
+r"""A Coq project compiled once and reused by content: :func:`built_project` (the ``coq`` level, docs/coq.md).
+
+A build is the directory of the compiled files of a :class:`CoqProject`, named by the hash of the project's files,
+the ``coqc`` that compiles them and the installed Coq libraries (:func:`build_stamp`).  It is reused only when its
+manifest — the SHA-256 of every file in it — verifies under this user's signing key
+(:mod:`symuat.ledger.signing`) and every file still has its digest: a ``.vo`` this user's symuat did not write is
+never loaded.  Builds are kept in ``$SYMUAT_COQ_BUILD`` (the test session's), else in the directory the caller
+names (``symuat audit``: ``coq/`` in the audit cache directory), else in a temporary directory.  One process
+compiles a given stamp at a time (a lock file); the others wait and reuse its build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from .signing import sign, user_key, verify
+
+#: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
+fcntl = importlib.import_module("fcntl") if os.name == "posix" else None
+
+__all__ = ["CoqProject", "coqc_version", "build_stamp", "built_project", "run_coqc"]
+
+FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
+#: Seconds one ``coqc`` run may take.
+TIMEOUT = 600
+#: ``Load Name.`` in a Coq file: a file of section variables read into a section (coq/shared/DUATVariables.v).
+_LOAD = re.compile(r"^\s*Load\s+(\w+)\s*\.", re.M)
+_MANIFEST = ".symuat-build"
+#: Builds kept in a build directory (the newest); a build of coq/ is about 1.5 MB.
+_KEEP_BUILDS = 4
+
+
+@dataclass(frozen=True)
+class CoqProject:
+    r"""A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order.
+
+    ``loaded`` are the files below ``root`` that a file of the project (or a loaded file) reads with ``Load Name.``,
+    relative to ``root``: they are not compiled on their own but copied beside the compiled files.
+    """
+
+    root: Path
+    logical: str
+    files: tuple[str, ...]
+    loaded: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, root: Path) -> CoqProject:
+        words = (root / "_CoqProject").read_text(encoding="utf-8").split()
+        logical = words[words.index("-Q") + 2] if "-Q" in words and len(words) > words.index("-Q") + 2 else "Top"
+        files = tuple(w for w in words if w.endswith(".v"))
+        return cls(root, logical, files, _loaded(root, files))
+
+
+def _loaded(root: Path, files: Iterable[str]) -> tuple[str, ...]:
+    """The files ``Load``-ed by ``files``, transitively, relative to ``root`` (a name not found is coqc's error)."""
+    todo, found = list(files), []
+    while todo:
+        text = (root / todo.pop()).read_text(encoding="utf-8", errors="replace")
+        for name in _LOAD.findall(text):
+            for hit in sorted(str(p.relative_to(root)) for p in root.rglob(f"{name}.v"))[:1]:
+                if hit not in found:
+                    found.append(hit)
+                    todo.append(hit)
+    return tuple(sorted(found))
+
+
+def _coqc_line(*args: str) -> str:
+    coqc = shutil.which("coqc")
+    if coqc is None:
+        return "none"
+    try:
+        done = subprocess.run([coqc, *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return "unusable"
+    return (done.stdout.splitlines() or ["unknown"])[0]
+
+
+def coqc_version() -> str:
+    r"""``coqc --version``'s first line, or ``"none"`` when ``coqc`` is not installed (part of the cache key)."""
+    return _coqc_line("--version")
+
+
+def _libraries() -> str:
+    """The installed Coq libraries (MathComp), by name, size and modification time of each ``.vo``."""
+    where = _coqc_line("-where")
+    contrib = Path(where) / "user-contrib"
+    h = hashlib.sha256(where.encode())
+    if contrib.is_dir():
+        for path in sorted(contrib.rglob("*.vo")):
+            info = path.stat()
+            h.update(f"{path.relative_to(contrib)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return h.hexdigest()
+
+
+def build_stamp(project: CoqProject) -> str:
+    r"""The name of ``project``'s build: its files by content, ``coqc --version`` and the installed libraries."""
+    h = hashlib.sha256(repr((project.logical, project.files, project.loaded, coqc_version(), _libraries())).encode())
+    for file in (*project.files, *project.loaded):
+        h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
+    return h.hexdigest()[:32]
+
+
+def run_coqc(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) -> subprocess.CompletedProcess:
+    r"""``coqc`` on ``cwd/name`` with ``built`` as the project's ``-Q`` path."""
+    return subprocess.run([coqc, *FLAGS, "-Q", str(built), project.logical, name], cwd=cwd, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+
+
+def _compile(coqc: str, project: CoqProject, work: Path) -> str:
+    """Compile the project's files in order into ``work``; ``""`` on success, else why not."""
+    for file in project.loaded:  # read by Load from the -Q path, never compiled alone
+        (work / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(project.root / file, work / file)
+    for file in project.files:
+        shutil.copyfile(project.root / file, work / file)
+        try:
+            done = run_coqc(coqc, project, work, work, file)
+        except subprocess.TimeoutExpired:
+            return f"coq/{file} did not compile within {TIMEOUT} s"
+        if done.returncode != 0:
+            return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
+    return ""
+
+
+def _digests(build: Path) -> dict[str, str]:
+    return {str(p.relative_to(build)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(build.rglob("*")) if p.is_file() and p.name != _MANIFEST}
+
+
+def _seal(build: Path, stamp: str, key: bytes) -> None:
+    payload = json.dumps({"stamp": stamp, "files": _digests(build)}, sort_keys=True).encode()
+    (build / _MANIFEST).write_bytes(sign(key, payload).encode() + b"\n" + payload)
+
+
+def _intact(build: Path, stamp: str, key: bytes) -> bool:
+    """Whether ``build`` holds exactly the files its signed manifest lists, each with its digest."""
+    try:
+        mac, _, payload = (build / _MANIFEST).read_bytes().partition(b"\n")
+        if not verify(key, payload, mac.decode("ascii")):
+            return False
+        data = json.loads(payload)
+        return data == {"stamp": stamp, "files": _digests(build)}
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    if fcntl is None:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _prune(keep: Path, current: Path) -> None:
+    builds = sorted((p for p in keep.iterdir() if p.is_dir() and not p.name.startswith(".") and p != current),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[_KEEP_BUILDS - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
+        with suppress(OSError):
+            (keep / f".{old.name}.lock").unlink()
+
+
+def _build_into(coqc: str, project: CoqProject, store: Path, key: bytes) -> tuple[Path | None, str]:
+    """The verified build of ``project`` in ``store``, compiled now unless one is there; ``(None, why)`` if not."""
+    stamp = build_stamp(project)
+    final = store / stamp
+    with _locked(store / f".{stamp}.lock"):
+        if final.is_dir() and _intact(final, stamp, key):
+            return final, ""
+        tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=store))
+        try:
+            why = _compile(coqc, project, tmp)
+            if why:
+                return None, why
+            _seal(tmp, stamp, key)
+            shutil.rmtree(final, ignore_errors=True)  # a build whose manifest did not verify
+            os.rename(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    _prune(store, final)
+    return final, ""
+
+
+@contextmanager
+def built_project(project: CoqProject, keep: Path | None = None) -> Iterator[tuple[Path | None, str]]:
+    r"""``(directory, "")`` holding the compiled project, or ``(None, why not)``.
+
+    ``$SYMUAT_COQ_BUILD``, else ``keep``, names the directory where builds are kept by :func:`build_stamp` and
+    reused when their signed manifest verifies; without either, or without a signing key, the project is compiled
+    into a temporary directory.  A build is complete only once renamed into place.
+    """
+    coqc = shutil.which("coqc")
+    if coqc is None:
+        yield None, "not run: coqc is not installed"
+        return
+    shared = os.environ.get("SYMUAT_COQ_BUILD", "").strip() or (str(keep) if keep is not None else "")
+    key = user_key(outside=Path(shared)) if shared else None
+    if key is not None:
+        try:
+            Path(shared).mkdir(parents=True, exist_ok=True)
+            kept = _build_into(coqc, project, Path(shared), key)
+        except OSError:  # the build directory is not writable: compile into a temporary one
+            kept = None
+        if kept is not None:
+            yield kept
+            return
+    with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
+        why = _compile(coqc, project, Path(tmp))
+        yield (None, why) if why else (Path(tmp), "")
