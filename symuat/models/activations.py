@@ -21,6 +21,9 @@ ACTIVATION_NAMES: Mapping[str, str] = {
     "silu": "silu",
     "swish": "silu",
     "sigmoid": "sigmoid",
+    "quick_gelu": "quick_gelu",
+    "relu2": "relu2",
+    "gelu_fast": "gelu_fast",
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
 from .hf_bert import bert, roberta
-from .hf_common import MAX_POSITIONS, check_config
+from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
@@ -133,7 +134,13 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     width = getattr(config, "hidden_size", None)
     if not isinstance(width, int) or width < 1:
         raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
-    return width, int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    limit = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    rope = getattr(config, "rope_parameters", None)
+    rope_type = rope.get("rope_type") if isinstance(rope, dict) else None
+    if rope_type == "longrope" or (isinstance(rope_type, str) and "dynamic" in rope_type):
+        emb = SimpleNamespace(original_max_seq_len=getattr(config, "max_position_embeddings", None))
+        limit = min(limit, static_rope_positions(emb, config, rope_type))
+    return width, limit
 
 
 def _model_class(config: dict) -> Any:
