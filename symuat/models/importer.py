@@ -24,10 +24,14 @@ from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
+from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .precision import library_float64
+
+#: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
+EAGER_EXPERTS = (*MOE, "granitemoe")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
@@ -35,6 +39,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
+    **GRANITE,
 }
 
 
@@ -198,7 +203,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     config = json.loads((path / "config.json").read_text())
     cls = _model_class(config)
     try:
-        extra = {"experts_implementation": "eager"} if config.get("model_type") in MOE else {}
+        extra = {"experts_implementation": "eager"} if config.get("model_type") in EAGER_EXPERTS else {}
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
                                           output_loading_info=True, ignore_mismatched_sizes=True, **extra)
     except MemoryError as exc:

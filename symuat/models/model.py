@@ -185,6 +185,12 @@ class Model:
         cfg = getattr(self.library, "config", None)
         if getattr(cfg, "final_logit_softcapping", None):
             return None
+        if getattr(cfg, "model_type", None) in ("granite", "granitemoe"):  # logits / logits_scaling
+            from .hf_granite import granite_head_scale
+
+            c = granite_head_scale(cfg)
+            bias = _head_bias(self.library)
+            return self.lm_head * c, None if bias is None else bias * c
         return self.lm_head, _head_bias(self.library)
 
     # ---- the form ------------------------------------------------------------------------------------------------
