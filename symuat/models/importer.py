@@ -22,6 +22,7 @@ from .guards import check_module
 from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
+from .hf_decoders_extra import EXTRA_DECODERS
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
 from .hf_granite import GRANITE
@@ -39,7 +40,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE,
+    **GRANITE, **EXTRA_DECODERS,
 }
 
 

@@ -1,0 +1,112 @@
+r"""More transformers decoders built from existing blocks → :class:`~symuat.numeric.TransformerStack` (causal).
+
+``gpt_bigcode`` (StarCoder-1, SantaCoder)
+    GPT-2's block (LayerNorms with bias, learned positions ``wpe``, ``ln_f``) with multi-query attention
+    (``multi_query``): the fused ``c_attn`` holds :math:`[Q\ (M), K\ (d), V\ (d)]`, one key/value head for all
+    :math:`H` query heads (:math:`G = 1`); without it, per head :math:`[q_h, k_h, v_h]`.  The score scale is the
+    module's ``scaling`` (:math:`1/\sqrt d`, or 1 without ``scale_attn_weights``).
+``glm4``
+    Norms before and after each sublayer (``input_layernorm``, ``post_self_attn_layernorm``,
+    ``post_attention_layernorm``, ``post_mlp_layernorm``: the ``sandwich`` layout); partial rotary over the first
+    ``partial_rotary_factor``:math:`\cdot d` coordinates in *interleaved* pairs :math:`(2j, 2j+1)` with the
+    library's angle :math:`j`; fused ``gate_up_proj``; Q/K/V biases.
+``smollm3``
+    Llama's block with NoPE layers: the attention of a layer whose module has ``use_rope = False``
+    (``config.no_rope_layers``) carries no rotary embedding at all (its :math:`H_h` sees no positions); sliding
+    windows per ``config.layer_types``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..numeric import AttentionWeights, BlockWeights, FFNWeights, TransformerStack
+from ._torch import array, linear
+from .activations import activation_name, check_activation
+from .hf_common import attention_scale, layer_norm, layer_windows, rms_norm, rotary
+from .hf_decoders import _gated_mlp, _llama_attention
+
+__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "glm4", "smollm3"]
+
+
+def _bigcode_qkv(n: str, W: np.ndarray, b: Any, H: int, d: int, multi_query: bool) -> list:
+    M = H * d
+    if multi_query:
+        cols = [list(range(M)), list(range(M, M + d)), list(range(M + d, M + 2 * d))]
+    else:
+        cols = [[h * 3 * d + j * d + c for h in range(H) for c in range(d)] for j in range(3)]
+    if sum(len(c) for c in cols) != W.shape[1]:
+        raise UnsupportedError(f"{n}.c_attn has {W.shape[1]} columns, the layout needs {sum(len(c) for c in cols)}")
+    return [(W[:, np.array(c)], None if b is None else b[np.array(c)]) for c in cols]
+
+
+def gpt_bigcode(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``GPTBigCodeModel`` (module docstring)."""
+    M, H = config.hidden_size, config.num_attention_heads
+    d = M // H
+    mq = bool(config.multi_query)
+    act = activation_name(config.activation_function, "config.activation_function")
+    blocks = []
+    for i, blk in enumerate(base.h):
+        n, sa = f"h.{i}", blk.attn
+        if bool(sa.multi_query) != mq:
+            raise UnsupportedError(f"{n}.attn.multi_query={sa.multi_query}, the config's {mq}")
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
+        W, b = linear(f"{n}.attn.c_attn", sa.c_attn)
+        (WQ, bQ), (WK, bK), (WV, bV) = _bigcode_qkv(f"{n}.attn", W, b, H, d, mq)
+        WO, bO = linear(f"{n}.attn.c_proj", sa.c_proj)
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, n_kv_heads=1 if mq else H, head_dim=d,
+                                scale=attention_scale(sa, d), causal=True)
+        W1, b1 = linear(f"{n}.mlp.c_fc", blk.mlp.c_fc)
+        W2, b2 = linear(f"{n}.mlp.c_proj", blk.mlp.c_proj)
+        blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2),
+                                   layer_norm(f"{n}.ln_1", blk.ln_1), layer_norm(f"{n}.ln_2", blk.ln_2)))
+    return TransformerStack(tuple(blocks), "pre_ln", act, position_embeddings=array("wpe.weight", base.wpe.weight),
+                            final_norm=layer_norm("ln_f", base.ln_f))
+
+
+def glm4(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``Glm4Model`` (module docstring)."""
+    H = config.num_attention_heads
+    d = getattr(config, "head_dim", None) or config.hidden_size // H
+    act = activation_name(config.hidden_act, "config.hidden_act")
+    half = rotary(base, config, d)  # the library's angle table, angle j in column j
+    rot = dataclasses.replace(half, style="interleaved")  # applied to the pairs (2j, 2j+1)
+    blocks = []
+    for i, blk in enumerate(base.layers):
+        n = f"layers.{i}"
+        attn = _llama_attention(f"{n}.self_attn", blk.self_attn, config, rot, "glm4")
+        ffn = _gated_mlp(f"{n}.mlp", blk.mlp, act, "phi3")  # fused gate_up_proj, activation_fn
+        norms = [rms_norm(f"{n}.{p}", getattr(blk, p)) for p in (
+            "input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm")]
+        blocks.append(BlockWeights(attn, ffn, *norms))
+    return TransformerStack(tuple(blocks), "sandwich", act, final_norm=rms_norm("norm", base.norm))
+
+
+def smollm3(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``SmolLM3Model`` (module docstring)."""
+    H = config.num_attention_heads
+    d = getattr(config, "head_dim", None) or config.hidden_size // H
+    act = activation_name(config.hidden_act, "config.hidden_act")
+    rot = rotary(base, config, d)
+    windows = layer_windows(config, len(base.layers))
+    flags = list(getattr(config, "no_rope_layers", None) or [])
+    blocks = []
+    for i, blk in enumerate(base.layers):
+        n, sa = f"layers.{i}", blk.self_attn
+        use_rope = getattr(sa, "use_rope", None)
+        if not isinstance(use_rope, (bool, int)) or (len(flags) > i and bool(flags[i]) != bool(use_rope)):
+            raise UnsupportedError(f"{n}.self_attn.use_rope={use_rope!r} does not match config.no_rope_layers[{i}]="
+                                   f"{flags[i] if len(flags) > i else None!r}")
+        attn = _llama_attention(f"{n}.self_attn", sa, config, rot if use_rope else None, "smollm3", windows[i])
+        blocks.append(BlockWeights(attn, _gated_mlp(f"{n}.mlp", blk.mlp, act, "smollm3"),
+                                   rms_norm(f"{n}.input_layernorm", blk.input_layernorm),
+                                   rms_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm)))
+    return TransformerStack(tuple(blocks), "pre_ln", act, final_norm=rms_norm("norm", base.norm))
+
+
+EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "glm4": glm4, "smollm3": smollm3}
