@@ -19,6 +19,7 @@ from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
+from .hf_alibi import ALIBI
 from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
@@ -40,7 +41,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI,
 }
 
 

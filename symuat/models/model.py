@@ -218,9 +218,10 @@ class Model:
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
-            if real[-1] - real[0] + 1 != real.size and any(
-                    blk.attention.sliding_window is not None for blk in self.stack.blocks):
-                raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: a sliding window "
+            if real[-1] - real[0] + 1 != real.size and (self.family == "mpt" or any(
+                    blk.attention.sliding_window is not None for blk in self.stack.blocks)):
+                what = "MPT's ALiBi" if self.family == "mpt" else "a sliding window"
+                raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: {what} "
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
             form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
