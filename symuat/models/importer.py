@@ -30,10 +30,11 @@ from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
+from .hf_phimoe import PHIMOE
 from .precision import library_float64
 
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
-EAGER_EXPERTS = (*MOE, "granitemoe")
+EAGER_EXPERTS = (*MOE, "granitemoe", "phimoe")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
@@ -41,7 +42,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE,
 }
 
 
