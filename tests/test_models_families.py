@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from symuat.cli import main
@@ -38,6 +39,7 @@ def test_bad_format_is_one_line():
     assert res.exit_code == 2
 
 
+@pytest.mark.slow  # a fresh interpreter (3 s)
 def test_no_torch_is_imported():
     code = ("import sys; from symuat.models.families import families_text; families_text(); "
             "import symuat.models.importer; print('torch' in sys.modules, 'transformers' in sys.modules)")

@@ -52,6 +52,7 @@ def test_every_token_every_layer(saved):
     assert_reproduces(library, stack, _X(2), mask=[1] * (N - 1) + [0])
 
 
+@pytest.mark.parametrize("saved", ["phimoe-wide-threshold-longrope"], indirect=True)
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_token_ids_padded_batch(saved, side):
     family, _, _, model = saved

@@ -88,6 +88,14 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      ("attn_config.clip_qkv", "pads between real tokens")),
     ("phimoe", "pre_ln, LayerNorm, mixture of experts with SparseMixer routing (2 experts), longrope",
      ("num_experts_per_tok != 2", "rope types other than default/longrope")),
+    ("ministral", _LLAMA + ", sliding windows per layer_types"),
+    ("seed_oss", _LLAMA + ", Q/K/V and output biases"),
+    ("helium", _LLAMA + ", rotary on interleaved pairs"),
+    ("ernie4_5", _LLAMA + ", rotary on interleaved pairs, optional biases"),
+    ("glm", _LLAMA + ", interleaved partial rotary, fused gate_up"),
+    ("arcee", "pre_ln, RMSNorm, plain ReLU² MLP, rotary, GQA"),
+    ("olmo3", "sublayer_post_ln, q/k norms over all heads, sliding windows, rotary tables per layer type"),
+    ("exaone4", "sublayer_post_ln, per-head q/k norms, sliding windows; NoPE full-attention layers with a window"),
 )
 
 
@@ -103,7 +111,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 33 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 41 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

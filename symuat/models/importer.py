@@ -28,6 +28,7 @@ from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_llama_kin import LLAMA_KIN
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .hf_phimoe import PHIMOE
@@ -42,7 +43,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN,
 }
 
 
