@@ -1,6 +1,7 @@
-"""Granite and GraniteMoE: the four Granite multipliers (embedding, attention, residual, logits) read exactly; every
-token and layer within 1e-12 of the library (float64 under ``library_float64``), right padding, left- and
-right-padded id batches, the LM head's scaled logits; each multiplier is live."""
+"""Granite, GraniteMoE and GraniteMoeShared (a shared expert): the four Granite multipliers (embedding, attention,
+residual, logits) read exactly; every token and layer within 1e-12 of the library (float64 under
+``library_float64``), right padding, left- and right-padded id batches, the LM head's scaled logits; each
+multiplier is live."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ FAMILIES = {
     "granite": lambda T, **k: T.GraniteForCausalLM(T.GraniteConfig(**{**_S, **k})),
     "granitemoe": lambda T, **k: T.GraniteMoeForCausalLM(T.GraniteMoeConfig(
         **{**_S, **k}, num_local_experts=4, num_experts_per_tok=2)),
+    "granitemoeshared": lambda T, **k: T.GraniteMoeSharedForCausalLM(T.GraniteMoeSharedConfig(
+        **{**_S, **k}, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=10)),
 }
 
 
@@ -46,7 +49,8 @@ def test_every_token_every_layer(saved):
     family, base, stack, _ = saved
     assert_reproduces(base, stack, _X(1))
     assert_reproduces(base, stack, _X(2), mask=[1] * (N - 1) + [0])
-    assert isinstance(stack.blocks[0].ffn, MoEFFNWeights) == (family == "granitemoe")
+    assert isinstance(stack.blocks[0].ffn, MoEFFNWeights) == (family != "granite")
+    assert (getattr(stack.blocks[0].ffn, "shared", None) is not None) == (family == "granitemoeshared")
 
 
 def test_multipliers_are_read(saved):

@@ -1,7 +1,8 @@
-"""Llama's relatives (Ministral, Seed-OSS, Helium, ERNIE-4.5, GLM, Arcee, OLMo-3, EXAONE-4): tiny random float64
-checkpoints saved and re-read; every token and layer within 1e-12 of the library under ``library_float64``, right
-padding, left- and right-padded id batches; the interleaved rotary, the sliding windows, OLMo-3's per-type rotary
-tables and EXAONE-4's NoPE full-attention layers are read from the model and live."""
+"""Llama's relatives (Ministral, Seed-OSS, Helium, ERNIE-4.5, GLM, Arcee, OLMo-3, EXAONE-4, Nemotron): tiny random
+float64 checkpoints saved and re-read; every token and layer within 1e-12 of the library under
+``library_float64``, right padding, left- and right-padded id batches; the interleaved rotary, the sliding windows,
+OLMo-3's per-type rotary tables, Nemotron's 1+w LayerNorm gain and EXAONE-4's NoPE full-attention layers are read
+from the model and live."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ FAMILIES = {
     "arcee": lambda T: T.ArceeModel(T.ArceeConfig(**_S)),
     "olmo3": lambda T: T.Olmo3Model(T.Olmo3Config(**_S, **_W)),
     "exaone4": lambda T: T.Exaone4Model(T.Exaone4Config(**_S, **_W)),
+    "nemotron": lambda T: T.NemotronModel(T.NemotronConfig(**_S, attention_bias=True)),
 }
 #: family → (layout, rotary style, windows, rotating layers, activation)
 EXPECTED = {
@@ -42,6 +44,7 @@ EXPECTED = {
     "arcee": ("pre_ln", "half", [None] * 3, [True] * 3, "relu2"),
     "olmo3": ("sublayer_post_ln", "half", [3, None, 3], [True] * 3, "silu"),
     "exaone4": ("sublayer_post_ln", "half", [3, None, 3], [True, False, True], "silu"),
+    "nemotron": ("pre_ln", "half", [None] * 3, [True] * 3, "relu2"),
 }
 
 
@@ -108,6 +111,13 @@ def test_exaone4_nope_layer_is_live(saved):
     X = _X(3)
     rot = stack.blocks[0].attention.rotary
     assert np.max(np.abs(stack_output(stack, X) - stack_output(_replace(stack, 1, rotary=rot), X))) > 1e-3
+
+
+@pytest.mark.parametrize("saved", ["nemotron"], indirect=True)
+def test_nemotron_norm_gain_is_one_plus_w(saved):
+    family, library, stack, _ = saved
+    w = library.layers[0].input_layernorm.weight.detach().numpy()
+    assert np.array_equal(stack.blocks[0].ln1.gamma, 1.0 + w) and stack.blocks[0].attention.rotary.dim == 4
 
 
 def test_exaone4_without_a_window_rotates_every_layer():

@@ -96,6 +96,8 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("arcee", "pre_ln, RMSNorm, plain ReLU² MLP, rotary, GQA"),
     ("olmo3", "sublayer_post_ln, q/k norms over all heads, sliding windows, rotary tables per layer type"),
     ("exaone4", "sublayer_post_ln, per-head q/k norms, sliding windows; NoPE full-attention layers with a window"),
+    ("nemotron", "pre_ln, LayerNorm1P (gain 1+w), plain ReLU² MLP, partial rotary"),
+    ("granitemoeshared", "granitemoe with an ungated shared expert", ("attention_multiplier <= 0",)),
 )
 
 
@@ -111,7 +113,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 41 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 43 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

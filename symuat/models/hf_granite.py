@@ -21,6 +21,9 @@ Granite is Llama-shaped (RMSNorm, SwiGLU, rotary, GQA) with four scalars in its 
 ``granitemoe``
     ``block_sparse_moe``: a softmax over the top-:math:`k` router logits (the renormalised top-:math:`k` of the
     full softmax), fused eager experts; every parameter of the block must be read.
+``granitemoeshared``
+    GraniteMoE plus an ungated shared expert ``shared_mlp`` (``input_linear`` = [gate | up], ``output_linear``)
+    added to the routed experts' output before the residual multiplier.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ import dataclasses
 from typing import Any, Set
 
 from ..errors import InvalidValueError, UnsupportedError
-from ..numeric import BlockWeights, TransformerStack
+from ..numeric import BlockWeights, GatedFFNWeights, TransformerStack
 from ..numeric.moe import MoEFFNWeights
-from ._torch import array
+from ._torch import array, linear, split_columns
 from .activations import activation_name, check_activation
 from .hf_common import layer_windows, rms_norm, rotary
 from .hf_decoders import _gated_mlp, _llama_attention
@@ -76,7 +79,17 @@ def granite_head_scale(config: Any) -> float:
     return 1.0 / _multiplier(config, "logits_scaling")
 
 
-def _granite_moe(n: str, moe: Any, act: str) -> MoEFFNWeights:
+def _shared_mlp(n: str, mlp: Any, act: str) -> GatedFFNWeights:
+    r"""GraniteMoeShared's ``shared_mlp``: ``input_linear`` = [gate | up], ``output_linear``."""
+    check_activation(getattr(mlp, "activation", None), act, f"{n}.activation")
+    W, b = linear(f"{n}.input_linear", mlp.input_linear)
+    F = W.shape[1] // 2
+    (Wg, bg), (Wu, bu) = split_columns(f"{n}.input_linear", W, b, (F, F))
+    Wd, bd = linear(f"{n}.output_linear", mlp.output_linear)
+    return GatedFFNWeights(Wg, Wu, Wd, bg, bu, bd, activation=act)
+
+
+def _granite_moe(n: str, moe: Any, act: str, shared: Any = None) -> MoEFFNWeights:
     experts_module = moe.experts
     check_activation(getattr(experts_module, "act_fn", None), act, f"{n}.experts.act_fn")
     used: Set[str] = set()
@@ -90,7 +103,8 @@ def _granite_moe(n: str, moe: Any, act: str) -> MoEFFNWeights:
                                 f"{' …' if len(left) > 4 else ''}): the imported experts would be a partial model")
     if len(experts) != router.shape[1]:
         raise InvalidValueError(f"{n}: {len(experts)} experts, the router scores {router.shape[1]}")
-    return MoEFFNWeights(tuple(experts), router, int(moe.router.top_k), normalize=True, activation=act)
+    return MoEFFNWeights(tuple(experts), router, int(moe.router.top_k), normalize=True, activation=act,
+                         shared=shared)
 
 
 def granite(base: Any, config: Any) -> TransformerStack:
@@ -110,8 +124,10 @@ def granite(base: Any, config: Any) -> TransformerStack:
         if float(blk.residual_multiplier) != r:
             raise UnsupportedError(f"{n}.residual_multiplier is {blk.residual_multiplier}, the config's {r}")
         attn = _llama_attention(f"{n}.self_attn", blk.self_attn, config, rot, family, windows[i])
-        if family == "granitemoe":
-            ffn = _granite_moe(f"{n}.block_sparse_moe", blk.block_sparse_moe, act)
+        if family in ("granitemoe", "granitemoeshared"):
+            shared = getattr(blk, "shared_mlp", None)
+            shared = None if shared is None else _shared_mlp(f"{n}.shared_mlp", shared, act)
+            ffn = _granite_moe(f"{n}.block_sparse_moe", blk.block_sparse_moe, act, shared)
         else:
             ffn = _gated_mlp(f"{n}.mlp", blk.mlp, act, family)
         block = BlockWeights(attn, ffn, rms_norm(f"{n}.input_layernorm", blk.input_layernorm),
@@ -123,4 +139,4 @@ def granite(base: Any, config: Any) -> TransformerStack:
                             final_norm=rms_norm("norm", base.norm))
 
 
-GRANITE = {"granite": granite, "granitemoe": granite}
+GRANITE = {"granite": granite, "granitemoe": granite, "granitemoeshared": granite}

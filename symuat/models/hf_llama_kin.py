@@ -13,6 +13,7 @@ family         layout               rotary                      also
 ``olmo3``      ``sublayer_post_ln`` half                        q/k norms over all heads, sliding windows
 ``exaone4``    ``sublayer_post_ln`` half                        per-head q/k norms, sliding windows; with a window
                                                                 the full-attention layers are NoPE (no rotary)
+``nemotron``   ``pre_ln``           half, partial               LayerNorm1P (gain :math:`1+w`, bias), plain ReLU² MLP
 =============  ===================  ==========================  ====================================================
 
 "Interleaved pairs": the library's ``rotate_half`` pairs the coordinates :math:`(2j, 2j+1)` and its ``cos``/``sin``
@@ -28,10 +29,10 @@ import dataclasses
 from typing import Any, Callable, Dict
 
 from ..errors import UnsupportedError
-from ..numeric import BlockWeights, FFNWeights, TransformerStack
-from ._torch import linear
+from ..numeric import BlockWeights, FFNWeights, LayerNormWeights, TransformerStack
+from ._torch import array, linear
 from .activations import activation_name, check_activation
-from .hf_common import layer_windows, rms_norm, rotary
+from .hf_common import layer_windows, probe_norm, rms_norm, rotary
 from .hf_decoders import _gated_mlp, _llama_attention
 
 __all__ = ["LLAMA_KIN", "llama_kin"]
@@ -46,6 +47,7 @@ _SPEC = {
     "arcee": ("pre_ln", "half", False, "plain"),
     "olmo3": ("sublayer_post_ln", "half", True, "gated"),
     "exaone4": ("sublayer_post_ln", "half", True, "gated"),
+    "nemotron": ("pre_ln", "half", False, "plain"),
 }
 
 
@@ -58,6 +60,15 @@ def _rotates(family: str, sa: Any, n: str) -> bool:
     return window is None or sliding
 
 
+def _layer_norm_1p(name: str, norm: Any) -> LayerNormWeights:
+    r"""Nemotron's ``LayerNorm1P``: a LayerNorm whose gain is :math:`1 + w` (checked on a probe)."""
+    if type(norm).__name__ != "NemotronLayerNorm1P" or getattr(norm, "weight", None) is None:
+        raise UnsupportedError(f"{name} ({type(norm).__name__}) is not Nemotron's LayerNorm1P")
+    beta = None if norm.bias is None else array(f"{name}.bias", norm.bias)
+    return probe_norm(name, norm, LayerNormWeights(1.0 + array(f"{name}.weight", norm.weight), beta,
+                                                   eps=float(norm.eps)))
+
+
 def _plain_mlp(n: str, mlp: Any, act: str) -> FFNWeights:
     check_activation(getattr(mlp, "act_fn", None), act, f"{n}.act_fn")
     W1, b1 = linear(f"{n}.up_proj", mlp.up_proj)
@@ -68,6 +79,7 @@ def _plain_mlp(n: str, mlp: Any, act: str) -> FFNWeights:
 def llama_kin(family: str) -> Callable[[Any, Any], TransformerStack]:
     r"""Importer of the Llama relative ``family`` (module docstring)."""
     layout, style, per_layer, mlp_kind = _SPEC[family]
+    norm = _layer_norm_1p if family == "nemotron" else rms_norm
 
     def build(base: Any, config: Any) -> TransformerStack:
         H = config.num_attention_heads
@@ -98,10 +110,10 @@ def llama_kin(family: str) -> Callable[[Any, Any], TransformerStack]:
                 norms = (rms_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm),
                          rms_norm(f"{n}.post_feedforward_layernorm", blk.post_feedforward_layernorm))
             else:
-                norms = (rms_norm(f"{n}.input_layernorm", blk.input_layernorm),
-                         rms_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm))
+                norms = tuple(norm(f"{n}.{p}", getattr(blk, p))
+                              for p in ("input_layernorm", "post_attention_layernorm"))
             blocks.append(BlockWeights(attn, ffn, *norms))
-        return TransformerStack(tuple(blocks), layout, act, final_norm=rms_norm("norm", base.norm))
+        return TransformerStack(tuple(blocks), layout, act, final_norm=norm("norm", base.norm))
     build.__name__ = family
     return build
 

@@ -35,7 +35,7 @@ from .hf_phimoe import PHIMOE
 from .precision import library_float64
 
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
-EAGER_EXPERTS = (*MOE, "granitemoe", "phimoe")
+EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 

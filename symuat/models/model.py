@@ -185,9 +185,9 @@ class Model:
         cfg = getattr(self.library, "config", None)
         if getattr(cfg, "final_logit_softcapping", None):
             return None
-        if getattr(cfg, "model_type", None) in ("granite", "granitemoe"):  # logits / logits_scaling
-            from .hf_granite import granite_head_scale
+        from .hf_granite import GRANITE, granite_head_scale
 
+        if getattr(cfg, "model_type", None) in GRANITE:  # logits / logits_scaling
             c = granite_head_scale(cfg)
             bias = _head_bias(self.library)
             return self.lm_head * c, None if bias is None else bias * c
