@@ -1,6 +1,7 @@
 """The LM head of every family of the second batch: the form's logits ``output Uᵀ + b`` (``form.unembedding``) equal
 the library's ``.logits`` within 1e-12 (Granite's ``logits_scaling`` included; PhiMoE's head bias); a head that
-scales or caps its logits without symuat knowing it would fail here."""
+scales or caps its logits without symuat knowing it would fail here.  The head, source and neuron attributions of
+the logits sum to the library's logits; through a mixture of experts they are refused by name."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from models_support import randomize, require_torch
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
+from symuat.errors import UnsupportedError  # noqa: E402
 from symuat.models import library_float64, load  # noqa: E402
 
 V, N = 30, 7
@@ -61,3 +63,10 @@ def test_form_logits_are_the_library_logits(family):
     with torch.no_grad(), library_float64():
         want = library(input_ids=torch.as_tensor(ids)[None]).logits[0].numpy()
     assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
+    if family in _SLOW:  # attributions through a mixture of experts: refused by name (symuat.analysis)
+        with pytest.raises(UnsupportedError, match="mixture-of-experts FFN"):
+            form.attribution("head", target="logits")
+        return
+    for by in ("head", "source", "neuron"):  # every attribution sums to the library's logits
+        a = form.attribution(by, target="logits")
+        assert np.max(np.abs(a.values.sum(0) + a.rest - want)) <= 1e-11 * max(1.0, np.max(np.abs(want)))
