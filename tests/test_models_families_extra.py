@@ -1,7 +1,8 @@
-"""GPT-BigCode (multi-query and multi-head), GLM-4 (sandwich norms, interleaved partial rotary) and SmolLM3 (NoPE
-layers, sliding windows): tiny random float64 checkpoints saved and re-read; every token and layer within 1e-12 of
-the library under ``library_float64``, right padding, left- and right-padded id batches; MQA, NoPE and the
-interleaved rotary are live (replacing them changes the output)."""
+"""GPT-BigCode (multi-query and multi-head), GPT-Neo (global and local layers, unscaled scores), GLM-4 (sandwich
+norms, interleaved partial rotary) and SmolLM3 (NoPE layers, sliding windows): tiny random float64 checkpoints saved
+and re-read; every token and layer within 1e-12 of the library under ``library_float64``, right padding, left- and
+right-padded id batches; MQA, NoPE, the local window and the interleaved rotary are live (replacing them changes the
+output)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ FAMILIES = {
     "gpt_bigcode": lambda T: T.GPTBigCodeModel(T.GPTBigCodeConfig(**_BC)),
     "gpt_bigcode-multi-head": lambda T: T.GPTBigCodeModel(T.GPTBigCodeConfig(**_BC, multi_query=False,
                                                                              activation_function="gelu")),
+    "gpt_neo": lambda T: T.GPTNeoModel(T.GPTNeoConfig(hidden_size=16, num_heads=2, num_layers=2,
+                                                      max_position_embeddings=32, vocab_size=V, window_size=3,
+                                                      attention_types=[[["global", "local"], 1]])),
     "glm4": lambda T: T.Glm4Model(T.Glm4Config(**_S, num_key_value_heads=1, head_dim=8, attention_bias=True)),
     "smollm3": lambda T: T.SmolLM3Model(T.SmolLM3Config(**{**_S, "num_hidden_layers": 4}, num_key_value_heads=1,
                                                         no_rope_layers=[1, 0, 1, 0], sliding_window=3,
@@ -80,6 +84,8 @@ def test_structure_is_read(saved):
         assert {x.n_kv_heads for x in a} == {1} and stack.position_embeddings is not None
     elif family == "gpt_bigcode-multi-head":
         assert {x.n_kv_heads for x in a} == {2}
+    elif family == "gpt_neo":
+        assert [x.sliding_window for x in a] == [None, 3] and {x.scale for x in a} == {1.0}
     elif family == "glm4":
         assert stack.kind == "sandwich" and a[0].rotary.style == "interleaved" and a[0].rotary.dim == 4
     else:
@@ -110,6 +116,24 @@ def test_smollm3_module_that_disagrees_with_its_config_is_refused():
     model.layers[1].self_attn.use_rope = 1
     with pytest.raises(UnsupportedError, match=r"layers\.1\.self_attn\.use_rope=1 does not match "
                                                r"config\.no_rope_layers\[1\]=0"):
+        from_module(model)
+
+
+@pytest.mark.parametrize("saved", ["gpt_neo"], indirect=True)
+def test_gpt_neo_local_window_is_live(saved):
+    family, _, stack, _ = saved
+    X = _X(3)
+    full = _replace(stack, sliding_window=None)
+    a, b = stack_output(stack, X), stack_output(full, X)
+    assert np.array_equal(a[:3], b[:3]) and np.max(np.abs(a[3:] - b[3:])) > 1e-3
+
+
+def test_gpt_neo_mask_buffer_other_than_its_config_is_refused():
+    model = randomize(FAMILIES["gpt_neo"](transformers))
+    with torch.no_grad():
+        model.h[1].attn.attention.bias[..., 5, 1] = True  # a key outside the window of 3
+    with pytest.raises(UnsupportedError, match=r"h\.1\.attn\.attention\.bias is not the local causal mask of "
+                                               "window 3"):
         from_module(model)
 
 

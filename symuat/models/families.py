@@ -79,6 +79,7 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      ("attention_multiplier <= 0",)),
     ("granitemoe", "granite's multipliers with a mixture of experts (softmax over the top-k logits)",
      ("attention_multiplier <= 0",)),
+    ("gpt_neo", "pre_ln, learned positions, global and local (sliding-window) layers, unscaled scores"),
     ("gpt_bigcode", "pre_ln, learned positions, multi-query attention (one key/value head)", ("add_cross_attention",)),
     ("glm4", "sandwich, interleaved partial rotary, fused gate_up"),
     ("smollm3", _LLAMA + ", NoPE layers (no rotary where no_rope_layers says 0), sliding windows per layer_types"),
@@ -113,7 +114,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 43 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 44 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

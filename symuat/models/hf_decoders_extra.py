@@ -10,6 +10,11 @@ r"""More transformers decoders built from existing blocks → :class:`~symuat.nu
     ``post_attention_layernorm``, ``post_mlp_layernorm``: the ``sandwich`` layout); partial rotary over the first
     ``partial_rotary_factor``:math:`\cdot d` coordinates in *interleaved* pairs :math:`(2j, 2j+1)` with the
     library's angle :math:`j`; fused ``gate_up_proj``; Q/K/V biases.
+``gpt_neo``
+    GPT-2's block (learned positions ``wpe``, LayerNorms, ``c_fc``/``c_proj``) with global and local layers
+    (``config.attention_layers``, read from each module's ``attention_type``): a local layer attends to the last
+    ``window_size`` tokens, a sliding window :math:`j > i - w` (checked against the module's own mask buffer); the
+    scores are *not* scaled (:math:`s = 1`); Q/K/V without biases, the output projection with one.
 ``smollm3``
     Llama's block with NoPE layers: the attention of a layer whose module has ``use_rope = False``
     (``config.no_rope_layers``) carries no rotary embedding at all (its :math:`H_h` sees no positions); sliding
@@ -30,7 +35,7 @@ from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm, layer_windows, rms_norm, rotary
 from .hf_decoders import _gated_mlp, _llama_attention
 
-__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "glm4", "smollm3"]
+__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "gpt_neo", "glm4", "smollm3"]
 
 
 def _bigcode_qkv(n: str, W: np.ndarray, b: Any, H: int, d: int, multi_query: bool) -> list:
@@ -61,6 +66,43 @@ def gpt_bigcode(base: Any, config: Any) -> TransformerStack:
         WO, bO = linear(f"{n}.attn.c_proj", sa.c_proj)
         attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, n_kv_heads=1 if mq else H, head_dim=d,
                                 scale=attention_scale(sa, d), causal=True)
+        W1, b1 = linear(f"{n}.mlp.c_fc", blk.mlp.c_fc)
+        W2, b2 = linear(f"{n}.mlp.c_proj", blk.mlp.c_proj)
+        blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2),
+                                   layer_norm(f"{n}.ln_1", blk.ln_1), layer_norm(f"{n}.ln_2", blk.ln_2)))
+    return TransformerStack(tuple(blocks), "pre_ln", act, position_embeddings=array("wpe.weight", base.wpe.weight),
+                            final_norm=layer_norm("ln_f", base.ln_f))
+
+
+def _neo_window(n: str, sa: Any, config: Any) -> Any:
+    r"""The window of a GPT-Neo layer (``None``: global), checked against the module's causal mask buffer."""
+    kind = getattr(sa, "attention_type", None)
+    if kind not in ("global", "local"):
+        raise UnsupportedError(f"{n}.attention_type={kind!r}: expected 'global' or 'local'")
+    w = int(config.window_size) if kind == "local" else None
+    mask = sa.bias.detach().cpu().numpy()[0, 0].astype(bool)
+    P = mask.shape[0]
+    want = np.tri(P, dtype=bool) if w is None else np.tri(P, dtype=bool) & ~np.tri(P, k=-w, dtype=bool)
+    if not np.array_equal(mask, want):
+        raise UnsupportedError(f"{n}.bias is not the {kind} causal mask{'' if w is None else f' of window {w}'} "
+                               "its config describes")
+    return w
+
+
+def gpt_neo(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``GPTNeoModel`` (module docstring)."""
+    H = config.num_heads
+    M = config.hidden_size
+    d = M // H
+    act = activation_name(config.activation_function, "config.activation_function")
+    blocks = []
+    for i, blk in enumerate(base.h):
+        n, sa = f"h.{i}", blk.attn.attention
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
+        (WQ, bQ), (WK, bK), (WV, bV), (WO, bO) = (linear(f"{n}.attn.attention.{p}", getattr(sa, p))
+                                                  for p in ("q_proj", "k_proj", "v_proj", "out_proj"))
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, head_dim=d, scale=1.0, causal=True,
+                                sliding_window=_neo_window(f"{n}.attn.attention", sa, config))
         W1, b1 = linear(f"{n}.mlp.c_fc", blk.mlp.c_fc)
         W2, b2 = linear(f"{n}.mlp.c_proj", blk.mlp.c_proj)
         blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2),
@@ -109,4 +151,4 @@ def smollm3(base: Any, config: Any) -> TransformerStack:
     return TransformerStack(tuple(blocks), "pre_ln", act, final_norm=rms_norm("norm", base.norm))
 
 
-EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "glm4": glm4, "smollm3": smollm3}
+EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "gpt_neo": gpt_neo, "glm4": glm4, "smollm3": smollm3}
