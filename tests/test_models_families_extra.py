@@ -1,4 +1,5 @@
-"""GPT-BigCode (multi-query and multi-head), GPT-Neo (global and local layers, unscaled scores), GLM-4 (sandwich
+"""GPT-BigCode (multi-query and multi-head), GPT-Neo (global and local layers, unscaled scores), OPT (pre- and
+post-LN, positions over the real tokens), GLM-4 (sandwich
 norms, interleaved partial rotary) and SmolLM3 (NoPE layers, sliding windows): tiny random float64 checkpoints saved
 and re-read; every token and layer within 1e-12 of the library under ``library_float64``, right padding, left- and
 right-padded id batches; MQA, NoPE, the local window and the interleaved rotary are live (replacing them changes the
@@ -23,6 +24,8 @@ V, N = 30, 9
 _S = dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=24, vocab_size=V,
           max_position_embeddings=32, pad_token_id=0)
 _BC = dict(n_embd=16, n_head=2, n_layer=2, n_positions=32, vocab_size=V)
+_OPT = dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, ffn_dim=24, word_embed_proj_dim=16,
+            max_position_embeddings=32, vocab_size=V)
 
 FAMILIES = {
     "gpt_bigcode": lambda T: T.GPTBigCodeModel(T.GPTBigCodeConfig(**_BC)),
@@ -31,6 +34,8 @@ FAMILIES = {
     "gpt_neo": lambda T: T.GPTNeoModel(T.GPTNeoConfig(hidden_size=16, num_heads=2, num_layers=2,
                                                       max_position_embeddings=32, vocab_size=V, window_size=3,
                                                       attention_types=[[["global", "local"], 1]])),
+    "opt": lambda T: T.OPTModel(T.OPTConfig(**_OPT)),
+    "opt-post-ln": lambda T: T.OPTModel(T.OPTConfig(**_OPT, do_layer_norm_before=False)),
     "glm4": lambda T: T.Glm4Model(T.Glm4Config(**_S, num_key_value_heads=1, head_dim=8, attention_bias=True)),
     "smollm3": lambda T: T.SmolLM3Model(T.SmolLM3Config(**{**_S, "num_hidden_layers": 4}, num_key_value_heads=1,
                                                         no_rope_layers=[1, 0, 1, 0], sliding_window=3,
@@ -86,6 +91,9 @@ def test_structure_is_read(saved):
         assert {x.n_kv_heads for x in a} == {2}
     elif family == "gpt_neo":
         assert [x.sliding_window for x in a] == [None, 3] and {x.scale for x in a} == {1.0}
+    elif family.startswith("opt"):
+        assert stack.kind == ("post_ln" if family == "opt-post-ln" else "pre_ln")
+        assert (stack.final_norm is None) == (family == "opt-post-ln") and stack.position_embeddings.shape[0] == 32
     elif family == "glm4":
         assert stack.kind == "sandwich" and a[0].rotary.style == "interleaved" and a[0].rotary.dim == 4
     else:
@@ -135,6 +143,26 @@ def test_gpt_neo_mask_buffer_other_than_its_config_is_refused():
     with pytest.raises(UnsupportedError, match=r"h\.1\.attn\.attention\.bias is not the local causal mask of "
                                                "window 3"):
         from_module(model)
+
+
+@pytest.mark.parametrize("saved", ["opt"], indirect=True)
+def test_opt_positions_count_real_tokens_only(saved):
+    """OPT's positions are cumsum(mask) - 1: pads anywhere, even between real tokens, are exact."""
+    family, _, _, model = saved
+    ids = np.arange(2, 2 + N)[None]
+    mask = np.ones_like(ids)
+    mask[0, :2] = mask[0, 5] = 0
+    form = model.duat_form(input_ids=ids, attention_mask=mask)[0]
+    with torch.no_grad(), library_float64():
+        want = model.library(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
+    w = want[0].numpy()[mask[0].astype(bool)]
+    assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= 1e-12
+
+
+def test_opt_projections_are_refused_by_name():
+    cfg = transformers.OPTConfig(**{**_OPT, "word_embed_proj_dim": 8})
+    with pytest.raises(UnsupportedError, match=r"word_embed_proj_dim=8 \(opt; hidden_size 16\)"):
+        from_module(randomize(transformers.OPTModel(cfg)))
 
 
 def test_gpt_bigcode_cross_attention_is_refused():

@@ -15,6 +15,12 @@ r"""More transformers decoders built from existing blocks → :class:`~symuat.nu
     (``config.attention_layers``, read from each module's ``attention_type``): a local layer attends to the last
     ``window_size`` tokens, a sliding window :math:`j > i - w` (checked against the module's own mask buffer); the
     scores are *not* scaled (:math:`s = 1`); Q/K/V without biases, the output projection with one.
+``opt``
+    Learned positions with the library's offset of 2 (the stack holds ``embed_positions.weight[2:]``), counted over
+    the *real* tokens (``cumsum(attention_mask) - 1``: ``symuat.models.Model`` follows it); ``pre_ln``
+    (``do_layer_norm_before``) or ``post_ln`` (OPT-350m); the queries scaled before the product (the same
+    :math:`s = 1/\sqrt d`); ReLU ``fc1``/``fc2``; the final LayerNorm when the model has one.  An input or output
+    projection (``word_embed_proj_dim`` :math:`\ne` ``hidden_size``) is refused by name: it is not a block.
 ``smollm3``
     Llama's block with NoPE layers: the attention of a layer whose module has ``use_rope = False``
     (``config.no_rope_layers``) carries no rotary embedding at all (its :math:`H_h` sees no positions); sliding
@@ -35,7 +41,7 @@ from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm, layer_windows, rms_norm, rotary
 from .hf_decoders import _gated_mlp, _llama_attention
 
-__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "gpt_neo", "glm4", "smollm3"]
+__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "gpt_neo", "opt", "glm4", "smollm3"]
 
 
 def _bigcode_qkv(n: str, W: np.ndarray, b: Any, H: int, d: int, multi_query: bool) -> list:
@@ -111,6 +117,37 @@ def gpt_neo(base: Any, config: Any) -> TransformerStack:
                             final_norm=layer_norm("ln_f", base.ln_f))
 
 
+def opt(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``OPTModel`` (module docstring)."""
+    dec = base.decoder
+    if dec.project_in is not None or dec.project_out is not None:
+        raise UnsupportedError(f"unsupported config option word_embed_proj_dim={config.word_embed_proj_dim!r} "
+                               f"(opt; hidden_size {config.hidden_size}): the input and output projections around "
+                               "the decoder are not a Transformer block")
+    M, H = config.hidden_size, config.num_attention_heads
+    d = M // H
+    before = bool(config.do_layer_norm_before)
+    act = activation_name(config.activation_function, "config.activation_function")
+    offset = int(getattr(dec.embed_positions, "offset", 2))
+    blocks = []
+    for i, blk in enumerate(dec.layers):
+        n, sa = f"decoder.layers.{i}", blk.self_attn
+        check_activation(blk.activation_fn, act, f"{n}.activation_fn")
+        (WQ, bQ), (WK, bK), (WV, bV), (WO, bO) = (linear(f"{n}.self_attn.{p}", getattr(sa, p))
+                                                  for p in ("q_proj", "k_proj", "v_proj", "out_proj"))
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, head_dim=d,
+                                scale=attention_scale(sa, d), causal=True)
+        W1, b1 = linear(f"{n}.fc1", blk.fc1)
+        W2, b2 = linear(f"{n}.fc2", blk.fc2)
+        blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2),
+                                   layer_norm(f"{n}.self_attn_layer_norm", blk.self_attn_layer_norm),
+                                   layer_norm(f"{n}.final_layer_norm", blk.final_layer_norm)))
+    final = None if dec.final_layer_norm is None else layer_norm("decoder.final_layer_norm", dec.final_layer_norm)
+    P = array("decoder.embed_positions.weight", dec.embed_positions.weight)[offset:]
+    return TransformerStack(tuple(blocks), "pre_ln" if before else "post_ln", act, position_embeddings=P,
+                            final_norm=final)
+
+
 def glm4(base: Any, config: Any) -> TransformerStack:
     r"""HF ``Glm4Model`` (module docstring)."""
     H = config.num_attention_heads
@@ -151,4 +188,4 @@ def smollm3(base: Any, config: Any) -> TransformerStack:
     return TransformerStack(tuple(blocks), "pre_ln", act, final_norm=rms_norm("norm", base.norm))
 
 
-EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "gpt_neo": gpt_neo, "glm4": glm4, "smollm3": smollm3}
+EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "gpt_neo": gpt_neo, "opt": opt, "glm4": glm4, "smollm3": smollm3}

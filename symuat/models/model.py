@@ -131,6 +131,8 @@ class Model:
         types = like("token_type_ids", token_type_ids, 0, T, None)
         if self.family == "roberta":
             pos = self._roberta_positions(ids, mask, position_ids)
+        elif self.family in _REAL_TOKEN_POSITIONS and position_ids is None:  # OPT: cumsum(mask) - 1
+            pos = np.where(mask == 1, np.cumsum(mask, axis=1) - 1, 0)
         else:
             pos = like("position_ids", position_ids, 0, self.max_tokens, np.broadcast_to(np.arange(N), (B, N)))
         return single, ids, mask, types, pos
@@ -227,6 +229,10 @@ class Model:
             form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
             forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
         return forms[0] if single else tuple(forms)
+
+
+#: Families whose default positions count the real tokens only (``cumsum(attention_mask) - 1``), not the pads.
+_REAL_TOKEN_POSITIONS = ("opt",)
 
 
 def _head_bias(library: Any) -> Optional[np.ndarray]:
