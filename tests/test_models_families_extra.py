@@ -1,5 +1,5 @@
 """GPT-BigCode (multi-query and multi-head), GPT-Neo (global and local layers, unscaled scores), OPT (pre- and
-post-LN, positions over the real tokens), GLM-4 (sandwich
+post-LN, positions over the real tokens), Persimmon (per-head q/k LayerNorms, partial rotary), GLM-4 (sandwich
 norms, interleaved partial rotary) and SmolLM3 (NoPE layers, sliding windows): tiny random float64 checkpoints saved
 and re-read; every token and layer within 1e-12 of the library under ``library_float64``, right padding, left- and
 right-padded id batches; MQA, NoPE, the local window and the interleaved rotary are live (replacing them changes the
@@ -36,6 +36,7 @@ FAMILIES = {
                                                       attention_types=[[["global", "local"], 1]])),
     "opt": lambda T: T.OPTModel(T.OPTConfig(**_OPT)),
     "opt-post-ln": lambda T: T.OPTModel(T.OPTConfig(**_OPT, do_layer_norm_before=False)),
+    "persimmon": lambda T: T.PersimmonModel(T.PersimmonConfig(**_S, qk_layernorm=True)),
     "glm4": lambda T: T.Glm4Model(T.Glm4Config(**_S, num_key_value_heads=1, head_dim=8, attention_bias=True)),
     "smollm3": lambda T: T.SmolLM3Model(T.SmolLM3Config(**{**_S, "num_hidden_layers": 4}, num_key_value_heads=1,
                                                         no_rope_layers=[1, 0, 1, 0], sliding_window=3,
@@ -94,6 +95,8 @@ def test_structure_is_read(saved):
     elif family.startswith("opt"):
         assert stack.kind == ("post_ln" if family == "opt-post-ln" else "pre_ln")
         assert (stack.final_norm is None) == (family == "opt-post-ln") and stack.position_embeddings.shape[0] == 32
+    elif family == "persimmon":
+        assert a[0].q_norm.width == 8 and a[0].rotary.dim == 4 and stack.activation == "relu2"
     elif family == "glm4":
         assert stack.kind == "sandwich" and a[0].rotary.style == "interleaved" and a[0].rotary.dim == 4
     else:

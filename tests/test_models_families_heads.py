@@ -35,6 +35,7 @@ HEADS = {
                                                          attention_types=[[["global", "local"], 1]])),
     "opt": ("OPTForCausalLM", "OPTConfig", dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, ffn_dim=24,
                                                 word_embed_proj_dim=16, max_position_embeddings=32, vocab_size=V)),
+    "persimmon": ("PersimmonForCausalLM", "PersimmonConfig", dict(_S, qk_layernorm=True)),
     "glm4": ("Glm4ForCausalLM", "Glm4Config", _H),
     "smollm3": ("SmolLM3ForCausalLM", "SmolLM3Config", _S),
     "bloom": ("BloomForCausalLM", "BloomConfig", dict(hidden_size=16, n_head=2, n_layer=2, vocab_size=V)),

@@ -82,6 +82,7 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("gpt_neo", "pre_ln, learned positions, global and local (sliding-window) layers, unscaled scores"),
     ("opt", "pre_ln or post_ln (350m), learned positions over the real tokens, ReLU", ("word_embed_proj_dim != "
                                                                                      "hidden_size",)),
+    ("persimmon", "pre_ln, LayerNorm, per-head q/k LayerNorms, partial rotary, ReLU² MLP"),
     ("gpt_bigcode", "pre_ln, learned positions, multi-query attention (one key/value head)", ("add_cross_attention",)),
     ("glm4", "sandwich, interleaved partial rotary, fused gate_up"),
     ("smollm3", _LLAMA + ", NoPE layers (no rotary where no_rope_layers says 0), sliding windows per layer_types"),
@@ -116,7 +117,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 45 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 46 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

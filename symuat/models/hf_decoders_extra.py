@@ -21,6 +21,9 @@ r"""More transformers decoders built from existing blocks → :class:`~symuat.nu
     (``do_layer_norm_before``) or ``post_ln`` (OPT-350m); the queries scaled before the product (the same
     :math:`s = 1/\sqrt d`); ReLU ``fc1``/``fc2``; the final LayerNorm when the model has one.  An input or output
     projection (``word_embed_proj_dim`` :math:`\ne` ``hidden_size``) is refused by name: it is not a block.
+``persimmon``
+    ``pre_ln`` with LayerNorms, fused per-head ``query_key_value`` :math:`[q_h, k_h, v_h]` with biases, per-head
+    q/k LayerNorms (``qk_layernorm``) before a partial rotary of ``rotary_ndims`` coordinates, ReLU² MLP.
 ``smollm3``
     Llama's block with NoPE layers: the attention of a layer whose module has ``use_rope = False``
     (``config.no_rope_layers``) carries no rotary embedding at all (its :math:`H_h` sees no positions); sliding
@@ -41,7 +44,7 @@ from .activations import activation_name, check_activation
 from .hf_common import attention_scale, layer_norm, layer_windows, rms_norm, rotary
 from .hf_decoders import _gated_mlp, _llama_attention
 
-__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "gpt_neo", "opt", "glm4", "smollm3"]
+__all__ = ["EXTRA_DECODERS", "gpt_bigcode", "gpt_neo", "opt", "persimmon", "glm4", "smollm3"]
 
 
 def _bigcode_qkv(n: str, W: np.ndarray, b: Any, H: int, d: int, multi_query: bool) -> list:
@@ -148,6 +151,36 @@ def opt(base: Any, config: Any) -> TransformerStack:
                             final_norm=final)
 
 
+def persimmon(base: Any, config: Any) -> TransformerStack:
+    r"""HF ``PersimmonModel`` (module docstring)."""
+    M, H = config.hidden_size, config.num_attention_heads
+    d = M // H
+    act = activation_name(config.hidden_act, "config.hidden_act")
+    rot = rotary(base, config, d)
+    blocks = []
+    for i, blk in enumerate(base.layers):
+        n, sa = f"layers.{i}", blk.self_attn
+        if rot.dim != int(sa.rotary_ndims):
+            raise UnsupportedError(f"{n}.self_attn rotates {sa.rotary_ndims} coordinates, rotary_emb {rot.dim}")
+        W, b = linear(f"{n}.self_attn.query_key_value", sa.query_key_value)
+        (WQ, bQ), (WK, bK), (WV, bV) = _bigcode_qkv(f"{n}.self_attn", W, b, H, d, False)
+        WO, bO = linear(f"{n}.self_attn.dense", sa.dense)
+        q_norm = k_norm = None
+        if sa.qk_layernorm:
+            q_norm = layer_norm(f"{n}.self_attn.q_layernorm", sa.q_layernorm)
+            k_norm = layer_norm(f"{n}.self_attn.k_layernorm", sa.k_layernorm)
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, head_dim=d,
+                                scale=attention_scale(sa, d), causal=True, rotary=rot, q_norm=q_norm, k_norm=k_norm)
+        check_activation(blk.mlp.act, act, f"{n}.mlp.act")
+        W1, b1 = linear(f"{n}.mlp.dense_h_to_4h", blk.mlp.dense_h_to_4h)
+        W2, b2 = linear(f"{n}.mlp.dense_4h_to_h", blk.mlp.dense_4h_to_h)
+        blocks.append(BlockWeights(attn, FFNWeights(W1, b1, W2, b2),
+                                   layer_norm(f"{n}.input_layernorm", blk.input_layernorm),
+                                   layer_norm(f"{n}.post_attention_layernorm", blk.post_attention_layernorm)))
+    return TransformerStack(tuple(blocks), "pre_ln", act, final_norm=layer_norm("final_layernorm",
+                                                                                base.final_layernorm))
+
+
 def glm4(base: Any, config: Any) -> TransformerStack:
     r"""HF ``Glm4Model`` (module docstring)."""
     H = config.num_attention_heads
@@ -188,4 +221,5 @@ def smollm3(base: Any, config: Any) -> TransformerStack:
     return TransformerStack(tuple(blocks), "pre_ln", act, final_norm=rms_norm("norm", base.norm))
 
 
-EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "gpt_neo": gpt_neo, "opt": opt, "glm4": glm4, "smollm3": smollm3}
+EXTRA_DECODERS = {"gpt_bigcode": gpt_bigcode, "gpt_neo": gpt_neo, "opt": opt, "persimmon": persimmon,
+                  "glm4": glm4, "smollm3": smollm3}
