@@ -63,7 +63,7 @@ def test_every_token_every_layer(saved):
     assert_reproduces(library, stack, _X(2), mask=[1] * (N - 1) + [0])
 
 
-@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("side", ["left", pytest.param("right", marks=pytest.mark.slow)])  # decoders pad left
 def test_token_ids_padded_batch(saved, side):
     family, _, _, model = saved
     ids = np.random.default_rng(5).integers(1, V, size=(3, N))

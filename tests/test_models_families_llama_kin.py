@@ -76,7 +76,7 @@ def test_structure_is_read(saved):
     assert {x.rotary.style for x in a if x.rotary is not None} == {style}
 
 
-@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("side", ["left", pytest.param("right", marks=pytest.mark.slow)])  # decoders pad left
 def test_token_ids_padded_batch(saved, side):
     family, _, _, model = saved
     ids = np.random.default_rng(5).integers(1, V, size=(3, N))

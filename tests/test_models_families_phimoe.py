@@ -33,7 +33,8 @@ FAMILIES = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
+@pytest.fixture(scope="module", params=[pytest.param(f, marks=pytest.mark.slow) if f == "phimoe" else f
+                                        for f in sorted(FAMILIES)])
 def saved(request, tmp_path_factory):
     path = tmp_path_factory.mktemp(request.param.replace("-", "_"))
     randomize(FAMILIES[request.param](transformers), seed=len(request.param)).save_pretrained(path)
