@@ -33,6 +33,7 @@ HEADS = {
     "gpt_neo": ("GPTNeoForCausalLM", "GPTNeoConfig", dict(hidden_size=16, num_heads=2, num_layers=2, vocab_size=V,
                                                          max_position_embeddings=32, window_size=3,
                                                          attention_types=[[["global", "local"], 1]])),
+    "cohere": ("CohereForCausalLM", "CohereConfig", dict(_S, logit_scale=0.5)),  # house's family, its scaled head
     "opt": ("OPTForCausalLM", "OPTConfig", dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, ffn_dim=24,
                                                 word_embed_proj_dim=16, max_position_embeddings=32, vocab_size=V)),
     "persimmon": ("PersimmonForCausalLM", "PersimmonConfig", dict(_S, qk_layernorm=True)),
@@ -54,7 +55,7 @@ HEADS = {
 }
 _MOE = {"granitemoe", "granitemoeshared", "phimoe"}  # the library's eager expert loop
 #: the default run checks one head of each kind (scaled, ALiBi, learned positions, rotary); CI's slow step all of them
-_DEFAULT = {"granite", "bloom", "opt", "glm"}
+_DEFAULT = {"granite", "cohere", "bloom", "opt", "glm"}
 
 
 @pytest.mark.parametrize("family", [f if f in _DEFAULT else pytest.param(f, marks=pytest.mark.slow)

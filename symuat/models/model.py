@@ -189,11 +189,13 @@ class Model:
             return None
         from .hf_granite import GRANITE, granite_head_scale
 
-        if getattr(cfg, "model_type", None) in GRANITE:  # logits / logits_scaling
-            c = granite_head_scale(cfg)
-            bias = _head_bias(self.library)
-            return self.lm_head * c, None if bias is None else bias * c
-        return self.lm_head, _head_bias(self.library)
+        family = getattr(cfg, "model_type", None)
+        c = granite_head_scale(cfg) if family in GRANITE else (  # logits / logits_scaling
+            float(cfg.logit_scale) if family == "cohere" else 1.0)  # Cohere: logits * logit_scale
+        bias = _head_bias(self.library)
+        if c == 1.0:
+            return self.lm_head, bias
+        return self.lm_head * c, None if bias is None else bias * c
 
     # ---- the form ------------------------------------------------------------------------------------------------
     def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
