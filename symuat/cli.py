@@ -282,9 +282,10 @@ def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
     click.echo(kill_rates(outcomes).to_text())
 
 
-from .models.cli import model_command  # noqa: E402  (models: the `symuat model` command)
+from .models.cli import families_command, model_command  # noqa: E402  (models: `symuat model`, `symuat families`)
 
 main.add_command(model_command)
+main.add_command(families_command)
 from .html.cli import html_command  # noqa: E402  (html: the `symuat html` command)
 
 main.add_command(html_command)

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ..errors import UnsupportedError
 
-__all__ = ["ACTIVATION_NAMES", "activation_name", "module_activation", "check_activation"]
+__all__ = ["ACTIVATION_NAMES", "FAMILY_ACTIVATIONS", "activation_name", "module_activation", "check_activation"]
 
 #: transformers' ``ACT2FN`` keys (and torch names) → symuat's σ.
 ACTIVATION_NAMES: Mapping[str, str] = {
@@ -21,6 +21,15 @@ ACTIVATION_NAMES: Mapping[str, str] = {
     "silu": "silu",
     "swish": "silu",
     "sigmoid": "sigmoid",
+    "quick_gelu": "quick_gelu",
+    "relu2": "relu2",
+    "gelu_fast": "gelu_fast",
+}
+
+
+#: A family's own activation class (not in ``ACT2FN``) → symuat's σ.
+FAMILY_ACTIVATIONS: Mapping[str, str] = {
+    "transformers.models.bloom.modeling_bloom.BloomGelu": "gelu_bloom",
 }
 
 
@@ -63,7 +72,7 @@ def _module_sigma(fn: Any) -> Any:
     for key, sigma in ACTIVATION_NAMES.items():
         if type(fn) is type(ACT2FN[key]):
             return sigma
-    return None
+    return FAMILY_ACTIVATIONS.get(type(fn).__module__ + "." + type(fn).__qualname__)
 
 
 def check_activation(fn: Any, sigma: str, where: str) -> str:

@@ -1,4 +1,5 @@
-r"""``symuat model DIR``: load a local checkpoint, evaluate its DUAT form, compare with the library.
+r"""``symuat model DIR``: load a local checkpoint, evaluate its DUAT form, compare with the library;
+``symuat families``: the families it reads.
 
 Registered on the main CLI with one ``main.add_command`` line; torch is imported only when it runs.
 Every option is validated before the model is loaded or run (from the checkpoint's config alone); every
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, SymuatError
 
-__all__ = ["model_command"]
+__all__ = ["model_command", "families_command"]
 
 
 def _read_input(path: str, width: int, limit: int) -> np.ndarray:
@@ -154,3 +155,13 @@ def _json(report, extra: Optional[dict] = None) -> str:
         return json.dumps({**report.to_json(), **(extra or {})}, indent=2, sort_keys=True, allow_nan=False)
     except ValueError as exc:  # a non-finite number: model_report refuses them first; never write bare NaN
         raise InvalidValueError(f"the report holds a non-finite number: {exc}") from None
+
+
+@click.command("families")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def families_command(fmt: str) -> None:
+    """List the transformers families symuat reads exactly, the transformers versions tested, and the options each
+    refuses by name (no torch needed)."""
+    from .families import families_json, families_text
+
+    click.echo(families_text() if fmt == "text" else json.dumps(families_json(), indent=2, ensure_ascii=False))

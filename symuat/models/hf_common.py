@@ -3,9 +3,14 @@ r"""Pieces every transformers family shares: norms, rotary tables, config checks
 Rotary embeddings are copied from the model's own rotary module: its ``cos``/``sin`` tables for
 positions :math:`0..P-1` (computed in float64, see :mod:`symuat.models.precision`), so every static
 RoPE variant (``default``, ``linear``, ``llama3``, ``yarn`` with its attention scaling) is reproduced
-exactly.  Types whose angles depend on the sequence length (``dynamic``, ``longrope``) raise.
-:math:`P` is the smaller of ``max_position_embeddings`` and :data:`MAX_POSITIONS`.  Sliding windows are masks
-per layer (:func:`layer_windows`, read from the config's ``layer_types`` where the family has them).
+exactly.  :math:`P` is the smaller of ``max_position_embeddings`` and :data:`MAX_POSITIONS`.  Two types change
+their angles with the sequence length, and only above a length the config names: ``longrope`` uses its short
+factors for :math:`N \le` ``original_max_position_embeddings`` and its long ones (for every position) beyond;
+``dynamic`` NTK scaling keeps the base frequency for :math:`N <` ``max_position_embeddings`` and rescales it
+beyond (at :math:`N =` ``max_position_embeddings`` the module's cached state decides).  For them :math:`P` is cut
+to the lengths whose angles are static (``original_max_position_embeddings``, resp. ``max_position_embeddings``
+:math:`- 1`), so a longer input is refused by the position limit instead of being given the short-sequence angles.
+Sliding windows are masks per layer (:func:`layer_windows`, from the config's ``layer_types`` where a family has them).
 """
 
 from __future__ import annotations
@@ -19,12 +24,11 @@ from ._torch import array, require_torch
 from .precision import library_float64
 
 __all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
-           "centred_norm", "layer_windows", "attention_scale"]
+           "centred_norm", "layer_windows", "attention_scale", "static_rope_positions"]
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192
 
-_DYNAMIC_ROPE = ("dynamic", "longrope")
 
 
 def probe_norm(name: str, module: Any, weights: Any) -> Any:
@@ -138,20 +142,50 @@ def rotary(base: Any, config: Any, head_dim: int, style: str = "half", layer_typ
     rope_type = getattr(emb, "rope_type", "default")
     if isinstance(rope_type, dict):
         rope_type = rope_type.get(layer_type, "default")
-    if rope_type in _DYNAMIC_ROPE:
-        raise UnsupportedError(f"rope scaling type {rope_type!r} (angles depend on the sequence length)")
     k = int(inv_freq.shape[-1])
     if 2 * k > head_dim:
         raise UnsupportedError(f"rotary dim {2 * k} exceeds head_dim {head_dim}")
     P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    P = min(P, static_rope_positions(emb, config, rope_type, layer_type))
     with torch.no_grad(), library_float64():
         x = torch.zeros(1, 1, 1, dtype=torch.float64, device=inv_freq.device)
         args = () if layer_type is None else (layer_type,)
         cos, sin = emb(x, torch.arange(P, device=inv_freq.device)[None], *args)
+    # read after the call: a dynamic module resets its frequencies to the original ones for a short input
+    inv_freq = getattr(emb, "inv_freq" if layer_type is None else f"{layer_type}_inv_freq")
     cos, sin = array("rotary_emb cos", cos[0]), array("rotary_emb sin", sin[0])
     pick = slice(0, 2 * k, 2) if style == "interleaved" else slice(0, k)
     return Rotary(2 * k, style=style, inv_freq=array("rotary_emb.inv_freq", inv_freq), cos=cos[:, pick],
                   sin=sin[:, pick])
+
+
+def static_rope_positions(emb: Any, config: Any, rope_type: str, layer_type: Optional[str] = None) -> int:
+    r"""How many positions :math:`0..P-1` the rotary module ``emb`` gives length-independent angles
+    (module docstring): ``longrope``: ``original_max_position_embeddings``; ``dynamic``: the module's
+    ``original_max_seq_len`` :math:`- 1`; any other type: :data:`MAX_POSITIONS`.
+
+    >>> from types import SimpleNamespace as C
+    >>> static_rope_positions(C(), C(rope_parameters={"original_max_position_embeddings": 64}), "longrope")
+    64
+    >>> static_rope_positions(C(original_max_seq_len=32), C(), "dynamic"), static_rope_positions(C(), C(), "yarn")
+    (31, 8192)
+    """
+    if rope_type == "longrope":
+        params = getattr(config, "rope_parameters", None) or {}
+        if layer_type is not None:
+            params = params.get(layer_type) or {}
+        limit = params.get("original_max_position_embeddings")
+        if not isinstance(limit, int) or limit < 1:
+            raise UnsupportedError(f"rope type 'longrope' without a valid original_max_position_embeddings "
+                                   f"({limit!r}): the length where it switches to its long factors is unknown")
+        return limit
+    if "dynamic" in rope_type:
+        limit = getattr(emb, "original_max_seq_len", None)
+        if not isinstance(limit, int) or limit < 2:
+            raise UnsupportedError(f"rope type {rope_type!r} without original_max_seq_len on its rotary module: "
+                                   "the length where its angles start to depend on the sequence is unknown")
+        return limit - 1
+    return MAX_POSITIONS
 
 
 def attention_scale(attn: Any, head_dim: int) -> float:
@@ -174,6 +208,7 @@ _UNSUPPORTED = {
     "is_encoder_decoder": lambda v: bool(v),
     "position_embedding_type": lambda v: v not in (None, "absolute", "rope"),
     "scale_attn_by_inverse_layer_idx": lambda v: False,  # read per layer by the GPT-2 importer
+    "use_bidirectional_attention": lambda v: bool(v),  # Gemma-1/2/3: a causal decoder made bidirectional
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
@@ -18,15 +19,23 @@ from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
 from .guards import check_module
+from .hf_alibi import ALIBI
 from .hf_bert import bert, roberta
-from .hf_common import MAX_POSITIONS, check_config
+from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
+from .hf_decoders_extra import EXTRA_DECODERS
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
+from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_llama_kin import LLAMA_KIN
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
+from .hf_phimoe import PHIMOE
 from .precision import library_float64
+
+#: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
+EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
 
@@ -34,6 +43,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN,
 }
 
 
@@ -133,7 +143,13 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     width = getattr(config, "hidden_size", None)
     if not isinstance(width, int) or width < 1:
         raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
-    return width, int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    limit = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    rope = getattr(config, "rope_parameters", None)
+    rope_type = rope.get("rope_type") if isinstance(rope, dict) else None
+    if rope_type == "longrope" or (isinstance(rope_type, str) and "dynamic" in rope_type):
+        emb = SimpleNamespace(original_max_seq_len=getattr(config, "max_position_embeddings", None))
+        limit = min(limit, static_rope_positions(emb, config, rope_type))
+    return width, limit
 
 
 def _model_class(config: dict) -> Any:
@@ -191,7 +207,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
     config = json.loads((path / "config.json").read_text())
     cls = _model_class(config)
     try:
-        extra = {"experts_implementation": "eager"} if config.get("model_type") in MOE else {}
+        extra = {"experts_implementation": "eager"} if config.get("model_type") in EAGER_EXPERTS else {}
         model, info = cls.from_pretrained(str(path), local_files_only=True, dtype=torch.float64, use_safetensors=True,
                                           output_loading_info=True, ignore_mismatched_sizes=True, **extra)
     except MemoryError as exc:

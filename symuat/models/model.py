@@ -143,6 +143,8 @@ class Model:
         types = like("token_type_ids", token_type_ids, 0, T, None)
         if self.family == "roberta":
             pos = self._roberta_positions(ids, mask, position_ids)
+        elif self.family in _REAL_TOKEN_POSITIONS and position_ids is None:  # OPT: cumsum(mask) - 1
+            pos = np.where(mask == 1, np.cumsum(mask, axis=1) - 1, 0)
         else:
             pos = like("position_ids", position_ids, 0, self.max_tokens, np.broadcast_to(np.arange(N), (B, N)))
         return single, ids, mask, types, pos
@@ -197,7 +199,15 @@ class Model:
         cfg = getattr(self.library, "config", None)
         if getattr(cfg, "final_logit_softcapping", None):
             return None
-        return self.lm_head, _head_bias(self.library)
+        from .hf_granite import GRANITE, granite_head_scale
+
+        family = getattr(cfg, "model_type", None)
+        c = granite_head_scale(cfg) if family in GRANITE else (  # logits / logits_scaling
+            float(cfg.logit_scale) if family == "cohere" else 1.0)  # Cohere: logits * logit_scale
+        bias = _head_bias(self.library)
+        if c == 1.0:
+            return self.lm_head, bias
+        return self.lm_head * c, None if bias is None else bias * c
 
     # ---- the form ------------------------------------------------------------------------------------------------
     def to_str_tokens(self, text: Any = None, input_ids: Any = None) -> list:
@@ -253,9 +263,10 @@ class Model:
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
-            if real[-1] - real[0] + 1 != real.size and any(
-                    blk.attention.sliding_window is not None for blk in self.stack.blocks):
-                raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: a sliding window "
+            if real[-1] - real[0] + 1 != real.size and (self.family == "mpt" or any(
+                    blk.attention.sliding_window is not None for blk in self.stack.blocks)):
+                what = "MPT's ALiBi" if self.family == "mpt" else "a sliding window"
+                raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: {what} "
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
             form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
@@ -264,6 +275,10 @@ class Model:
             form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
             forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
         return forms[0] if single else tuple(forms)
+
+
+#: Families whose default positions count the real tokens only (``cumsum(attention_mask) - 1``), not the pads.
+_REAL_TOKEN_POSITIONS = ("opt",)
 
 
 def _head_bias(library: Any) -> Optional[np.ndarray]:

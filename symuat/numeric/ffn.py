@@ -12,7 +12,10 @@ Feature-Linear orientation (:math:`Y = XW + \mathbf 1 b^{\mathsf T}`, ``W`` is t
 On :math:`x' = \operatorname{vec}_r(X)` every Linear is
 :math:`(I_N \otimes W^{\mathsf T}) x' + \mathbf 1_N \otimes b` (:func:`ffn_operators`).
 Activations: ``relu``, ``gelu`` (exact, :math:`x\Phi(x)`), ``gelu_tanh``,
-``sigmoid``, ``silu`` (:math:`x\,\mathrm{sigmoid}(x)`).
+``sigmoid``, ``silu`` (:math:`x\,\mathrm{sigmoid}(x)`), ``quick_gelu`` (:math:`x\,\mathrm{sigmoid}(1.702x)`,
+CLIP), ``relu2`` (:math:`\max(x,0)^2`, Primer) and ``gelu_fast`` (:math:`\tfrac12 x(1+\tanh(0.7978845608\,x
+(1+0.044715x^2)))`: the tanh GELU with its constant rounded to ten digits, so it differs from ``gelu_tanh`` by
+:math:`\sim 10^{-12}`) and ``gelu_bloom`` (BLOOM's, the constant rounded to ``0.79788456``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
 
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "sigmoid", "silu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "sigmoid", "silu", "quick_gelu", "relu2", "gelu_fast", "gelu_bloom")
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -52,7 +55,26 @@ def _silu(x):
     return x * logistic(x)
 
 
-_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logistic, "silu": _silu}
+def _quick_gelu(x):
+    return x * logistic(1.702 * x)
+
+
+def _relu2(x):
+    r = np.maximum(x, 0.0)
+    return r * r
+
+
+def _gelu_fast(x):
+    return 0.5 * x * (1.0 + np.tanh(x * 0.7978845608 * (1.0 + 0.044715 * (x * x))))
+
+
+def _gelu_bloom(x):
+    return x * 0.5 * (1.0 + np.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+_ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logistic, "silu": _silu,
+        "quick_gelu": _quick_gelu, "relu2": _relu2, "gelu_fast": _gelu_fast,
+        "gelu_bloom": _gelu_bloom}
 
 
 def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:

@@ -8,7 +8,12 @@ For a token row :math:`u` the router picks the top-:math:`k` experts :math:`S(u)
     g_e(u) = \rho\,\frac{p_e(u)}{Z(u)}\,[e \in S(u)],\qquad
     Z(u) = \sum_{e' \in S(u)} p_{e'}(u)\ \text{(renormalised, ``norm_topk_prob``) or } 1\ \text{(raw)},
 
-with a routed scaling :math:`\rho`; a shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
+with a routed scaling :math:`\rho` (``routing="softmax"``).  PhiMoE's SparseMixer (``routing="sparsemixer"``,
+evaluation mode, :math:`k = 2`) picks the best expert :math:`i_1 = \arg\max_e l_e` of the logits :math:`l = uW_r`
+and weighs it by a softmax over the experts whose logits lie within a relative distance :math:`2\varepsilon` of
+:math:`l_{i_1}`, :math:`g_{i_1} = \operatorname{softmax}(l_e : (l_{i_1}-l_e)/\max(|l_e|, l_{i_1}) \le
+2\varepsilon)_{i_1}`; then the same with :math:`i_1` removed gives :math:`i_2` and :math:`g_{i_2}`.
+A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
 W_u^{\mathsf T}u)` whose down projection is preceded by the diagonal :math:`D(u)` repeating :math:`g_e(u)` over
@@ -31,7 +36,10 @@ from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
 from .ffn import GatedFFNWeights
 
-__all__ = ["MoEFFNWeights", "routing_gates"]
+__all__ = ["MoEFFNWeights", "routing_gates", "ROUTINGS"]
+
+#: How the router turns its logits into gates (module docstring).
+ROUTINGS = ("softmax", "sparsemixer")
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class MoEFFNWeights:
     shared: Optional[GatedFFNWeights] = None
     shared_gate: Optional[np.ndarray] = None
     activation: Optional[str] = "silu"
+    routing: str = "softmax"
+    jitter_eps: float = 0.0
 
     gated = True
 
@@ -70,6 +80,15 @@ class MoEFFNWeights:
         if k > len(experts):
             raise ShapeError(f"top_k={k} exceeds the {len(experts)} experts")
         object.__setattr__(self, "normalize", bool(self.normalize))
+        if self.routing not in ROUTINGS:
+            raise InvalidValueError(f"routing must be one of {ROUTINGS}, got {self.routing!r}")
+        if self.routing == "sparsemixer" and (k != 2 or self.normalize or self.scaling != 1.0):
+            raise InvalidValueError(f"routing='sparsemixer' picks exactly 2 experts with their own weights: needs "
+                                    f"top_k=2, normalize=False, scaling=1 (got {k}, {self.normalize}, {self.scaling})")
+        eps = check_real_number("jitter_eps", self.jitter_eps)
+        if eps < 0:
+            raise InvalidValueError(f"jitter_eps must be >= 0, got {eps}")
+        object.__setattr__(self, "jitter_eps", eps)
         object.__setattr__(self, "scaling", check_real_number("scaling", self.scaling, positive=True))
         if self.shared_gate is not None:
             if self.shared is None:
@@ -107,13 +126,17 @@ class MoEFFNWeights:
     def __repr__(self) -> str:
         return (f"MoEFFNWeights(width={self.width}, experts={self.n_experts}, top_k={self.top_k}, "
                 f"hidden={self.experts[0].hidden}, normalize={self.normalize}, scaling={self.scaling}, "
-                f"shared={self.shared is not None})")
+                f"shared={self.shared is not None}, routing={self.routing!r})")
 
 
 def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     r"""``(G, s)``: the routing weights :math:`g_e(u_n)` as an ``(N, E)`` array (zero off the top-k) and the shared
     expert's gates :math:`s(u_n)` (``None`` without a shared expert)."""
     logits = U @ w.router
+    if w.routing == "sparsemixer":
+        G = _sparsemixer(logits, w.jitter_eps)
+        return G, (None if w.shared is None else (np.ones(U.shape[0]) if w.shared_gate is None
+                                                  else logistic(U @ w.shared_gate)))
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     top = np.argsort(-p, axis=1, kind="stable")[:, : w.top_k]
@@ -127,6 +150,24 @@ def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional
         return G, None
     s = np.ones(U.shape[0]) if w.shared_gate is None else logistic(U @ w.shared_gate)
     return G, s
+
+
+def _sparsemixer(logits: np.ndarray, eps: float) -> np.ndarray:
+    r"""SparseMixer's two gates per row (module docstring), zero elsewhere."""
+    N = logits.shape[0]
+    rows = np.arange(N)
+    G = np.zeros_like(logits)
+    masked = logits.copy()
+    for _ in range(2):
+        i = np.argmax(masked, axis=1)
+        m = masked[rows, i][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            drop = ((m - logits) / np.maximum(np.abs(logits), m)) > 2 * eps
+        z = np.where(drop, -np.inf, masked)
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        G[rows, i] = z[rows, i] / z.sum(axis=1)
+        masked[rows, i] = -np.inf
+    return G
 
 
 def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
