@@ -18,7 +18,8 @@ from ..numeric.norms import RMSNormWeights
 from ._torch import array, require_torch
 from .precision import library_float64
 
-__all__ = ["TESTED_TRANSFORMERS", "layout_message", "MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
+__all__ = ["TESTED_TRANSFORMERS", "layout_message", "MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary",
+           "check_config", "sliding_window",
            "centred_norm", "layer_windows", "attention_scale"]
 
 #: The transformers releases the importers are tested with (oldest, newest); pyproject's ``torch`` extra and CI

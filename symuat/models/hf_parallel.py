@@ -3,7 +3,8 @@ r"""transformers decoders with a *parallel* block, :math:`x^+ = x + \mathrm{MHA}
 
 ``gptj``
     Interleaved (``rotate_every_two``) partial rotary of ``rotary_dim`` coordinates, its angle table the output of
-    the model's ``rotary_emb`` (transformers >= 5.24; before: the attention's ``embed_positions`` buffer); no biases in attention; ``fc_in``/``fc_out``; final ``ln_f``.
+    the model's ``rotary_emb`` (transformers >= 5.24; before: the attention's ``embed_positions`` buffer); no
+    biases in attention; ``fc_in``/``fc_out``; final ``ln_f``.
 ``phi``
     Phi-1/1.5/2: partial rotary (``partial_rotary_factor``, ``rotate_half``), biases everywhere, ``dense`` output,
     ``fc1``/``fc2``, ``final_layernorm``.  ``qk_layernorm=True`` is refused by name.

@@ -28,7 +28,8 @@ from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .precision import library_float64
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
+           "probe_torch_encoder"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
@@ -73,6 +74,39 @@ def probe_model(base: Any, stack: TransformerStack, tokens: int = 4, tol: float 
                                    "attention function or submodule?")
 
 
+def probe_torch_encoder(module: Any, stack: TransformerStack, causal: bool, tokens: int = 4,
+                        tol: float = 1e-10) -> None:
+    r"""Run a ``torch.nn`` encoder (layer) and its stack on one probe input; a difference raises
+    :class:`UnsupportedError` (the module computes something its weights do not say)."""
+    from ..numeric import stack_output
+
+    torch = require_torch()
+    X = np.random.default_rng(1).standard_normal((tokens, stack.width))
+    layer = module if isinstance(module, torch.nn.TransformerEncoderLayer) else module.layers[0]
+    batch_first = bool(getattr(getattr(layer, "self_attn", None), "batch_first", False))
+    dtype = next(module.parameters()).dtype
+    x = torch.from_numpy(X).to(dtype)
+    x = x[None] if batch_first else x[:, None]
+    kw = {}
+    if causal:
+        kw = {"is_causal": True, ("src_mask" if module is layer else "mask"):
+              torch.nn.Transformer.generate_square_subsequent_mask(tokens, dtype=dtype)}
+    try:
+        with torch.no_grad():
+            out = module(x, **kw)
+    except Exception as exc:  # noqa: BLE001 - whatever the module's own forward raises on a plain input
+        raise UnsupportedError(f"the module {type(module).__name__} fails on a probe input: "
+                               f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    want = (out[0] if batch_first else out[:, 0]).detach().double().numpy()
+    got = stack_output(stack, X)
+    err = float(np.max(np.linalg.norm(want - got, axis=1) / np.maximum(np.linalg.norm(want, axis=1), 1e-300)))
+    if dtype != torch.float64:
+        tol = max(tol, 1e-4)  # a float32 module is compared at its own precision
+    if not err <= tol:
+        raise UnsupportedError(f"the module {type(module).__name__} does not compute what its weights and options say "
+                               f"(relative difference {err:.1e} on a probe input): a patched forward or submodule?")
+
+
 def from_module(model: Any, causal: bool = False) -> TransformerStack:
     r"""The :class:`~symuat.numeric.TransformerStack` of a torch or transformers model.
 
@@ -90,7 +124,9 @@ def from_module(model: Any, causal: bool = False) -> TransformerStack:
         from .torch_encoder import from_torch_encoder
 
         check_module(model)
-        return from_torch_encoder(model, causal=causal)
+        stack = from_torch_encoder(model, causal=causal)
+        probe_torch_encoder(model, stack, causal)
+        return stack
     if causal:
         raise InvalidValueError("causal= applies to torch.nn encoders only; a transformers model knows its own mask")
     if hasattr(model, "config") and isinstance(model, torch.nn.Module):

@@ -3,13 +3,16 @@ r"""``symuat.models.load``: a checkpoint or module as a :class:`Model` whose DUA
 A :class:`Model` is the imported :class:`~symuat.numeric.TransformerStack` plus what turns tokens into its input:
 the word embeddings :math:`E` (Gemma: times its stored ``embed_scale``), the learned position table of the stack
 (GPT-2, BERT) or the rotary tables (rows picked per position), the token-type table (BERT; GPT-2 adds ``wte`` rows
-for token types), and the tokenizer and LM head when the checkpoint has them.
+for token types), the tokenizer when the checkpoint has one, and its head (:mod:`symuat.models.heads`: LM,
+masked-LM, classification heads with their transform, scale and cap; any other head is refused by name).
 
 For one row of ids :math:`t_1..t_N`, with attention mask :math:`m`, position ids :math:`p` and token types
 :math:`s`, the form is taken over the row's real tokens :math:`R = \{r : m_r = 1\}` (in order):
 :math:`X = E[t_R] + T[s_R]` is the stack's ``inputs_embeds`` and the stack's positions are :math:`p_R`.  A pad
 key is masked out by the library, so every real token sees exactly the real tokens; ``form.output`` is the
-library's ``last_hidden_state[b, R]``.  Position ids default to the library's own: :math:`0..N-1` for every row,
+library's ``last_hidden_state[b, R]``.  Each form also carries the library's own output at that row
+(``form.reference``: its last hidden state and logits), so an attribution's ``error`` is measured against the
+library, not against symuat's own sum.  Position ids default to the library's own: :math:`0..N-1` for every row,
 pads counted (left padding shifts the real tokens' positions).
 """
 
@@ -23,7 +26,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
-from ..numeric import DUATForm, Rotary, TransformerStack, duat_form
+from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
 from ._torch import array, require_torch, sharing
 
 __all__ = ["Model", "load"]
@@ -43,8 +46,10 @@ class Model:
     library : torch.nn.Module
         The library's model (float64, eval mode); with :func:`load` from a path the stack shares its memory.
     tokenizer : transformers tokenizer or None
-    lm_head : (V, M) array or None
-        The output embedding, when the checkpoint has an LM head.
+    head : Head or None
+        The model's head (:class:`~symuat.numeric.Head`), None for a base model or a refused head.
+    head_refusal : str or None
+        Why the model's head is not imported (logit targets are then refused with this reason).
     """
 
     stack: TransformerStack
@@ -54,7 +59,13 @@ class Model:
     token_type_offset: bool
     library: Any
     tokenizer: Any = None
-    lm_head: Optional[np.ndarray] = None
+    head: Optional[Head] = None
+    head_refusal: Optional[str] = None
+
+    @property
+    def lm_head(self) -> Optional[np.ndarray]:
+        """The head's output matrix :math:`U` (V, M), or None."""
+        return None if self.head is None else self.head.U
 
     @property
     def family(self) -> str:
@@ -74,7 +85,7 @@ class Model:
     def __repr__(self) -> str:
         return (f"Model({self.family}, depth={self.stack.depth}, width={self.stack.width}, "
                 f"vocab={self.word_embeddings.shape[0]}, tokenizer={self.tokenizer is not None}, "
-                f"lm_head={self.lm_head is not None})")
+                f"head={None if self.head is None else self.head.name})")
 
     # ---- inputs ------------------------------------------------------------------------------------------------
     def _encode(self, text: Any) -> dict:
@@ -102,7 +113,11 @@ class Model:
         return a.astype(np.int64)
 
     def _rows(self, input_ids, attention_mask, token_type_ids, position_ids):
-        ids = np.asarray(input_ids)
+        try:
+            ids = np.asarray(input_ids)
+        except ValueError:  # numpy refuses a ragged nested list
+            raise ShapeError("input_ids is ragged (rows of different lengths): pad the rows to one length and give "
+                             "an attention_mask") from None
         if ids.ndim not in (1, 2) or ids.size == 0:
             raise ShapeError(f"input_ids must be a non-empty 1-D (one sequence) or 2-D (batch) array, got shape "
                              f"{ids.shape}")
@@ -179,14 +194,6 @@ class Model:
             blocks.append(b)
         return dataclasses.replace(stack, blocks=tuple(blocks), position_embeddings=P)
 
-    def _head(self) -> Optional[tuple]:
-        r"""``(U, b)`` of the LM head, logits :math:`= x U^{\mathsf T} + b`; None for a soft-capped head (not
-        affine), so that no logit attribution is made for it."""
-        cfg = getattr(self.library, "config", None)
-        if getattr(cfg, "final_logit_softcapping", None):
-            return None
-        return self.lm_head, _head_bias(self.library)
-
     # ---- the form ------------------------------------------------------------------------------------------------
     def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
                   attention_mask: Any = None, token_type_ids: Any = None,
@@ -209,6 +216,7 @@ class Model:
                 input_ids, attention_mask = input_ids[0], attention_mask[0]
                 token_type_ids = None if token_type_ids is None else token_type_ids[0]
         single, ids, mask, types, pos = self._rows(input_ids, attention_mask, token_type_ids, position_ids)
+        reference = self._library_outputs(ids, mask, types, None if position_ids is None else pos)
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
@@ -218,14 +226,42 @@ class Model:
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
             form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
-            forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
+            forms.append(dataclasses.replace(form, unembedding=self.head if self.head is not None
+                                             else self.head_refusal, reference=reference(b, real)))
         return forms[0] if single else tuple(forms)
 
+    def _library_outputs(self, ids, mask, types, pos):
+        r"""A function ``(row, real) → reference`` of the library's own last hidden state and logits (one forward
+        pass over the batch, float64 throughout)."""
+        torch = require_torch()
+        from .precision import library_float64
 
-def _head_bias(library: Any) -> Optional[np.ndarray]:
-    head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-    bias = getattr(head, "bias", None)
-    return None if bias is None else bias.detach().double().numpy().copy()
+        kw = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask),
+              "output_hidden_states": True}
+        if types is not None:
+            kw["token_type_ids"] = torch.from_numpy(types)
+        if pos is not None:
+            kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
+        with torch.no_grad(), library_float64():
+            out = self.library(**kw)
+        hidden = out.hidden_states[-1].detach().double().numpy()
+        logits = None
+        if self.head is not None:
+            logits = getattr(out, "prediction_logits", None)
+            logits = (out.logits if logits is None else logits).detach().double().numpy()
+
+        def reference(b: int, real: np.ndarray) -> dict:
+            ref = {"output": hidden[b, real]}
+            if logits is not None:
+                if self.head.reads == "every":
+                    ref["logits"], ref["logit_rows"] = logits[b, real], np.arange(real.size)
+                else:  # one row per sequence: the first token, or the last one (the form's last real token)
+                    row = 0 if self.head.reads == "first" else real.size - 1
+                    full = np.full((real.size, logits.shape[-1]), np.nan)
+                    full[row] = logits[b]
+                    ref["logits"], ref["logit_rows"] = full, np.array([row])
+            return ref
+        return reference
 
 
 def _tokenizer(path: Path) -> Any:
@@ -280,9 +316,20 @@ def _probe_embeddings(model: Model) -> None:
         raise UnsupportedError(f"the word embedding module ({type(module).__name__}) does not compute scale * E[ids]")
 
 
+def _check_float64(module: Any) -> None:
+    """A module in memory must be float64: symuat compares it with its own float64 evaluation."""
+    torch = require_torch()
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in module.parameters() if p.dtype != torch.float64})
+    if dtypes:
+        raise UnsupportedError(f"the model's parameters are {', '.join(dtypes)}, not float64: symuat runs the "
+                               "library in float64 to compare with it; call model.double() first (or load the "
+                               "checkpoint directory, which symuat reads in float64)")
+
+
 def load(source: Any) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
     library's model) or from a transformers module already in memory (its weights are copied)."""
+    from .heads import probe_head, read_head
     from .importer import FAMILIES, from_module, load_pretrained
 
     torch = require_torch()
@@ -292,18 +339,19 @@ def load(source: Any) -> Model:
             tokenizer = _tokenizer(Path(source))
             base = getattr(library, "base_model", library)
             parts = _embeddings(base, library.config.model_type)
-            head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-            lm_head = None if head is None else array("lm_head.weight", head.weight)
+            head, refusal = read_head(library)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
             in FAMILIES:
+        _check_float64(source)
         library, stack, tokenizer = source, from_module(source), None
         base = getattr(library, "base_model", library)
         parts = _embeddings(base, library.config.model_type)
-        head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-        lm_head = None if head is None else array("lm_head.weight", head.weight)
+        head, refusal = read_head(library)
     else:
         raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
                                f"{sorted(FAMILIES)}, got {type(source).__name__}")
-    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, lm_head)
+    if head is not None:
+        probe_head(library, head, stack)
+    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal)
     _probe_embeddings(model)
     return model
