@@ -23,7 +23,7 @@ from typing import Any, List
 
 from ..errors import UnsupportedError
 
-__all__ = ["check_module", "check_forwards", "ATTENTION_IMPLEMENTATIONS"]
+__all__ = ["check_module", "check_forwards", "check_float64", "ATTENTION_IMPLEMENTATIONS"]
 
 #: Packages whose module classes symuat knows (a class of another package derives its forward from one of them).
 _KNOWN_PACKAGES = ("torch.", "transformers.")
@@ -114,6 +114,17 @@ def check_forwards(model: Any) -> None:
             raise UnsupportedError(f"{name or '<root>'} is a {cls.__name__}, {what}: symuat reads "
                                    f"{'the weights' if base is None else base.__name__ + '.forward'} only, and "
                                    "cannot know what the override computes")
+
+
+def check_float64(model: Any) -> None:
+    """A transformers model in memory must be float64: symuat runs the library in float64 to compare with it."""
+    import torch
+
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters() if p.dtype != torch.float64})
+    if dtypes:
+        raise UnsupportedError(f"the model's parameters are {', '.join(dtypes)}, not float64: symuat runs the "
+                               "library in float64 to compare with it; call model.double() first (or load the "
+                               "checkpoint directory, which symuat reads in float64)")
 
 
 def check_module(model: Any) -> None:

@@ -145,6 +145,10 @@ def layer_windows(config: Any, n_layers: int, per_layer: bool = True) -> Tuple[O
             raise UnsupportedError(f"unsupported attention layer type {t!r} (config.layer_types[{i}]): symuat "
                                    "models full and sliding-window attention only")
         w = getattr(config, "sliding_window", None) if t == "sliding_attention" else None
+        if t == "sliding_attention" and w is None:
+            raise UnsupportedError(f"config.layer_types[{i}] is 'sliding_attention' but config.sliding_window is None "
+                                   f"(use_sliding_window={getattr(config, 'use_sliding_window', None)!r}): the "
+                                   "library cannot run a sliding layer without a window; make the config consistent")
         out.append(None if w is None else int(w))
     return tuple(out)
 

@@ -181,6 +181,10 @@ def falcon(base: Any, config: Any) -> TransformerStack:
     if new and not parallel:
         raise UnsupportedError("unsupported config option parallel_attn=False with new_decoder_architecture=True "
                                "(falcon)")
+    if config.alibi and getattr(config, "_attn_implementation", None) == "eager":
+        raise UnsupportedError("falcon with alibi=True and attn_implementation='eager': transformers' eager path adds "
+                               "the ALiBi bias twice (in the mask and in the scores), its sdpa path once; symuat "
+                               "models ALiBi once: load the model with attn_implementation='sdpa'")
     G = config.num_kv_heads if (new or not config.multi_query) else 1
     act = activation_name(config.activation, "config.activation")
     rot = None if config.alibi else rotary(base, config, d)

@@ -17,7 +17,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
-from .guards import check_module
+from .guards import check_float64, check_module
 from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config
 from .hf_decoders import DECODERS
@@ -48,6 +48,7 @@ def _hf_stack(model: Any) -> TransformerStack:
     check_module(model)
     base = getattr(model, "base_model", model)
     stack = FAMILIES[family](base, config)
+    check_float64(model)  # after the layout checks (they name a foreign module first), before the probe runs it
     probe_model(base, stack)
     return stack
 
@@ -169,7 +170,10 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     width = getattr(config, "hidden_size", None)
     if not isinstance(width, int) or width < 1:
         raise InvalidValueError(f"the config of {str(path)!r} has no valid hidden_size ({width!r})")
-    return width, int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    limit = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or MAX_POSITIONS))
+    if getattr(config, "model_type", None) == "roberta":  # its positions start after the padding row
+        limit -= int(getattr(config, "pad_token_id", None) or 0) + 1
+    return width, limit
 
 
 def _model_class(config: dict) -> Any:

@@ -242,8 +242,10 @@ class Model:
             kw["token_type_ids"] = torch.from_numpy(types)
         if pos is not None:
             kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
+        # a refused head (e.g. multiple choice) may not take these inputs: its base model gives the hidden states
+        module = self.library if self.head is not None else getattr(self.library, "base_model", self.library)
         with torch.no_grad(), library_float64():
-            out = self.library(**kw)
+            out = module(**kw)
         hidden = out.hidden_states[-1].detach().double().numpy()
         logits = None
         if self.head is not None:
@@ -316,16 +318,6 @@ def _probe_embeddings(model: Model) -> None:
         raise UnsupportedError(f"the word embedding module ({type(module).__name__}) does not compute scale * E[ids]")
 
 
-def _check_float64(module: Any) -> None:
-    """A module in memory must be float64: symuat compares it with its own float64 evaluation."""
-    torch = require_torch()
-    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in module.parameters() if p.dtype != torch.float64})
-    if dtypes:
-        raise UnsupportedError(f"the model's parameters are {', '.join(dtypes)}, not float64: symuat runs the "
-                               "library in float64 to compare with it; call model.double() first (or load the "
-                               "checkpoint directory, which symuat reads in float64)")
-
-
 def load(source: Any) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
     library's model) or from a transformers module already in memory (its weights are copied)."""
@@ -342,7 +334,6 @@ def load(source: Any) -> Model:
             head, refusal = read_head(library)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
             in FAMILIES:
-        _check_float64(source)
         library, stack, tokenizer = source, from_module(source), None
         base = getattr(library, "base_model", library)
         parts = _embeddings(base, library.config.model_type)
