@@ -24,13 +24,13 @@ __all__ = ["TESTED_TRANSFORMERS", "layout_message", "MAX_POSITIONS", "probe_norm
 
 #: The transformers releases the importers are tested with (oldest, newest); pyproject's ``torch`` extra and CI
 #: (``.ci/run``) use the same two ends.
-TESTED_TRANSFORMERS = ("5.0.0", "5.24.0")
+TESTED_TRANSFORMERS = ("5.23.0", "5.24.0")
 
 
 def layout_message(family: str) -> str:
     r"""The tail of an error for a module layout symuat does not know: the installed and the tested releases.
 
-    >>> "tested with transformers 5.0.0 to 5.24.0" in layout_message("gptj")
+    >>> "tested with transformers 5.23.0 to 5.24.0" in layout_message("gptj")
     True
     """
     try:

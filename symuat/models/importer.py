@@ -46,9 +46,9 @@ def _hf_stack(model: Any) -> TransformerStack:
                                f"{sorted(FAMILIES)} and torch.nn.TransformerEncoder(Layer)")
     check_config(config)
     check_module(model)
+    check_float64(model)  # the norm and activation probes run the modules in float64
     base = getattr(model, "base_model", model)
     stack = FAMILIES[family](base, config)
-    check_float64(model)  # after the layout checks (they name a foreign module first), before the probe runs it
     probe_model(base, stack)
     return stack
 
