@@ -200,7 +200,8 @@ def attribution(form: Any, by: str = "term", target: Any = None) -> Attribution:
             raise InvalidValueError(f"target must be 'logits' or a token id in [0, {head.vocab}), got {target!r}")
         L, k = head.held(output, vocab)
         values, rest, output = L(values), L(rest) + k, L(output) + k
-        reference, rows = ref.get("logits"), ref.get("logit_rows")
+        library_logits = ref.get("logits")  # a function: the library's logits and the rows it gives
+        reference, rows = library_logits() if library_logits is not None else (None, None)
         if reference is not None and vocab is not None:
             reference = reference[:, vocab]
         if vocab is not None:

@@ -11,9 +11,9 @@ For one row of ids :math:`t_1..t_N`, with attention mask :math:`m`, position ids
 :math:`X = E[t_R] + T[s_R]` is the stack's ``inputs_embeds`` and the stack's positions are :math:`p_R`.  A pad
 key is masked out by the library, so every real token sees exactly the real tokens; ``form.output`` is the
 library's ``last_hidden_state[b, R]``.  Each form also carries the library's own output at that row
-(``form.reference``: its last hidden state and logits), so an attribution's ``error`` is measured against the
-library, not against symuat's own sum.  Position ids default to the library's own: :math:`0..N-1` for every row,
-pads counted (left padding shifts the real tokens' positions).
+(``form.reference``: its last hidden state, and its logits on demand), so an attribution's ``error`` is measured
+against the library, not against symuat's own sum.  Position ids default to the library's own: :math:`0..N-1` for
+every row, pads counted (left padding shifts the real tokens' positions).
 """
 
 from __future__ import annotations
@@ -231,37 +231,37 @@ class Model:
         return forms[0] if single else tuple(forms)
 
     def _library_outputs(self, ids, mask, types, pos):
-        r"""A function ``(row, real) → reference`` of the library's own last hidden state and logits (one forward
-        pass over the batch, float64 throughout)."""
+        r"""A function ``(row, real) → reference``: the library's own last hidden state (its base model, one forward
+        pass over the batch, float64 throughout) and a function giving its logits at that row (the whole model run on
+        that row when an attribution asks for them: the logits (N, V) are not held otherwise)."""
         torch = require_torch()
         from .precision import library_float64
 
-        kw = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask),
-              "output_hidden_states": True}
+        kw = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
         if types is not None:
             kw["token_type_ids"] = torch.from_numpy(types)
         if pos is not None:
             kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
-        # a refused head (e.g. multiple choice) may not take these inputs: its base model gives the hidden states
-        module = self.library if self.head is not None else getattr(self.library, "base_model", self.library)
+        base = getattr(self.library, "base_model", self.library)
         with torch.no_grad(), library_float64():
-            out = module(**kw)
-        hidden = out.hidden_states[-1].detach().double().numpy()
-        logits = None
-        if self.head is not None:
-            logits = getattr(out, "prediction_logits", None)
-            logits = (out.logits if logits is None else logits).detach().double().numpy()
+            hidden = base(**kw).last_hidden_state.detach().double().numpy()
+
+        def logits(b: int, real: np.ndarray) -> tuple:
+            with torch.no_grad(), library_float64():
+                out = self.library(**{k: v[b:b + 1] for k, v in kw.items()})
+            got = getattr(out, "prediction_logits", None)
+            got = (out.logits if got is None else got)[0].detach().double().numpy()
+            if self.head.reads == "every":
+                return got[real], np.arange(real.size)
+            row = 0 if self.head.reads == "first" else real.size - 1  # one row per sequence
+            full = np.full((real.size, got.shape[-1]), np.nan)
+            full[row] = got.reshape(-1)
+            return full, np.array([row])
 
         def reference(b: int, real: np.ndarray) -> dict:
             ref = {"output": hidden[b, real]}
-            if logits is not None:
-                if self.head.reads == "every":
-                    ref["logits"], ref["logit_rows"] = logits[b, real], np.arange(real.size)
-                else:  # one row per sequence: the first token, or the last one (the form's last real token)
-                    row = 0 if self.head.reads == "first" else real.size - 1
-                    full = np.full((real.size, logits.shape[-1]), np.nan)
-                    full[row] = logits[b]
-                    ref["logits"], ref["logit_rows"] = full, np.array([row])
+            if self.head is not None:
+                ref["logits"] = lambda: logits(b, real)
             return ref
         return reference
 

@@ -75,7 +75,8 @@ class DUATForm:
         or a str saying why the model's head is refused (:meth:`attribution` with ``target``).
     reference : dict or None
         The library's own output at this input when the form was made from a library model
-        (:func:`symuat.models.load`): ``"output"`` (N, M) and, with a head, ``"logits"`` at ``"logit_rows"``.
+        (:func:`symuat.models.load`): ``"output"`` (N, M) and, with a head, ``"logits"``: a function returning the
+        library's logits (N, V) and the rows it gives (all, or the one a classification head reads).
         An attribution's ``error`` is measured against it.
     """
 

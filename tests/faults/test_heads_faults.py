@@ -80,7 +80,8 @@ def test_masked_lm_attribution_error_is_measured_against_the_library(bert_mlm):
     form = load(bert_mlm).duat_form(input_ids=IDS)
     a = form.attribution("layer", target="logits")
     assert a.compared_with == "library" and a.error <= 1e-12
-    shifted = dataclasses.replace(form, reference={**form.reference, "logits": form.reference["logits"] + 0.5})
+    logits, rows = form.reference["logits"]()
+    shifted = dataclasses.replace(form, reference={**form.reference, "logits": lambda: (logits + 0.5, rows)})
     assert shifted.attribution("layer", target="logits").error == pytest.approx(0.5, abs=1e-12)
 
 
