@@ -3,8 +3,8 @@ r"""A transformers model's head → :class:`~symuat.numeric.Head` (transform, sc
 The head is read from the library model's class (its name's suffix) and public submodules:
 
 ``…ForCausalLM``, ``…LMHeadModel``
-    ``get_output_embeddings()`` (weight, bias); Cohere's ``logit_scale`` (the model's attribute); Gemma-2/3's
-    ``final_logit_softcapping`` (the config).
+    ``get_output_embeddings()`` (weight, bias); Cohere's ``logit_scale`` (the model's attribute), Granite's
+    ``1 / logits_scaling`` (the config); Gemma-2/3's ``final_logit_softcapping`` (the config).
 ``BertForMaskedLM``, ``BertForPreTraining`` (``prediction_logits``), ``RobertaForMaskedLM``, ``DistilBertForMaskedLM``
     The transform ``dense → act → LayerNorm`` and the decoder with its bias.  BERT's next-sentence head (on the
     pooler) is not imported: ``BertForPreTraining``'s ``seq_relationship_logits`` are not part of the head.
@@ -46,6 +46,8 @@ def _causal(model: Any, family: str) -> Head:
     head = model.get_output_embeddings()
     U, b = _affine("lm_head", head, family)
     scale = float(getattr(model, "logit_scale", 1.0) if family == "cohere" else 1.0)
+    if getattr(model.config, "logits_scaling", None):  # Granite: logits / logits_scaling (the probe checks it)
+        scale /= float(model.config.logits_scaling)
     cap = getattr(model.config, "final_logit_softcapping", None)
     return Head(U, b, scale=scale, softcap=None if cap is None else float(cap), name=type(model).__name__)
 
