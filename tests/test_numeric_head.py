@@ -58,3 +58,22 @@ def test_an_affine_head_is_its_matrix():
     head = Head(U, b)
     x = np.array([[1.0, 2.0]])
     assert head.affine and np.array_equal(head.logits(x), x @ U.T + b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(N=st.integers(1, 4), M=st.integers(1, 5), V=st.integers(1, 4), act=st.sampled_from(["gelu", "relu", "tanh"]),
+       norm=st.booleans(), cap=st.sampled_from([None, 0.3]), seed=st.integers(0, 2 ** 16))
+def test_direction_is_the_held_logits_linear_functional(N, M, V, act, norm, cap, seed):
+    from symuat.numeric.head import direction
+
+    rng = np.random.default_rng(seed)
+    tr = HeadTransform(rng.standard_normal((M, M)), rng.standard_normal(M), act,
+                       LayerNormWeights(rng.standard_normal(M), rng.standard_normal(M), 1e-5) if norm else None)
+    head = Head(rng.standard_normal((V, M)), rng.standard_normal(V), tr, scale=0.5, softcap=cap)
+    x = rng.standard_normal((N, M))
+    target = int(rng.integers(V))
+    L, _ = head.held(x, np.array([target]))
+    t = rng.standard_normal((N, M))
+    want = L(t)[:, 0]
+    got = np.einsum("nm,nm->n", t, direction(head, x, target))
+    assert np.max(np.abs(got - want)) <= 1e-12 * max(1.0, np.abs(want).max())

@@ -30,7 +30,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from .ffn import activation_function
 from .norms import LayerNormWeights
 
-__all__ = ["Head", "HeadTransform", "as_head", "READS", "TRANSFORM_ACTIVATIONS"]
+__all__ = ["Head", "HeadTransform", "as_head", "direction", "READS", "TRANSFORM_ACTIVATIONS"]
 
 #: The transform's activations: the FFN's σ that vanish at 0, and tanh (BERT's pooler).
 TRANSFORM_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "tanh")
@@ -141,6 +141,44 @@ class Head:
         nz = z != 0.0
         gate[nz] = c * np.tanh(z[nz] / c) / z[nz]
         return (lambda t: base(t) * gate), k * gate
+
+
+def direction(head: Head, x: np.ndarray, target: int) -> np.ndarray:
+    r"""``(N, M)``: row :math:`n` is the vector :math:`d_n` with :math:`L(t)_{n,\mathrm{target}} = t_n\cdot d_n` for
+    the head held at ``x`` (:meth:`Head.held`): the per-token direction of one logit (an affine head: :math:`sU_t`
+    on every row; a soft cap scales row :math:`n` by its gate; a transform maps it back through
+    :math:`W\,\mathrm{diag}(g_n)` and the LayerNorm's centring and :math:`D_n\gamma`).
+
+    >>> direction(Head(np.eye(2), scale=2.0), np.ones((3, 2)), 1).tolist()
+    [[0.0, 2.0], [0.0, 2.0], [0.0, 2.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    u = head.U[int(target)] * head.scale
+    gate = np.ones(x.shape[0])
+    if head.softcap is not None:  # the cap's gate c tanh(z/c) / z of this logit at every token
+        pre = _precap(head, x, int(target))
+        nz = pre != 0.0
+        gate[nz] = head.softcap * np.tanh(pre[nz] / head.softcap) / pre[nz]
+    tr = head.transform
+    if tr is None:
+        return gate[:, None] * u[None, :]
+    zt = x @ tr.W + (0.0 if tr.b is None else tr.b)
+    act = tr.act(zt)
+    g = np.zeros_like(zt)
+    nz = zt != 0.0
+    g[nz] = act[nz] / zt[nz]
+    v = np.broadcast_to(u, zt.shape)
+    if tr.norm is not None:
+        var = np.mean((act - act.mean(-1, keepdims=True)) ** 2, axis=-1, keepdims=True)
+        v = v * tr.norm.gamma / np.sqrt(var + tr.norm.eps)
+        v = v - v.mean(-1, keepdims=True)
+    return gate[:, None] * ((g * v) @ tr.W.T)
+
+
+def _precap(head: Head, x: np.ndarray, target: int) -> np.ndarray:
+    """The logit ``target`` before the soft cap, at ``x``."""
+    uncapped = Head(head.U, head.b, head.transform, head.scale, None, head.name, head.reads)
+    return uncapped.logits(x)[:, target]
 
 
 def _held_transform(tr: Optional[HeadTransform], x: np.ndarray) -> Tuple[Callable[[np.ndarray], np.ndarray], Any]:
