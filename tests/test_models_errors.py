@@ -29,7 +29,7 @@ def _llama(**kw):
 
 def test_unsupported_layer_is_named():
     model = _gpt2()
-    model.h[1].mlp.c_fc = torch.nn.Conv1d(16, 64, 1).eval()
+    model.h[1].mlp.c_fc = torch.nn.Conv1d(16, 64, 1).double().eval()
     with pytest.raises(UnsupportedError, match=r"h\.1\.mlp\.c_fc is a Conv1d"):
         from_module(model)
 

@@ -158,7 +158,8 @@ def test_expert_modules_layout_reads_the_same_weights():
 
 def test_left_over_expert_parameter_is_an_error():
     model = randomize(FAMILIES["olmoe"](transformers, experts_implementation="eager"))
-    model.layers[1].mlp.experts.register_parameter("extra_bias", torch.nn.Parameter(torch.zeros(4, 16)))
+    model.layers[1].mlp.experts.register_parameter("extra_bias",
+                                                   torch.nn.Parameter(torch.zeros(4, 16, dtype=torch.float64)))
     with pytest.raises(InvalidValueError, match=r"layers\.1\.mlp holds parameters symuat did not read \(extra_bias"):
         from_module(model)
 

@@ -20,9 +20,13 @@ Every attribution is ``values`` (P, N, M) with ``parts`` labels and a ``rest`` (
     (:meth:`~symuat.numeric.frozen.Frozen.direct`).  ``"layer"`` groups heads and neurons of a layer,
     ``"head"`` keeps one FFN part per layer, ``"neuron"`` one attention part per layer.
 
-With an unembedding :math:`U` (V, M) (and bias :math:`b`), ``target="logits"`` maps every part through
-:math:`t \mapsto tU^{\mathsf T}` (``rest`` gets :math:`b`); an integer ``target`` keeps that token's logit,
-``values`` (P, N).  The final norm is inside the form (a held dynamic diagonal), so this is exact.
+With the model's head (:class:`~symuat.numeric.head.Head`: :math:`U`, bias, a transform such as masked-LM's
+dense → act → LayerNorm, Cohere's logit scale, Gemma-2's soft cap), ``target="logits"`` maps every part through
+the head held at the output (:meth:`~symuat.numeric.head.Head.held`: the transform's gates, its LayerNorm's
+:math:`D` and the cap's gate fixed, as the form holds :math:`H_h`), an affine :math:`t \mapsto L(t) + k` (``rest``
+gets :math:`k`); an integer ``target`` keeps that token's logit, ``values`` (P, N).  ``output`` is the head's
+logits of the form's output.  A form made by :func:`symuat.models.load` carries the library's own output
+(``form.reference``): :attr:`Attribution.error` then measures against the library (``compared_with``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..numeric.head import as_head
 from ..numeric.memory import OutOfMemoryError, format_bytes, out_of_memory
 from .frozen import frozen
 
@@ -74,11 +79,24 @@ class Attribution:
     rest: np.ndarray
     output: np.ndarray
     target: Any = None
+    reference: Optional[np.ndarray] = None
+    reference_rows: Optional[Tuple[int, ...]] = None
+
+    @property
+    def compared_with(self) -> str:
+        """What :attr:`error` measures against: ``"library"`` (the library's own output, ``reference``) or
+        ``"form"`` (symuat's own ``output``, when no library model was at hand)."""
+        return "form" if self.reference is None else "library"
 
     @property
     def error(self) -> float:
-        """Largest absolute entry of ``values.sum(0) + rest - output`` (the error node: 0 to rounding)."""
-        return float(np.max(np.abs(self.values.sum(0) + self.rest - self.output)))
+        """Largest absolute entry of ``values.sum(0) + rest`` minus the library's own output (``reference``, at
+        its ``reference_rows``) when the form came from a library model, else minus ``output`` (to rounding)."""
+        total = self.values.sum(0) + self.rest
+        if self.reference is None:
+            return float(np.max(np.abs(total - self.output)))
+        rows = slice(None) if self.reference_rows is None else list(self.reference_rows)
+        return float(np.max(np.abs(total[rows] - self.reference[rows])))
 
     def shares(self, token: Optional[int] = None) -> dict:
         r"""Signed shares :math:`\langle t_p, x\rangle / \lVert x\rVert^2` of every part and of ``rest``
@@ -167,21 +185,27 @@ def attribution(form: Any, by: str = "term", target: Any = None) -> Attribution:
     except MemoryError as exc:
         raise out_of_memory(exc, f"in the attribution by {by!r}", need) from None
     output = form.output
+    ref = getattr(form, "reference", None) or {}
+    reference, rows = ref.get("output"), None
     if target is not None:
-        U = getattr(form, "unembedding", None)
-        if U is None:
-            raise InvalidValueError("target needs an affine LM head: form.unembedding is None (the model has no LM "
-                                    "head, or a soft-capped one)")
-        W, b = U
+        head = as_head(getattr(form, "unembedding", None))
+        if head is None:
+            raise InvalidValueError("target needs the model's head (an LM or classification head): form.unembedding "
+                                    "is None (the model has no LM head)")
         if isinstance(target, str) and target == "logits":
-            pass
-        elif isinstance(target, (int, np.integer)) and not isinstance(target, bool) and 0 <= target < W.shape[0]:
-            W, b = W[target:target + 1], None if b is None else b[target:target + 1]
+            vocab = None
+        elif isinstance(target, (int, np.integer)) and not isinstance(target, bool) and 0 <= target < head.vocab:
+            vocab = np.array([int(target)])
         else:
-            raise InvalidValueError(f"target must be 'logits' or a token id in [0, {W.shape[0]}), got {target!r}")
-        values, rest, output = values @ W.T, rest @ W.T, output @ W.T
-        if b is not None:
-            rest, output = rest + b, output + b
-        if not isinstance(target, str):
+            raise InvalidValueError(f"target must be 'logits' or a token id in [0, {head.vocab}), got {target!r}")
+        L, k = head.held(output, vocab)
+        values, rest, output = L(values), L(rest) + k, L(output) + k
+        library_logits = ref.get("logits")  # a function: the library's logits and the rows it gives
+        reference, rows = library_logits() if library_logits is not None else (None, None)
+        if reference is not None and vocab is not None:
+            reference = reference[:, vocab]
+        if vocab is not None:
             values, rest, output = values[..., 0], rest[..., 0], output[..., 0]
-    return Attribution(by, parts, values, rest, output, target)
+            reference = None if reference is None else reference[..., 0]
+    return Attribution(by, parts, values, rest, output, target, reference,
+                       None if rows is None else tuple(int(r) for r in rows))

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..numeric.head import as_head
 from ..numeric.norms import apply_norm
 from .sites import run_sites
 
@@ -120,6 +121,5 @@ def logit_lens(form: Any, positions: Optional[Sequence[int]] = None) -> np.ndarr
         R = R[:, pos]
     if form.stack.final_norm is not None:
         R = np.stack([apply_norm(r, form.stack.final_norm) for r in R])
-    U, b = form.unembedding
-    Z = R @ U.T
-    return Z if b is None else Z + b
+    head = as_head(form.unembedding)  # transform, scale and cap as the model's head applies them
+    return np.stack([head.logits(r) for r in R])

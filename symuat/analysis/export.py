@@ -29,6 +29,7 @@ missed.  Links between features (head → head, neuron → head) are direct path
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -38,7 +39,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnsupportedError
+from ..numeric.head import as_head
 from . import graph_links
 
 __all__ = ["save_form", "load_saved", "Saved", "attribution_graph", "write_graph"]
@@ -54,32 +56,82 @@ def _arrays(form: Any) -> dict:
     for k, b in enumerate(form.stack.blocks):
         H = np.stack([form.attention(k, h) for h in range(b.attention.n_heads)])
         out[f"attention{k}"] = (H, f"the attention matrices H_h of layer {k} (0-based), shape (heads, N, N)")
-    if form.unembedding is not None:
-        out["unembedding"] = (form.unembedding[0], "the LM head U (V, M): logits = output U^T (+ b)")
-        if form.unembedding[1] is not None:
-            out["unembedding_bias"] = (form.unembedding[1], "the LM head's bias b (V,)")
+    head = _head(form)
+    if head is not None:
+        out["unembedding"] = (head.U, "the head's output matrix U (V, M'): logits = cap(s (T(output) U^T + b))")
+        if head.b is not None:
+            out["unembedding_bias"] = (head.b, "the head's bias b (V,)")
+        if head.transform is not None:
+            out["head_dense"] = (head.transform.W, f"the head transform's dense W_T (M, M'), then "
+                                 f"{head.transform.activation}")
+            if head.transform.b is not None:
+                out["head_dense_bias"] = (head.transform.b, "the head transform's dense bias (M',)")
+            if head.transform.norm is not None:
+                out["head_norm_gamma"] = (head.transform.norm.gamma, "the head transform's LayerNorm gain (M',)")
+                out["head_norm_beta"] = (head.transform.norm.beta, "the head transform's LayerNorm shift (M',)")
     return out
 
 
-def save_form(form: Any, path: Any, tokens: Optional[Sequence[str]] = None, model: Optional[str] = None) -> Path:
-    """Write ``path`` (.npz) and ``path.json`` (metadata: model, tokens, shapes, what each array is)."""
+def _head(form: Any) -> Any:
+    try:
+        return as_head(form.unembedding)
+    except UnsupportedError:  # a refused head: the export holds no head
+        return None
+
+
+def _head_meta(form: Any) -> Any:
+    head = _head(form)
+    if head is None:
+        return None
+    tr = head.transform
+    return {"name": head.name, "scale": head.scale, "softcap": head.softcap, "reads": head.reads,
+            "transform": None if tr is None else {"activation": tr.activation,
+                                                  "norm_eps": None if tr.norm is None else tr.norm.eps}}
+
+
+def _check_target(path: Path, owned: Path) -> None:
+    r"""Refuse to replace ``path`` unless it is absent or a file an export wrote (``owned``: its metadata)."""
+    if not path.exists():
+        return
+    try:
+        ours = json.loads(owned.read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours or not path.is_file():
+        raise InvalidValueError(f"save: {str(path)!r} exists and was not written by a symuat export; refusing to "
+                                "overwrite it (choose another path, or pass overwrite=True)")
+
+
+def save_form(form: Any, path: Any, tokens: Optional[Sequence[str]] = None, model: Optional[str] = None,
+              overwrite: bool = False) -> Path:
+    """Write ``path`` (.npz) and ``path.json`` (metadata: model, tokens, shapes, what each array is, the npz's
+    SHA-256).  An existing file that no export wrote (e.g. a checkpoint's ``config.json`` next to
+    ``config.npz``) is never replaced unless ``overwrite=True``."""
     path = Path(path)
     if path.suffix != ".npz":
         raise InvalidValueError(f"save: the path must end in .npz, got {str(path)!r}")
+    if not path.parent.is_dir():
+        raise InvalidValueError(f"save: the folder {str(path.parent)!r} does not exist (create it first)")
+    if not overwrite:
+        for target in (path, path.with_suffix(".json")):
+            _check_target(target, path.with_suffix(".json"))
     N = form.X0.shape[0]
     if tokens is not None and len(tokens) != N:
         raise InvalidValueError(f"save: {len(tokens)} tokens given for a form of N={N}")
     arrays = _arrays(form)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, (a, _) in arrays.items():
             buf = io.BytesIO()
             np.lib.format.write_array(buf, np.ascontiguousarray(a), allow_pickle=False)
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, buf.getvalue())
+    path.write_bytes(data.getvalue())
     meta = {"format": FORMAT, "model": model, "tokens": None if tokens is None else list(tokens),
             "kind": form.stack.kind, "depth": form.depth, "N": int(N), "M": int(form.X0.shape[1]),
-            "terms": list(form.token_terms()),
+            "terms": list(form.token_terms()), "head": _head_meta(form),
+            "sha256": hashlib.sha256(data.getvalue()).hexdigest(),
             "arrays": {name: {"shape": list(a.shape), "meaning": what} for name, (a, what) in arrays.items()}}
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path
@@ -97,21 +149,41 @@ class Saved:
         return {name: self.arrays[f"term{i}"] for i, name in enumerate(self.metadata["terms"])}
 
 
+#: Largest relative deviation of the saved terms' sum from the saved output that :func:`load_saved` accepts.
+SUM_TOL = 1e-10
+
+
 def load_saved(path: Any) -> Saved:
-    """Read a :func:`save_form` export back; refuses a file whose arrays disagree with its metadata."""
+    """Read a :func:`save_form` export back.  Refuses (one :class:`InvalidValueError`) a file whose content hash
+    differs from its metadata's, whose arrays disagree with the metadata, or whose terms do not sum to its output."""
     path = Path(path)
     try:
         meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        with np.load(path, allow_pickle=False) as z:
+        data = path.read_bytes()
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
         raise InvalidValueError(f"cannot read the export {str(path)!r}: {exc}") from None
-    if meta.get("format") != FORMAT:
-        raise InvalidValueError(f"{str(path)!r} is not a {FORMAT} export (format {meta.get('format')!r})")
-    want = {k: tuple(v["shape"]) for k, v in meta["arrays"].items()}
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        raise InvalidValueError(f"{str(path)!r} is not a {FORMAT} export (format {fmt!r})")
+    digest = hashlib.sha256(data).hexdigest()
+    if meta.get("sha256") != digest:
+        raise InvalidValueError(f"the export {str(path)!r} has SHA-256 {digest[:12]}…, its metadata says "
+                                f"{str(meta.get('sha256'))[:12]}…: the file was changed after it was written")
+    try:
+        want = {k: tuple(v["shape"]) for k, v in meta["arrays"].items()}
+        names = [f"term{i}" for i in range(len(meta["terms"]))]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InvalidValueError(f"the metadata of {str(path)!r} is malformed: {exc!r}") from None
     got = {k: a.shape for k, a in arrays.items()}
-    if want != got:
+    if want != got or not set(names) | {"output"} <= set(arrays):
         raise InvalidValueError(f"the export {str(path)!r} has arrays {got}, its metadata says {want}")
+    out = arrays["output"]
+    err = float(np.max(np.abs(sum(arrays[n] for n in names) - out))) / max(float(np.max(np.abs(out))), 1e-300)
+    if not err <= SUM_TOL:
+        raise InvalidValueError(f"the terms of the export {str(path)!r} do not sum to its output (relative "
+                                f"difference {err:.1e} > {SUM_TOL:g})")
     return Saved(meta, arrays)
 
 
@@ -121,23 +193,25 @@ def _cantor(x: int, y: int) -> int:
 
 
 def _target(form: Any, target: Any, pos: int, label: Optional[str]) -> tuple:
-    """``(by -> parts at pos as scalars, rest, value, probability or None, feature, label)`` of a token id (through
-    the LM head) or an output direction."""
+    """``(by -> (parts, values at pos as scalars, rest, the library's value or None), value, probability or None,
+    feature, label)`` of a token id (through the model's head, :class:`~symuat.numeric.head.Head`) or an output
+    direction."""
     M = form.X0.shape[1]
     if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
-        if form.unembedding is None:
+        head = as_head(form.unembedding)  # a refused head: UnsupportedError saying why
+        if head is None:
             raise InvalidValueError("graph: this form has no LM head; give target= an output direction (an array "
                                     f"of shape ({M},)) instead of a token id")
-        U, b = form.unembedding
-        if not 0 <= target < U.shape[0]:
-            raise InvalidValueError(f"graph: target token id {target} is outside the vocabulary (0..{U.shape[0] - 1})")
-        z = form.output[pos] @ U.T + (0.0 if b is None else b)
+        if not 0 <= target < head.vocab:
+            raise InvalidValueError(f"graph: target token id {target} is outside the vocabulary (0..{head.vocab - 1})")
+        z = head.logits(form.output[pos:pos + 1])[0]
         p = np.exp(z - z.max())
         prob = float(p[target] / p.sum())
 
         def parts(by):
             a = form.attribution(by, target=int(target))
-            return a.parts, a.values[:, pos], float(a.rest[pos])
+            library = a.reference is not None and pos in (a.reference_rows or ())
+            return a.parts, a.values[:, pos], float(a.rest[pos]), float(a.reference[pos]) if library else None
         return parts, float(z[target]), prob, int(target), label or f"token {int(target)}"
     d = np.asarray(target, dtype=float) if not isinstance(target, (str, bool)) else None
     if d is None or d.shape != (M,) or not np.all(np.isfinite(d)):
@@ -146,7 +220,8 @@ def _target(form: Any, target: Any, pos: int, label: Optional[str]) -> tuple:
 
     def parts(by):
         a = form.attribution(by)
-        return a.parts, a.values[:, pos] @ d, float(a.rest[pos] @ d)
+        ref = a.reference is not None and pos in (a.reference_rows or range(a.reference.shape[0]))
+        return a.parts, a.values[:, pos] @ d, float(a.rest[pos] @ d), float(a.reference[pos] @ d) if ref else None
     return parts, float(form.output[pos] @ d), None, 0, label or "direction"
 
 
@@ -187,8 +262,11 @@ def attribution_graph(form: Any, target: Any, tokens: Optional[Sequence[str]] = 
         raise InvalidValueError(f"graph: slug must be a non-empty name without / \\ ? #, got {slug!r}")
     pos = int(position) % N
     parts, value, prob, feature, label = _target(form, target, pos, target_label)
-    head_parts, head_w, rest = parts("head")
-    neuron_parts, neuron_w, _ = parts("neuron")
+    head_parts, head_w, rest, library = parts("head")
+    neuron_parts, neuron_w, _, _ = parts("neuron")
+    value_from = "form"
+    if library is not None:  # the library's own value (symuat.models.load): the error node measures against it
+        value, value_from = library, "library"
     embed = float(head_w[head_parts.index("embed")])
     # (unit, weight, layer, feature index, clerp); indices from B = max(L, N) up, so that no feature's ids
     # "{layer}_{index}_{pos}" / "{layer}_{index}-0" equal the error node's "0_{L-1}_{pos}" / "{L-1}_{pos}-0"
@@ -229,7 +307,8 @@ def attribution_graph(form: Any, target: Any, tokens: Optional[Sequence[str]] = 
             n_feature_links += 1
     meta = {"slug": slug, "scan": scan, "transcoder_list": [], "prompt_tokens": [str(t) for t in tokens],
             "prompt": prompt, "node_threshold": None, "schema_version": 1,
-            "symuat": {"exact": True, "error_max": abs(error), "value": value, "rest": rest,
+            "symuat": {"exact": True, "error_max": abs(error), "value": value, "value_from": value_from,
+                       "rest": rest,
                        "target": feature if prob is not None else "direction", "position": pos,
                        "probability": prob, "features_kept": len(kept), "features": len(units),
                        "pruned_weight": total - embed - sum(u[1] for u in kept), "feature_links": n_feature_links,

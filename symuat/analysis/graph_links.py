@@ -26,6 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..numeric.head import as_head, direction
 from ..numeric.layernorm import LayerNormWeights
 from .frozen import _block_norm, frozen
 from .sites import run_sites
@@ -69,7 +70,7 @@ class _Held:
         _, self.rec = run_sites(form.stack, form.X0, form.attention_mask, held=self.held,
                                 record={("head",), ("neurons",)})
         if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
-            g = np.asarray(form.unembedding[0][int(target)], dtype=float)
+            g = direction(as_head(form.unembedding), form.output[pos:pos + 1], int(target))[0]  # the head held
         else:
             g = np.asarray(target, dtype=float)
         if form.stack.final_norm is not None:

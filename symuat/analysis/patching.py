@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
+from ..numeric.head import as_head
 from ._bar import bar
 from .frozen import frozen
 from .plot import plot_patching
@@ -48,7 +49,7 @@ class Patched:
     mode: str
     output: np.ndarray
     base: np.ndarray
-    unembedding: Optional[tuple] = field(default=None, repr=False)
+    unembedding: Any = field(default=None, repr=False)
 
     @property
     def effect(self) -> np.ndarray:
@@ -61,13 +62,14 @@ class Patched:
         return _logits(self.output, self.unembedding)
 
 
-def _logits(output: np.ndarray, unembedding: Optional[tuple]) -> np.ndarray:
-    if unembedding is None:
+def _logits(output: np.ndarray, unembedding: Any) -> np.ndarray:
+    """The logits of ``output`` through the form's head (:class:`~symuat.numeric.head.Head`: transform, scale, cap);
+    a refused head raises its reason."""
+    head = as_head(unembedding)
+    if head is None:
         raise InvalidValueError("this form has no LM head (form.unembedding is None): give metric= or a direction "
                                 "target instead of logits")
-    U, b = unembedding
-    z = output @ U.T
-    return z if b is None else z + b
+    return head.logits(output)
 
 
 def _check_mode(mode: Any) -> str:
@@ -216,7 +218,7 @@ def _metric(form: Any, metric: Any, target: Any, position: int) -> Tuple[Callabl
         return lambda out: float(metric(out)), getattr(metric, "__name__", "metric")
     if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
         _logits(form.output[:1], form.unembedding)  # refuses a form without an LM head
-        V = form.unembedding[0].shape[0]
+        V = as_head(form.unembedding).vocab
         if not 0 <= target < V:
             raise InvalidValueError(f"target token id {target} is outside the vocabulary (0..{V - 1})")
         return (lambda out: float(_logits(out[pos:pos + 1], form.unembedding)[0, target]),

@@ -8,6 +8,8 @@ offending submodules:
 * forward or pre-forward hooks on any submodule (transformers' own output-capturing hooks, which only
   record ``hidden_states``, excepted), and torch's global forward / pre-forward hooks
   (``register_module_forward_hook``); a ``forward`` replaced on an instance (e.g. accelerate's hooks);
+* a module whose class overrides ``forward`` of the torch / transformers class it derives from (a subclass with
+  its own ``forward`` computes something its weights do not say; :func:`check_forwards`);
 * an attention implementation other than transformers' ``eager`` and ``sdpa``, or an ``sdpa`` entry of
   ``ALL_ATTENTION_FUNCTIONS`` that is not transformers' own function.
 
@@ -21,7 +23,10 @@ from typing import Any, List
 
 from ..errors import UnsupportedError
 
-__all__ = ["check_module", "ATTENTION_IMPLEMENTATIONS"]
+__all__ = ["check_module", "check_forwards", "check_float64", "ATTENTION_IMPLEMENTATIONS"]
+
+#: Packages whose module classes symuat knows (a class of another package derives its forward from one of them).
+_KNOWN_PACKAGES = ("torch.", "transformers.")
 
 #: transformers attention implementations whose result symuat reproduces.
 ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
@@ -80,6 +85,48 @@ def _experts_implementation(model: Any) -> None:
                                "model.set_experts_implementation('eager')")
 
 
+def _known_base(cls: type) -> Any:
+    """The first class of ``cls``'s MRO defined by torch or transformers (``cls`` itself when it is one)."""
+    return next((c for c in cls.__mro__ if c.__module__.startswith(_KNOWN_PACKAGES)), None)
+
+
+def check_forwards(model: Any) -> None:
+    r"""Refuse a module whose class's ``forward`` is not the ``forward`` of the torch / transformers class it
+    derives from (``type(m).forward is not base.forward``), naming the module and both classes.
+
+    >>> import torch
+    >>> class Mine(torch.nn.Linear):
+    ...     def forward(self, x):
+    ...         return 2 * super().forward(x)
+    >>> check_forwards(torch.nn.Sequential(Mine(2, 2)))
+    Traceback (most recent call last):
+    ...
+    symuat.errors.UnsupportedError: 0 is a Mine, a subclass of torch Linear with its own forward: symuat reads ...
+    """
+    for name, m in model.named_modules():
+        cls = type(m)
+        base = _known_base(cls)
+        if base is cls:
+            continue
+        if base is None or cls.forward is not base.forward:
+            what = "a module of no torch or transformers class" if base is None else \
+                f"a subclass of {base.__module__.split('.')[0]} {base.__name__} with its own forward"
+            raise UnsupportedError(f"{name or '<root>'} is a {cls.__name__}, {what}: symuat reads "
+                                   f"{'the weights' if base is None else base.__name__ + '.forward'} only, and "
+                                   "cannot know what the override computes")
+
+
+def check_float64(model: Any) -> None:
+    """A transformers model in memory must be float64: symuat runs the library in float64 to compare with it."""
+    import torch
+
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters() if p.dtype != torch.float64})
+    if dtypes:
+        raise UnsupportedError(f"the model's parameters are {', '.join(dtypes)}, not float64: symuat runs the "
+                               "library in float64 to compare with it; call model.double() first (or load the "
+                               "checkpoint directory, which symuat reads in float64)")
+
+
 def check_module(model: Any) -> None:
     r"""Raise :class:`~symuat.errors.UnsupportedError` unless ``model``'s forward pass is its weights' (module doc)."""
     import torch.nn.modules.module as tm
@@ -100,6 +147,7 @@ def check_module(model: Any) -> None:
             what = "pre-forward" if "pre" in kind else "forward"
             raise UnsupportedError(f"{what} hooks on {_names(hooked)}: a hook changes the forward pass and is not "
                                    "in the weights; remove it before importing")
+    check_forwards(model)
     replaced = [name for name, m in modules if "forward" in vars(m)]
     if replaced:
         raise UnsupportedError(f"forward replaced on the instance of {_names(replaced)}: the module does not "

@@ -23,8 +23,31 @@ from ..numeric.norms import RMSNormWeights
 from ._torch import array, require_torch
 from .precision import library_float64
 
-__all__ = ["MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm", "rotary", "check_config", "sliding_window",
-           "centred_norm", "layer_windows", "attention_scale", "static_rope_positions"]
+__all__ = ["TESTED_TRANSFORMERS", "layout_message", "MAX_POSITIONS", "probe_norm", "layer_norm", "rms_norm",
+           "rotary", "check_config", "sliding_window", "centred_norm", "layer_windows", "attention_scale",
+           "static_rope_positions"]
+
+#: The transformers releases the importers are tested with (oldest, newest); pyproject's ``torch`` extra and CI
+#: (``.ci/run``) use the same two ends.
+TESTED_TRANSFORMERS = ("5.23.0", "5.24.0")
+
+
+def layout_message(family: str) -> str:
+    r"""The tail of an error for a module layout symuat does not know: the installed and the tested releases.
+
+    >>> "tested with transformers 5.23.0 to 5.24.0" in layout_message("gptj")
+    True
+    """
+    try:
+        import transformers
+
+        installed = transformers.__version__
+    except ImportError:  # pragma: no cover - the caller imported it already
+        installed = "?"
+    lo, hi = TESTED_TRANSFORMERS
+    return (f"the {family} modules of transformers {installed} are laid out differently from what symuat reads "
+            f"(tested with transformers {lo} to {hi})")
+
 
 #: Longest input an imported stack covers when the config names no shorter limit.
 MAX_POSITIONS = 8192
@@ -126,6 +149,10 @@ def layer_windows(config: Any, n_layers: int, per_layer: bool = True) -> Tuple[O
             raise UnsupportedError(f"unsupported attention layer type {t!r} (config.layer_types[{i}]): symuat "
                                    "models full and sliding-window attention only")
         w = getattr(config, "sliding_window", None) if t == "sliding_attention" else None
+        if t == "sliding_attention" and w is None:
+            raise UnsupportedError(f"config.layer_types[{i}] is 'sliding_attention' but config.sliding_window is None "
+                                   f"(use_sliding_window={getattr(config, 'use_sliding_window', None)!r}): the "
+                                   "library cannot run a sliding layer without a window; make the config consistent")
         out.append(None if w is None else int(w))
     return tuple(out)
 

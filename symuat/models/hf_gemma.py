@@ -48,6 +48,10 @@ def gemma2(base: Any, config: Any) -> TransformerStack:
     rots = {}
     # Gemma-3's attention keeps the config value but never applies it (transformers 5): the stack follows the code
     cap = None if per_type else getattr(config, "attn_logit_softcapping", None)
+    if cap is not None and getattr(config, "_attn_implementation", None) == "sdpa":
+        raise UnsupportedError(f"{family} with attn_logit_softcapping={cap} and attn_implementation='sdpa': the sdpa "
+                               "kernel ignores the soft cap (transformers 5.0.0 and 5.20.2 allow it); load the model "
+                               "with attn_implementation='eager'")
     blocks = []
     for i, blk in enumerate(base.layers):
         n, sa = f"layers.{i}", blk.self_attn

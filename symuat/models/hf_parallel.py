@@ -2,8 +2,9 @@ r"""transformers decoders with a *parallel* block, :math:`x^+ = x + \mathrm{MHA}
 ``parallel`` :class:`~symuat.numeric.TransformerStack` (one shared norm, ``ln2=None``).
 
 ``gptj``
-    Interleaved (``rotate_every_two``) partial rotary of ``rotary_dim`` coordinates, its angle table the module's
-    own ``embed_positions`` buffer; no biases in attention; ``fc_in``/``fc_out``; final ``ln_f``.
+    Interleaved (``rotate_every_two``) partial rotary of ``rotary_dim`` coordinates, its angle table the output of
+    the model's ``rotary_emb`` (transformers >= 5.24; before: the attention's ``embed_positions`` buffer); no
+    biases in attention; ``fc_in``/``fc_out``; final ``ln_f``.
 ``phi``
     Phi-1/1.5/2: partial rotary (``partial_rotary_factor``, ``rotate_half``), biases everywhere, ``dense`` output,
     ``fc1``/``fc2``, ``final_layernorm``.  ``qk_layernorm=True`` is refused by name.
@@ -23,7 +24,8 @@ from ..errors import UnsupportedError
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, GatedFFNWeights, Rotary, TransformerStack
 from ._torch import array, linear
 from .activations import activation_name, check_activation
-from .hf_common import MAX_POSITIONS, attention_scale, centred_norm, layer_norm, rotary
+from .hf_common import MAX_POSITIONS, attention_scale, centred_norm, layer_norm, layout_message, rotary
+from .precision import library_float64
 
 __all__ = ["gptj", "phi", "cohere", "falcon", "PARALLEL"]
 
@@ -39,21 +41,51 @@ def _qkvo(n: str, sa: Any, names=("q_proj", "k_proj", "v_proj", "o_proj")):
     return [linear(f"{n}.{p}", getattr(sa, p)) for p in names]
 
 
+def _gptj_table(base: Any, sa: Any, n: str, P: int) -> Any:
+    r"""GPT-J's ``(P, r)`` angle table ``sin | cos``: the output of the model's rotary module
+    (``rotary_emb(x, position_ids)`` returns ``(sin, cos)``, transformers >= 5.24), else the attention's own
+    ``embed_positions`` buffer (the releases before); an unknown layout raises naming the module."""
+    import torch
+
+    emb = getattr(base, "rotary_emb", None)
+    if emb is not None:
+        x = torch.zeros(1, 1, 1, dtype=torch.float64)
+        with torch.no_grad(), library_float64():
+            out = emb(x, torch.arange(P)[None])
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise UnsupportedError(f"rotary_emb ({type(emb).__name__}) does not return (sin, cos): "
+                                   f"{layout_message('gptj')}")
+        sin, cos = (array(f"rotary_emb {w}", t[0]) for w, t in zip(("sin", "cos"), out))
+        return sin, cos
+    buf = getattr(sa, "embed_positions", None)
+    if buf is None or buf.dim() != 2:
+        raise UnsupportedError(f"{n}.attn ({type(sa).__name__}) has neither a model rotary_emb nor an "
+                               f"embed_positions table: {layout_message('gptj')}")
+    table = array(f"{n}.attn.embed_positions", buf)[:P]
+    r = table.shape[1]
+    return table[:, : r // 2], table[:, r // 2:]
+
+
 def gptj(base: Any, config: Any) -> TransformerStack:
     r"""HF ``GPTJModel``."""
     M, H = config.n_embd, config.n_head
     d = M // H
     act = activation_name(config.activation_function, "config.activation_function")
-    blocks = []
+    P = int(min(MAX_POSITIONS, getattr(config, "max_position_embeddings", None) or config.n_positions))
+    blocks, rot = [], None
     for i, blk in enumerate(base.h):
         n, sa = f"h.{i}", blk.attn
-        r = int(sa.rotary_dim or d)
-        table = array(f"{n}.attn.embed_positions", sa.embed_positions)  # (P, r): sin | cos
-        P = min(table.shape[0], MAX_POSITIONS)
-        rot = Rotary(r, style="interleaved", sin=table[:P, : r // 2], cos=table[:P, r // 2:r])
+        r = int(getattr(config, "rotary_dim", None) or d)
+        if rot is None:
+            sin, cos = _gptj_table(base, sa, n, P)
+            if sin.shape[1] != r // 2 or cos.shape[1] != r // 2:
+                raise UnsupportedError(f"{n}: the rotary table has {2 * sin.shape[1]} columns, rotary_dim is {r}: "
+                                       f"{layout_message('gptj')}")
+            rot = Rotary(r, style="interleaved", sin=sin, cos=cos)
         (WQ, bQ), (WK, bK), (WV, bV), (WO, bO) = _qkvo(f"{n}.attn", sa, ("q_proj", "k_proj", "v_proj", "out_proj"))
-        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, scale=1.0 / float(sa.scale_attn),
-                                causal=True, rotary=rot)
+        scale = getattr(sa, "scaling", None)
+        scale = float(scale) if scale is not None else 1.0 / float(sa.scale_attn)
+        attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, scale=scale, causal=True, rotary=rot)
         check_activation(blk.mlp.act, act, f"{n}.mlp.act")
         W1, b1 = linear(f"{n}.mlp.fc_in", blk.mlp.fc_in)
         W2, b2 = linear(f"{n}.mlp.fc_out", blk.mlp.fc_out)
@@ -149,6 +181,10 @@ def falcon(base: Any, config: Any) -> TransformerStack:
     if new and not parallel:
         raise UnsupportedError("unsupported config option parallel_attn=False with new_decoder_architecture=True "
                                "(falcon)")
+    if config.alibi and getattr(config, "_attn_implementation", None) == "eager":
+        raise UnsupportedError("falcon with alibi=True and attn_implementation='eager': transformers' eager path adds "
+                               "the ALiBi bias twice (in the mask and in the scores), its sdpa path once; symuat "
+                               "models ALiBi once: load the model with attn_implementation='sdpa'")
     G = config.num_kv_heads if (new or not config.multi_query) else 1
     act = activation_name(config.activation, "config.activation")
     rot = None if config.alibi else rotary(base, config, d)

@@ -18,7 +18,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
 from ._torch import require_torch
-from .guards import check_module
+from .guards import check_float64, check_module
 from .hf_alibi import ALIBI
 from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
@@ -37,7 +37,8 @@ from .precision import library_float64
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
 EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe")
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
+           "probe_torch_encoder"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
@@ -55,6 +56,7 @@ def _hf_stack(model: Any) -> TransformerStack:
                                f"{sorted(FAMILIES)} and torch.nn.TransformerEncoder(Layer)")
     check_config(config)
     check_module(model)
+    check_float64(model)  # the norm and activation probes run the modules in float64
     base = getattr(model, "base_model", model)
     stack = FAMILIES[family](base, config)
     probe_model(base, stack)
@@ -83,6 +85,39 @@ def probe_model(base: Any, stack: TransformerStack, tokens: int = 4, tol: float 
                                    "attention function or submodule?")
 
 
+def probe_torch_encoder(module: Any, stack: TransformerStack, causal: bool, tokens: int = 4,
+                        tol: float = 1e-10) -> None:
+    r"""Run a ``torch.nn`` encoder (layer) and its stack on one probe input; a difference raises
+    :class:`UnsupportedError` (the module computes something its weights do not say)."""
+    from ..numeric import stack_output
+
+    torch = require_torch()
+    X = np.random.default_rng(1).standard_normal((tokens, stack.width))
+    layer = module if isinstance(module, torch.nn.TransformerEncoderLayer) else module.layers[0]
+    batch_first = bool(getattr(getattr(layer, "self_attn", None), "batch_first", False))
+    dtype = next(module.parameters()).dtype
+    x = torch.from_numpy(X).to(dtype)
+    x = x[None] if batch_first else x[:, None]
+    kw = {}
+    if causal:
+        kw = {"is_causal": True, ("src_mask" if module is layer else "mask"):
+              torch.nn.Transformer.generate_square_subsequent_mask(tokens, dtype=dtype)}
+    try:
+        with torch.no_grad():
+            out = module(x, **kw)
+    except Exception as exc:  # noqa: BLE001 - whatever the module's own forward raises on a plain input
+        raise UnsupportedError(f"the module {type(module).__name__} fails on a probe input: "
+                               f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    want = (out[0] if batch_first else out[:, 0]).detach().double().numpy()
+    got = stack_output(stack, X)
+    err = float(np.max(np.linalg.norm(want - got, axis=1) / np.maximum(np.linalg.norm(want, axis=1), 1e-300)))
+    if dtype != torch.float64:
+        tol = max(tol, 1e-4)  # a float32 module is compared at its own precision
+    if not err <= tol:
+        raise UnsupportedError(f"the module {type(module).__name__} does not compute what its weights and options say "
+                               f"(relative difference {err:.1e} on a probe input): a patched forward or submodule?")
+
+
 def from_module(model: Any, causal: bool = False) -> TransformerStack:
     r"""The :class:`~symuat.numeric.TransformerStack` of a torch or transformers model.
 
@@ -100,7 +135,9 @@ def from_module(model: Any, causal: bool = False) -> TransformerStack:
         from .torch_encoder import from_torch_encoder
 
         check_module(model)
-        return from_torch_encoder(model, causal=causal)
+        stack = from_torch_encoder(model, causal=causal)
+        probe_torch_encoder(model, stack, causal)
+        return stack
     if causal:
         raise InvalidValueError("causal= applies to torch.nn encoders only; a transformers model knows its own mask")
     if hasattr(model, "config") and isinstance(model, torch.nn.Module):
@@ -149,6 +186,8 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
     if rope_type == "longrope" or (isinstance(rope_type, str) and "dynamic" in rope_type):
         emb = SimpleNamespace(original_max_seq_len=getattr(config, "max_position_embeddings", None))
         limit = min(limit, static_rope_positions(emb, config, rope_type))
+    if getattr(config, "model_type", None) == "roberta":  # its positions start after the padding row
+        limit -= int(getattr(config, "pad_token_id", None) or 0) + 1
     return width, limit
 
 

@@ -3,19 +3,23 @@ r"""``symuat.models.load``: a checkpoint or module as a :class:`Model` whose DUA
 A :class:`Model` is the imported :class:`~symuat.numeric.TransformerStack` plus what turns tokens into its input:
 the word embeddings :math:`E` (Gemma: times its stored ``embed_scale``), the learned position table of the stack
 (GPT-2, BERT) or the rotary tables (rows picked per position), the token-type table (BERT; GPT-2 adds ``wte`` rows
-for token types), and the tokenizer and LM head when the checkpoint has them.
+for token types), the tokenizer when the checkpoint has one, and its head (:mod:`symuat.models.heads`: LM,
+masked-LM, classification heads with their transform, scale and cap; any other head is refused by name).
 
 For one row of ids :math:`t_1..t_N`, with attention mask :math:`m`, position ids :math:`p` and token types
 :math:`s`, the form is taken over the row's real tokens :math:`R = \{r : m_r = 1\}` (in order):
 :math:`X = E[t_R] + T[s_R]` is the stack's ``inputs_embeds`` and the stack's positions are :math:`p_R`.  A pad
 key is masked out by the library, so every real token sees exactly the real tokens; ``form.output`` is the
-library's ``last_hidden_state[b, R]``.  Position ids default to the library's own: :math:`0..N-1` for every row,
-pads counted (left padding shifts the real tokens' positions).
+library's ``last_hidden_state[b, R]``.  Each form also carries the library's own output at that row
+(``form.reference``: its last hidden state, and its logits on demand), so an attribution's ``error`` is measured
+against the library, not against symuat's own sum.  Position ids default to the library's own: :math:`0..N-1` for
+every row, pads counted (left padding shifts the real tokens' positions).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -23,7 +27,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
-from ..numeric import DUATForm, Rotary, TransformerStack, duat_form
+from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
 from ._torch import array, require_torch, sharing
 
 __all__ = ["Model", "load"]
@@ -43,8 +47,10 @@ class Model:
     library : torch.nn.Module
         The library's model (float64, eval mode); with :func:`load` from a path the stack shares its memory.
     tokenizer : transformers tokenizer or None
-    lm_head : (V, M) array or None
-        The output embedding, when the checkpoint has an LM head.
+    head : Head or None
+        The model's head (:class:`~symuat.numeric.Head`), None for a base model or a refused head.
+    head_refusal : str or None
+        Why the model's head is not imported (logit targets are then refused with this reason).
     """
 
     stack: TransformerStack
@@ -54,7 +60,13 @@ class Model:
     token_type_offset: bool
     library: Any
     tokenizer: Any = None
-    lm_head: Optional[np.ndarray] = None
+    head: Optional[Head] = None
+    head_refusal: Optional[str] = None
+
+    @property
+    def lm_head(self) -> Optional[np.ndarray]:
+        """The head's output matrix :math:`U` (V, M), or None."""
+        return None if self.head is None else self.head.U
 
     @property
     def family(self) -> str:
@@ -74,7 +86,7 @@ class Model:
     def __repr__(self) -> str:
         return (f"Model({self.family}, depth={self.stack.depth}, width={self.stack.width}, "
                 f"vocab={self.word_embeddings.shape[0]}, tokenizer={self.tokenizer is not None}, "
-                f"lm_head={self.lm_head is not None})")
+                f"head={None if self.head is None else self.head.name})")
 
     # ---- inputs ------------------------------------------------------------------------------------------------
     def _encode(self, text: Any, text_pair: Any = None) -> dict:
@@ -114,7 +126,11 @@ class Model:
         return a.astype(np.int64)
 
     def _rows(self, input_ids, attention_mask, token_type_ids, position_ids):
-        ids = np.asarray(input_ids)
+        try:
+            ids = np.asarray(input_ids)
+        except ValueError:  # numpy refuses a ragged nested list
+            raise ShapeError("input_ids is ragged (rows of different lengths): pad the rows to one length and give "
+                             "an attention_mask") from None
         if ids.ndim not in (1, 2) or ids.size == 0:
             raise ShapeError(f"input_ids must be a non-empty 1-D (one sequence) or 2-D (batch) array, got shape "
                              f"{ids.shape}")
@@ -193,22 +209,6 @@ class Model:
             blocks.append(b)
         return dataclasses.replace(stack, blocks=tuple(blocks), position_embeddings=P)
 
-    def _head(self) -> Optional[tuple]:
-        r"""``(U, b)`` of the LM head, logits :math:`= x U^{\mathsf T} + b`; None for a soft-capped head (not
-        affine), so that no logit attribution is made for it."""
-        cfg = getattr(self.library, "config", None)
-        if getattr(cfg, "final_logit_softcapping", None):
-            return None
-        from .hf_granite import GRANITE, granite_head_scale
-
-        family = getattr(cfg, "model_type", None)
-        c = granite_head_scale(cfg) if family in GRANITE else (  # logits / logits_scaling
-            float(cfg.logit_scale) if family == "cohere" else 1.0)  # Cohere: logits * logit_scale
-        bias = _head_bias(self.library)
-        if c == 1.0:
-            return self.lm_head, bias
-        return self.lm_head * c, None if bias is None else bias * c
-
     # ---- the form ------------------------------------------------------------------------------------------------
     def to_str_tokens(self, text: Any = None, input_ids: Any = None) -> list:
         r"""The token strings of ``text`` (as :meth:`duat_form` tokenizes it) or of ``input_ids`` (1-D).
@@ -260,6 +260,7 @@ class Model:
                 input_ids, attention_mask = input_ids[0], attention_mask[0]
                 token_type_ids = None if token_type_ids is None else token_type_ids[0]
         single, ids, mask, types, pos = self._rows(input_ids, attention_mask, token_type_ids, position_ids)
+        reference = self._library_outputs(ids, mask, types, None if position_ids is None else pos)
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
@@ -273,18 +274,75 @@ class Model:
             row = ids[b, real].copy()
             row.setflags(write=False)
             form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
-            forms.append(form if self.lm_head is None else dataclasses.replace(form, unembedding=self._head()))
+            forms.append(dataclasses.replace(form, unembedding=self.head if self.head is not None
+                                             else self.head_refusal, reference=reference(b, real)))
         return forms[0] if single else tuple(forms)
+
+    def _library_outputs(self, ids, mask, types, pos):
+        r"""A function ``(row, real) → reference``: the library's own last hidden state (its base model, one forward
+        pass over the batch, float64 throughout, run when a reference is first read) and a function giving its logits
+        at that row (the whole model run on that row when an attribution asks for them: the logits (N, V) are not
+        held otherwise).  A form that is never compared with the library costs no library forward pass."""
+        torch = require_torch()
+        from .precision import library_float64
+
+        kw = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
+        if types is not None:
+            kw["token_type_ids"] = torch.from_numpy(types)
+        if pos is not None:
+            kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
+        base = getattr(self.library, "base_model", self.library)
+        held: dict = {}
+
+        def hidden() -> np.ndarray:
+            if "hidden" not in held:
+                with torch.no_grad(), library_float64():
+                    held["hidden"] = base(**kw).last_hidden_state.detach().double().numpy()
+            return held["hidden"]
+
+        def logits(b: int, real: np.ndarray) -> tuple:
+            with torch.no_grad(), library_float64():
+                out = self.library(**{k: v[b:b + 1] for k, v in kw.items()})
+            got = getattr(out, "prediction_logits", None)
+            got = (out.logits if got is None else got)[0].detach().double().numpy()
+            if self.head.reads == "every":
+                return got[real], np.arange(real.size)
+            row = 0 if self.head.reads == "first" else real.size - 1  # one row per sequence
+            full = np.full((real.size, got.shape[-1]), np.nan)
+            full[row] = got.reshape(-1)
+            return full, np.array([row])
+
+        def reference(b: int, real: np.ndarray) -> Mapping:
+            return _LibraryReference(lambda: hidden()[b, real],
+                                     None if self.head is None else (lambda: logits(b, real)))
+        return reference
+
+
+class _LibraryReference(Mapping):
+    """``form.reference``: ``"output"``, the library's last hidden state (computed when first read, then kept), and
+    with a head ``"logits"``, a function returning the library's logits and the rows it gives."""
+
+    def __init__(self, output: Any, logits: Any = None):
+        self._output, self._logits, self._value = output, logits, None
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "output":
+            if self._value is None:
+                self._value = self._output()
+            return self._value
+        if key == "logits" and self._logits is not None:
+            return self._logits
+        raise KeyError(key)
+
+    def __iter__(self):
+        return iter(("output",) if self._logits is None else ("output", "logits"))
+
+    def __len__(self) -> int:
+        return 1 if self._logits is None else 2
 
 
 #: Families whose default positions count the real tokens only (``cumsum(attention_mask) - 1``), not the pads.
 _REAL_TOKEN_POSITIONS = ("opt",)
-
-
-def _head_bias(library: Any) -> Optional[np.ndarray]:
-    head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-    bias = getattr(head, "bias", None)
-    return None if bias is None else bias.detach().double().numpy().copy()
 
 
 def _tokenizer(path: Path) -> Any:
@@ -362,6 +420,7 @@ def load(source: Any, tokenizer: Any = None) -> Model:
 
     ``tokenizer`` (a transformers tokenizer, or a local directory holding one) replaces the checkpoint's own (a
     module in memory has none): :meth:`Model.duat_form` then takes ``text=`` and every form keeps its tokens."""
+    from .heads import probe_head, read_head
     from .importer import FAMILIES, from_module, load_pretrained
 
     torch = require_torch()
@@ -371,19 +430,19 @@ def load(source: Any, tokenizer: Any = None) -> Model:
             own = _tokenizer(Path(source))
             base = getattr(library, "base_model", library)
             parts = _embeddings(base, library.config.model_type)
-            head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-            lm_head = None if head is None else array("lm_head.weight", head.weight)
+            head, refusal = read_head(library)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
             in FAMILIES:
         library, stack, own = source, from_module(source), None
         base = getattr(library, "base_model", library)
         parts = _embeddings(base, library.config.model_type)
-        head = library.get_output_embeddings() if hasattr(library, "get_output_embeddings") else None
-        lm_head = None if head is None else array("lm_head.weight", head.weight)
+        head, refusal = read_head(library)
     else:
         raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
                                f"{sorted(FAMILIES)}, got {type(source).__name__}")
     tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, parts[0].shape[0])
-    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, lm_head)
+    if head is not None:
+        probe_head(library, head, stack)
+    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal)
     _probe_embeddings(model)
     return model

@@ -48,7 +48,8 @@ def library_float64() -> Iterator[None]:
     wide = _WideTorch(torch)
     patched = []
     for name, mod in list(sys.modules.items()):
-        if mod is not None and name.startswith(_PREFIXES) and getattr(mod, "torch", None) is torch:
+        # the module's own namespace: getattr on transformers' lazy modules would import every submodule
+        if mod is not None and name.startswith(_PREFIXES) and getattr(mod, "__dict__", {}).get("torch") is torch:
             patched.append(mod)
             mod.torch = wide
     original_float = torch.Tensor.float

@@ -30,11 +30,11 @@ def _layer_norm(name: str, ln: Any) -> LayerNormWeights:
 def encoder_layer_block(layer: Any, name: str, causal: bool) -> tuple:
     r"""``(BlockWeights, kind, activation)`` of one ``nn.TransformerEncoderLayer``."""
     sa = layer.self_attn
-    if not getattr(sa, "_qkv_same_embed_dim", True) or sa.in_proj_weight is None:
+    M = sa.embed_dim
+    if sa.kdim != M or sa.vdim != M or sa.in_proj_weight is None:
         raise UnsupportedError(f"{name}.self_attn has separate kdim/vdim projections")
     if getattr(sa, "bias_k", None) is not None or getattr(sa, "add_zero_attn", False):
         raise UnsupportedError(f"{name}.self_attn uses add_bias_kv or add_zero_attn")
-    M = sa.embed_dim
     W = array(f"{name}.self_attn.in_proj_weight", sa.in_proj_weight).T
     b = None if sa.in_proj_bias is None else array(f"{name}.self_attn.in_proj_bias", sa.in_proj_bias)
     (WQ, bQ), (WK, bK), (WV, bV) = split_columns(f"{name}.self_attn.in_proj_weight", W, b, (M, M, M))

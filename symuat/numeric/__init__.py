@@ -18,6 +18,7 @@ from .attention import (
 )
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
+from .head import Head, HeadTransform
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
 from .mha_operator import mha_operator
 from .moe import MoEFFNWeights, routing_gates
@@ -77,6 +78,8 @@ __all__ = [
     # residual parameters
     "DYNAMIC", "ResidualParams", "dynamic_parameters", "layer_residual_params", "residual_params",
     "apply_residual",
+    # the output head (logits)
+    "Head", "HeadTransform",
     # the DUAT form of a stack
     "DUATForm", "duat_form", "duat_relative_error",
 ]

@@ -70,8 +70,14 @@ class DUATForm:
     box0, final : dict
         Bindings of the input-transform box (``W'_{0,1}``, ``b'_{0,3}``) and of the final-norm box.
     attention_mask : (N,) array or None
-    unembedding : (U (V, M), b (V,) or None) or None
-        The LM head, when the model has one (:meth:`attribution` with ``target``).
+    unembedding : Head, (U (V, M), b (V,) or None), str or None
+        The model's head (:class:`~symuat.numeric.head.Head`: transform, scale, cap), an affine ``(U, b)`` pair,
+        or a str saying why the model's head is refused (:meth:`attribution` with ``target``).
+    reference : dict or None
+        The library's own output at this input when the form was made from a library model
+        (:func:`symuat.models.load`): ``"output"`` (N, M) and, with a head, ``"logits"``: a function returning the
+        library's logits (N, V) and the rows it gives (all, or the one a classification head reads).
+        An attribution's ``error`` is measured against it.
     tokens : tuple of str or None
         The token strings of the input, one per row of ``X0``, when the form was made from text or ids by a model
         with a tokenizer (:meth:`symuat.models.Model.duat_form`); plots and part names use them.
@@ -88,7 +94,8 @@ class DUATForm:
     box0: Optional[dict] = None
     final: Optional[dict] = None
     attention_mask: Optional[np.ndarray] = None
-    unembedding: Optional[tuple] = None
+    unembedding: Any = None
+    reference: Optional[dict] = None
     tokens: Optional[tuple] = None
     token_ids: Optional[np.ndarray] = None
 
@@ -149,10 +156,10 @@ class DUATForm:
         (:mod:`symuat.analysis.interventions`)."""
         return analysis("intervene")(self, unit, scale)
 
-    def save(self, path: Any, tokens: Any = None, model: Any = None) -> Any:
+    def save(self, path: Any, tokens: Any = None, model: Any = None, overwrite: bool = False) -> Any:
         """Write ``path`` (.npz) and its ``.json`` metadata (:mod:`symuat.analysis.export`; read back with
-        :func:`~symuat.analysis.export.load_saved`)."""
-        return analysis("save")(self, path, tokens, model)
+        :func:`~symuat.analysis.export.load_saved`); a file no export wrote is replaced only with ``overwrite``."""
+        return analysis("save")(self, path, tokens, model, overwrite)
 
     def graph(self, target: Any, tokens: Any = None, token_ids: Any = None, prompt: str = "", **options: Any) -> dict:
         """The attribution graph of ``target`` (a token id, or an output direction) at a position, in the JSON that

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, SymuatError
 from ..models import library_outputs, load, quiet_library
+from ..numeric.head import as_head
 from .options import SweepOptions
 from .prompts import Prompt
 
@@ -48,6 +49,16 @@ def error_row(key: str, prompt: Prompt, reason: str, ids: Optional[list] = None,
             "n_tokens": None if ids is None else len(ids), "token_ids": ids, "tokens": tokens, "target_id": None,
             "value": None, "library_value": None, "error": None, "parts": None, "values": None, "other": None,
             "rest": None}
+
+
+def _lm_head(form: Any) -> bool:
+    """Whether the form's head gives a logit at every token (an LM head); a classification head, a refused head
+    or none: the row attributes the output direction."""
+    try:
+        head = as_head(form.unembedding)
+    except SymuatError:  # a refused head (its reason is model.head_refusal)
+        return False
+    return head is not None and head.reads == "every"
 
 
 def _relative(a: np.ndarray, b: np.ndarray) -> float:
@@ -114,7 +125,7 @@ class PromptRunner:
         form = self.model.duat_form(input_ids=ids)
         hidden, logits = library_outputs(self.model, ids)
         error = _relative(form.output, hidden)
-        if form.unembedding is not None and logits is not None:
+        if _lm_head(form) and logits is not None and logits.ndim == 2:
             vocab = logits.shape[-1]
             target = prompt.target if prompt.target is not None else (
                 int(np.argmax(logits[-1])) if opts.target == "top" else opts.target)
@@ -125,8 +136,8 @@ class PromptRunner:
             library_value = float(logits[-1, target])
         else:
             if prompt.target is not None or opts.target != "top":
-                raise InvalidValueError("a target token needs an LM head; this model has none (or a soft-capped "
-                                        "one): its rows attribute the last token's output direction")
+                raise InvalidValueError("a target token needs an LM head; this model has none (or a head that is "
+                                        "not per token): its rows attribute the last token's output direction")
             target = None
             att = form.attribution(opts.by)
             x = att.output[-1]
