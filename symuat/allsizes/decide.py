@@ -77,15 +77,17 @@ def _shapes(identity: Identity, dims) -> dict:
                     for name, shape in shapes.items()}
     else:
         declared = shapes(dims)
-    return {name: shape if isinstance(shape, FamilyShape) else (as_type(shape[0]), as_type(shape[1]))
+    return {name: shape if isinstance(shape, FamilyShape) or shape == () else (as_type(shape[0]), as_type(shape[1]))
             for name, shape in declared.items()}
 
 
 def inputs(identity: Identity, dims) -> dict:
     """The traced environment: a :class:`Tracer` per declared matrix, a :class:`FamilyInput` per declared family."""
     shapes = _shapes(identity, dims)
-    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
-           for name, s in shapes.items()}
+    hyp = identity.hypotheses
+    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else
+           sympy.Symbol(name, **(hyp.flags(name) if hyp.concerns(name) else {"finite": True})) if s == () else
+           Tracer.input(name, *s) for name, s in shapes.items()}  # a scalar variable is a symbol, as in Identity
     for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
         if isinstance(s, FamilyShape) and f"{name}1" not in env:
             env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
@@ -222,7 +224,7 @@ def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
     grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
     for d in grid:
         ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
-        if not ev.holds and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
+        if ev.holds is False and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
             return ev
     return None
 
@@ -237,13 +239,16 @@ def _decide(identity: Identity) -> Decision:
         if witness is None:
             return Decision(None, str(exc))
         return Decision(Evidence(Level.ALL_SIZES, False, f"{exc}; smallest witness: {witness.detail}",
-                                 witness.counterexample))
+                                 witness.counterexample, witness=witness.witness))
     except OutsideFragment as exc:
         return Decision(None, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a claim this level cannot model is undecided, never an abort
+        return Decision(None, f"outside the fragment ({type(exc).__name__}: {exc})")
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"))
+                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"
+                                 + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
     witness = _witness(identity, bounds)
     if witness is None:
         return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
@@ -255,7 +260,7 @@ def _decide(identity: Identity) -> Decision:
     return Decision(Evidence(Level.ALL_SIZES, False,
                              f"normal forms differ; smallest witness: entry ({r},{c}) differs at {where} "
                              f"(confirmed by the symbolic level; searched sizes up to {bounds})",
-                             witness.counterexample))
+                             witness.counterexample, witness=witness.witness))
 
 
 def decide(identity: Identity) -> Decision:

@@ -30,12 +30,26 @@ import sympy
 from ..algebra.matrices import symbolic_matrix
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
 from ..validation import check_callable
+from .canonical import reduces_to_zero
 from .declare import DeclaredShapes, as_builder, check_dims
 from .expand import expand_shared
-from .fields import evaluate, is_polynomial, magnitude, sigma_arguments, structural_degree
+from .fields import (
+    PrimeField,
+    RationalField,
+    RealField,
+    evaluate,
+    is_polynomial,
+    magnitude,
+    sigma_arguments,
+    structural_degree,
+)
+from .hypotheses import Hypotheses
+from .interval import enclose, interval_text
 from .pipeline import check_identity
 from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
+from .witness import Witness, certify_prime, certify_rational, find_witness
+from .witness import point_text as _point
 
 __all__ = ["Identity", "ExplicitInstance", "check_identity", "dims_grid"]
 
@@ -68,8 +82,13 @@ class Identity:
     random_dims
         Dimensions for the exact and float levels (default: ``dims[-1]``).
     levels
-        Levels that apply; drop ``EXACT`` when a side is not polynomial in
-        :math:`\mathbb{F}_p` (e.g. it contains :math:`\sqrt{M}`).
+        Levels that apply (a level that cannot evaluate a side says ``undecided``, with the reason).
+    scope
+        What the grid covers, LaTeX text; the hypotheses are appended to it.
+    assume
+        Hypotheses on the variables (:mod:`symuat.evidence.hypotheses`), e.g. ``("a > 0", "m <= s")``: every
+        level honours them.  A variable declared with shape ``()`` is a scalar (a SymPy symbol, a float in
+        ``reference``), not a 1×1 matrix.
     """
 
     shapes: Shapes | Mapping[str, tuple[int | str, int | str]]
@@ -80,6 +99,7 @@ class Identity:
     random_dims: Dims | None = None
     levels: tuple[Level, ...] = (Level.SYMBOLIC, Level.EXACT, Level.FLOAT)
     scope: str = ""
+    assume: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.dims, Mapping) or not isinstance(self.dims, (tuple, list)):
@@ -105,6 +125,12 @@ class Identity:
         clash = sorted(set(variables) & set(dimensions))
         if clash:
             raise InvalidValueError(f"Identity: {', '.join(clash)} names both a variable and a dimension")
+        hypotheses = Hypotheses.parse(tuple(self.assume) if isinstance(self.assume, list) else self.assume,
+                                      variables)
+        object.__setattr__(self, "assume", hypotheses.statements)
+        object.__setattr__(self, "_hypotheses", hypotheses)
+        if not hypotheses.empty and f"Assumes {hypotheses.text}." not in self.scope:
+            object.__setattr__(self, "scope", f"{self.scope} Assumes {hypotheses.text}.".strip())
         for name, value in (("dims", dims), ("random_dims", random_dims), ("levels", tuple(self.levels)),
                             ("shapes", shapes),
                             ("lhs", as_builder("Identity.lhs", self.lhs, variables, dimensions)),
@@ -113,6 +139,11 @@ class Identity:
         if self.reference is not None:
             object.__setattr__(self, "reference",
                                as_builder("Identity.reference", self.reference, variables, dimensions))
+
+    @property
+    def hypotheses(self) -> Hypotheses:
+        """The parsed ``assume`` statements."""
+        return self._hypotheses
 
     @property
     def check_dims(self) -> Dims:
@@ -130,15 +161,32 @@ class Identity:
 
     def instantiate(self, dims: Dims) -> ExplicitInstance:
         """Build the symbol environment and both sides at ``dims``."""
-        env = {name: symbolic_matrix(name, r, c) for name, (r, c) in self.shapes(dims).items()}
+        env = {name: _symbols(name, shape, self.hypotheses) for name, shape in self.shapes(dims).items()}
         lhs = _side("lhs", self.lhs(env, dims), dims)
         rhs = _side("rhs", self.rhs(env, dims), dims)
         if lhs.shape != rhs.shape:
             raise ShapeError(f"sides have shapes {lhs.shape} and {rhs.shape} at dims {dict(dims)}")
         return ExplicitInstance(self, dims, env, lhs, rhs)
 
-    def symbolic_statement(self) -> str:
-        return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+    def symbolic_statement(self, methods: Sequence[str] = ()) -> str:
+        how = "expands to 0" if not methods else f"reduces to 0 ({', '.join(['expansion', *methods])})"
+        return f"lhs - rhs {how} entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+
+
+def _symbols(name: str, shape: tuple, hypotheses: Hypotheses):
+    """A scalar symbol (shape ``()``) or a matrix of symbols ``name_{i,j}``, with the variable's assumptions."""
+    flags = hypotheses.flags(name) if hypotheses.concerns(name) else {"finite": True}
+    if shape == ():
+        return sympy.Symbol(name, **flags)
+    r, c = shape
+    if not hypotheses.concerns(name):
+        return symbolic_matrix(name, r, c)
+    return sympy.ImmutableMatrix(r, c, lambda i, j: sympy.Symbol(f"{name}_{{{i + 1},{j + 1}}}", **flags))
+
+
+def _entries(value) -> tuple:
+    """The symbols of a variable, row-major (a scalar is its own only entry)."""
+    return (value,) if isinstance(value, sympy.Symbol) else tuple(value)
 
 
 #: Bounds of a declared grid: every dimension at most this large (the symbolic level expands every entry; the
@@ -161,7 +209,9 @@ def _check_grid(dims: Sequence[Dims]) -> None:
 
 
 def _side(name: str, value: Any, dims: Dims) -> sympy.ImmutableMatrix:
-    """A builder's result as a SymPy matrix; anything else (``None``, a string, a number) is refused by name."""
+    """A builder's result as a SymPy matrix (a scalar expression is a 1×1 side); anything else is refused by name."""
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
+        return sympy.ImmutableMatrix([[value]])
     if not isinstance(value, (sympy.MatrixBase, sympy.MatrixExpr)):
         raise ArgumentTypeError(f"Identity.{name} returned {type(value).__name__} at dims {dict(dims)}; expected a "
                                 "SymPy Matrix")
@@ -231,16 +281,48 @@ class ExplicitInstance:
     def ncols(self) -> int:
         return self.lhs.shape[1]
 
+    @cached_property
+    def proof_methods(self) -> list[str]:
+        """The canonical forms beyond expansion that the symbolic level needed (filled by it)."""
+        return []
+
     def symbolic_failure(self) -> SymbolicFailure | None:
+        r"""``None`` when every entry of ``lhs - rhs`` expands, or reduces in a canonical form
+        (:mod:`~symuat.evidence.canonical`), to 0; else the first entry with a checked witness, or, without one,
+        an undecided failure naming the first entry that did not reduce."""
         memo: dict = {}  # entries share sub-expressions: expand each once
+        undecided = None
         for idx in range(len(self.lhs)):
             diff = expand_shared(self.lhs[idx] - self.rhs[idx], memo)
-            if diff != 0:
-                r, c = divmod(idx, self.ncols)
+            if diff == 0:
+                continue
+            lhs, rhs = self.lhs[idx], self.rhs[idx]
+            witness, searched = find_witness(lhs, rhs, self._draw)
+            if witness is None and not is_polynomial(diff):
+                method = reduces_to_zero(lhs - rhs, self._order_substitution)
+                if method is not None:
+                    if method not in self.proof_methods:
+                        self.proof_methods.append(method)
+                    continue
+            r, c = divmod(idx, self.ncols)
+            if witness is not None:
                 return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(
-                    lambda: {"lhs": sympy.latex(self.lhs[idx]), "rhs": sympy.latex(self.rhs[idx]),
-                             "difference": sympy.latex(diff)}, eager={"entry": [r + 1, c + 1]}))
-        return None
+                    lambda: {"lhs": sympy.latex(lhs), "rhs": sympy.latex(rhs), "difference": sympy.latex(diff)},
+                    eager={"entry": [r + 1, c + 1], "witness": witness.to_data()}), witness=witness)
+            if undecided is None:
+                undecided = SymbolicFailure(
+                    f"undecided: entry ({r + 1},{c + 1}) at {self.where}: lhs - rhs reduces to 0 in none of the "
+                    f"canonical forms (common denominator, exp/log, case split) and no witness was found "
+                    f"({searched})", {"entry": [r + 1, c + 1]}, undecided=True)
+        return undecided
+
+    def _draw(self, fld, trial: int) -> dict:
+        """A random point inside the hypotheses, for the symbolic level's witness search (fixed seeds)."""
+        return self.bind(fld, np.random.default_rng([11, trial]))
+
+    @cached_property
+    def _order_substitution(self) -> dict:
+        return self.claim.hypotheses.substitution({n: _entries(v) for n, v in self.env.items()})
 
     @cached_property
     def _degree(self) -> tuple[int, int]:
@@ -260,7 +342,31 @@ class ExplicitInstance:
         return (degree + n_sigma * n_sigma * max(degree, 1)) / p
 
     def bind(self, fld, rng) -> dict[sympy.Symbol, Any]:
-        return {s: fld.random(rng) for name in sorted(self.env) for s in self.env[name]}
+        """A random value of ``fld`` per input symbol, moved inside the claim's hypotheses (not in F_p, which
+        has no order)."""
+        entries = {name: _entries(self.env[name]) for name in sorted(self.env)}
+        values = {s: fld.random(rng) for name in entries for s in entries[name]}
+        kind = {RealField: "real", RationalField: "rational"}.get(type(fld))
+        return values if kind is None else self.claim.hypotheses.apply(values, entries, kind)
+
+    def recheck_prime(self, idx: int, values, fld: PrimeField):
+        """Entry ``idx`` re-checked by SymPy's exact integers at the F_p point: the witness, or ``None``."""
+        return certify_prime(self.lhs[idx], self.rhs[idx], values, fld)
+
+    def recheck_rational(self, idx: int, values, fld: RationalField):
+        """Entry ``idx`` re-checked by SymPy's exact rationals: the witness, or ``None``."""
+        return certify_rational(self.lhs[idx], self.rhs[idx], values, fld)
+
+    def real_witness(self, idx: int, lhs, rhs, values, prec: int) -> Witness:
+        """The witness of disjoint enclosures ``lhs``, ``rhs`` of entry ``idx``."""
+        return Witness("R (float64 inputs, exact)", _point(values, (self.lhs[idx], self.rhs[idx])),
+                       interval_text(lhs), interval_text(rhs),
+                       f"disjoint enclosures, mpmath interval arithmetic at {prec} bits")
+
+    def enclosures(self, values, prec: int) -> tuple[list, list]:
+        """mpmath interval enclosures of every entry of both sides at ``values`` (:mod:`.interval`)."""
+        return ([enclose(self.lhs[i], values, prec) for i in range(len(self.lhs))],
+                [enclose(self.rhs[i], values, prec) for i in range(len(self.rhs))])
 
     def side(self, name: str, values, fld, memo: dict) -> np.ndarray:
         m = self.lhs if name == "lhs" else self.rhs
@@ -269,7 +375,8 @@ class ExplicitInstance:
     def reference(self, values) -> np.ndarray | None:
         if self.claim.reference is None:
             return None
-        arrays = {n: np.array([[values[m[i, j]] for j in range(m.shape[1])] for i in range(m.shape[0])])
+        arrays = {n: float(values[m]) if isinstance(m, sympy.Symbol) else
+                  np.array([[values[m[i, j]] for j in range(m.shape[1])] for i in range(m.shape[0])])
                   for n, m in self.env.items()}
         return np.asarray(self.claim.reference(arrays, self.dims))
 
@@ -305,4 +412,4 @@ class ExplicitInstance:
                      for i in range(len(self.lhs)))
 
     def input_count(self) -> int:
-        return sum(len(m) for m in self.env.values())
+        return sum(len(_entries(m)) for m in self.env.values())
