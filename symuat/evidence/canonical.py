@@ -5,7 +5,8 @@ two equal fractions with different denominators, :math:`e^{a}e^{b} = e^{a+b}`, :
 :func:`reduces_to_zero` tries, in order (each step on the result of the previous ones):
 
 1. ``common denominator`` — :func:`sympy.cancel` of :func:`sympy.together` (complete for rational functions);
-2. ``exp/log normal form`` — hyperbolic functions rewritten with ``exp``; ``expand_log`` (with the symbols'
+2. ``exp/log normal form`` — hyperbolic and trigonometric functions rewritten with ``exp``; ``expand_log``
+   (with the symbols'
    assumptions), ``expand_power_exp`` and ``powsimp`` to one exponential per product, then a common denominator;
 3. ``case split`` — ``Max``, ``Min``, ``Abs``, ``sign``, ``Heaviside`` rewritten as ``Piecewise`` and folded
    (``piecewise_fold``) into one ``Piecewise``; every case must reduce to 0 by steps 1–2 (at most
@@ -61,7 +62,8 @@ def _rational(e):
 
 
 def _exp_log(e):
-    e = e.rewrite(sympy.tanh, sympy.exp).rewrite(sympy.sinh, sympy.exp).rewrite(sympy.cosh, sympy.exp)
+    for f in (sympy.tanh, sympy.sinh, sympy.cosh, sympy.sin, sympy.cos):  # trigonometric: exponentials of i*x
+        e = e.rewrite(f, sympy.exp)
     e = sympy.expand_log(e, deep=True, force=False)
     e = sympy.expand(sympy.expand_power_exp(e))
     e = sympy.powsimp(e, combine="exp", deep=True)
@@ -72,6 +74,9 @@ def _exp_log(e):
 def _comparison(d) -> tuple[sympy.Expr, int]:
     """``d`` as ``(key, orientation)`` with ``d = orientation * key``: ``d`` and ``-d`` share one key."""
     d = sympy.expand(d)
+    content, primitive = d.as_content_primitive()
+    if content.is_positive:  # 2(a - b) and a - b have one sign
+        d = primitive
     return (-d, -1) if d.could_extract_minus_sign() else (d, 1)
 
 

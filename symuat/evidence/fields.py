@@ -317,6 +317,12 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
         # d(b^k) = k b^(k-1) db: |b|^k (1 + |k| mag(b)/|b|) bounds the first-order rounding error
         b, k = abs(float(evaluate(expr.args[0], values, RealField()))), abs(float(expr.args[1]))
         m = b ** -k * (1.0 + k * magnitude(expr.args[0], values, memo) / b) if b else math.inf
+    elif expr.is_Pow and not expr.args[1].is_number:
+        # d(b^e) = b^e (e db / b + ln(b) de) at the actual values
+        b, e = (float(evaluate(a, values, RealField())) for a in expr.args)
+        value = abs(b) ** e if b else 0.0
+        m = value * (1.0 + (abs(e) * magnitude(expr.args[0], values, memo) / abs(b) if b else math.inf)
+                     + abs(math.log(abs(b))) * magnitude(expr.args[1], values, memo) if b else math.inf)
     elif expr.is_Pow:
         m = magnitude(expr.args[0], values, memo) ** abs(float(expr.args[1]))
     elif isinstance(expr, sympy.exp):

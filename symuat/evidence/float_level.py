@@ -126,8 +126,8 @@ def _fallback(inst: Instance, values, why: str, seed: int) -> Evidence:
     if outcome == "differ":
         label, entry = entry_label(inst, at)
         return Evidence(Level.FLOAT, False, f"{label} differs at {inst.where} (seed {seed}): {why}; mpmath intervals: "
-                                            f"{extra.text}", {**inst.point, "seed": seed, "entry": entry,
-                                                              "witness": extra.to_data()}, witness=extra)
+                                            f"{extra.text}", {**inst.point, "seed": seed, "entry": entry},
+                            witness=extra)
     if outcome == "agree":
         return Evidence(Level.FLOAT, True, f"at {inst.where} (seed {seed}) {why}; mpmath interval arithmetic at {at} "
                                            f"bits: both sides agree within 2^-{at // 2} relative, entry by entry")
@@ -180,7 +180,7 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         if outcome == "differ":
             return Evidence(Level.FLOAT, False, detail,
                             {**inst.point, "seed": run.seed, "entry": entry, "derived": float(got[i]),
-                             "reference": float(want[i]), "tolerance": float(tol[i]), "witness": extra.to_data()},
+                             "reference": float(want[i]), "tolerance": float(tol[i])},
                             witness=extra)
         if outcome == "agree" and source.startswith("the left-hand side"):
             return Evidence(Level.FLOAT, True, f"{detail}, but mpmath interval arithmetic at {at} bits finds both "

@@ -298,17 +298,17 @@ class ExplicitInstance:
                 continue
             lhs, rhs = self.lhs[idx], self.rhs[idx]
             witness, searched = find_witness(lhs, rhs, self._draw)
-            if witness is None and not is_polynomial(diff):
+            if witness is None:
                 method = reduces_to_zero(lhs - rhs, self._order_substitution)
                 if method is not None:
-                    if method not in self.proof_methods:
+                    if method not in self.proof_methods and method != "expansion":
                         self.proof_methods.append(method)
                     continue
             r, c = divmod(idx, self.ncols)
             if witness is not None:
                 return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(
                     lambda: {"lhs": sympy.latex(lhs), "rhs": sympy.latex(rhs), "difference": sympy.latex(diff)},
-                    eager={"entry": [r + 1, c + 1], "witness": witness.to_data()}), witness=witness)
+                    eager={"entry": [r + 1, c + 1]}), witness=witness)
             if undecided is None:
                 undecided = SymbolicFailure(
                     f"undecided: entry ({r + 1},{c + 1}) at {self.where}: lhs - rhs reduces to 0 in none of the "

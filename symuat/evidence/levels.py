@@ -148,7 +148,7 @@ def prime_check(inst: Instance, run: Run) -> Evidence:
                 Level.EXACT, False,
                 f"{label} differs in F_p at {inst.where} (seed {run.seed}, trial {t})",
                 {**inst.point, "field": "F_p", "p": MERSENNE_61, "seed": run.seed, "trial": t, "entry": entry,
-                 "lhs_value": int(lhs[bad[0]]), "rhs_value": int(rhs[bad[0]]), "witness": witness.to_data()},
+                 "lhs_value": int(lhs[bad[0]]), "rhs_value": int(rhs[bad[0]])},
                 witness=witness,
             )
     return Evidence(
@@ -208,8 +208,8 @@ def rational_check(inst: Instance, run: Run) -> Evidence:
                                                    "independent re-check disagrees")
             return Evidence(Level.EXACT, False, f"{label} differs in Q at {inst.where} (seed {run.seed}, point {t}): "
                                                 f"{witness.text}",
-                            {**inst.point, "field": "Q", "seed": run.seed, "trial": t, "entry": entry,
-                             "witness": witness.to_data()}, witness=witness)
+                            {**inst.point, "field": "Q", "seed": run.seed, "trial": t, "entry": entry},
+                            witness=witness)
     return Evidence(Level.EXACT, True, f"{RATIONAL_POINTS} random points of Q inside the hypotheses at {inst.where}, "
                                        f"seed {run.seed}, decided exactly (Max, Min, Abs, Piecewise included); "
                                        "piecewise sides give no probability bound")

@@ -175,8 +175,8 @@ class OpaqueInstance:
             return SymbolicFailure(f"undecided: lhs - rhs does not expand to 0 at case {self.case!r}, but no witness "
                                    f"was found in F_p", {}, undecided=True)
         return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}", LazyData(
-            lambda: {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs), "difference": sympy.latex(diff)},
-            eager={"witness": witness.to_data()}), witness=witness)
+            lambda: {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs), "difference": sympy.latex(diff)},),
+            witness=witness)
 
     def _witness(self):
         degree = max(self._degree[0], 1)

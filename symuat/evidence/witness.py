@@ -162,6 +162,15 @@ def find_witness(lhs: sympy.Expr, rhs: sympy.Expr, draw: Draw, seed: int = 0) ->
     >>> w.field, w.checked_by
     ('Q', "re-checked with SymPy's exact rationals")
     """
+    free = sorted(lhs.free_symbols | rhs.free_symbols, key=lambda s: s.name)
+    inner = draw
+
+    def draw(fld, t):  # symbols a builder made itself (not declared variables) get random values too
+        values = inner(fld, t)
+        rng = np.random.default_rng([13, t])
+        values.update({s: fld.random(rng) for s in free if s not in values})
+        return values
+
     kind = expression_kind((lhs, rhs))
     if kind is Kind.UNSUPPORTED:
         node = unsupported_node((lhs, rhs))
@@ -177,7 +186,7 @@ def find_witness(lhs: sympy.Expr, rhs: sympy.Expr, draw: Draw, seed: int = 0) ->
                         return found, ""
             except ZeroDivisionError:
                 continue
-    if kind <= Kind.PIECEWISE:
+    if kind is Kind.PIECEWISE:  # rational sides: F_p above is sound and complete up to Schwartz–Zippel
         for t in range(RATIONAL_TRIALS):
             fld = RationalField(seed)
             values = draw(fld, t)
@@ -188,8 +197,7 @@ def find_witness(lhs: sympy.Expr, rhs: sympy.Expr, draw: Draw, seed: int = 0) ->
                         return found, ""
             except (ZeroDivisionError, UnsupportedError):
                 continue
-    searched = {Kind.RATIONAL: "2 points of F_p and ", Kind.PIECEWISE: ""}.get(kind, "")
-    searched += f"{RATIONAL_TRIALS} points of Q" if kind <= Kind.PIECEWISE else ""
+    searched = {Kind.RATIONAL: "2 points of F_p", Kind.PIECEWISE: f"{RATIONAL_TRIALS} points of Q"}.get(kind, "")
     if kind is Kind.TRANSCENDENTAL:
         for t in range(REAL_TRIALS):
             values = draw(RealField(), t)

@@ -125,8 +125,13 @@ def _above_grid(entry: Entry, verdict: Verdict, seed: int, instances: InstanceCa
                        f"{reason}", witness.counterexample, fixed)
 
 
+def _symbolic(verdict: Verdict) -> bool | None:
+    """What the symbolic level said: True, False, or None (undecided, or not run)."""
+    return next((ev.holds for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)
+
+
 def _proved(verdict: Verdict) -> bool:
-    return verdict.holds and Level.SYMBOLIC in verdict.levels
+    return verdict.holds and _symbolic(verdict) is True
 
 
 def _all_fail(verdict: Verdict) -> bool:
@@ -203,7 +208,7 @@ def _audit_denial(entry: Entry, claim: Denial, seed: int, instances: InstanceCac
     verdict = check_identity(claim.identity, seed=seed, cache=instances)
     if not verdict.consistent:
         return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree")
-    if _all_fail(verdict) and Level.SYMBOLIC in verdict.levels:
+    if _all_fail(verdict) and _symbolic(verdict) is False:
         return AuditRecord(entry, Status.PROVED, verdict.evidence,
                            "the denied identity fails: the counterexample proves the denial", verdict.counterexample)
     if _proved(verdict):
@@ -224,7 +229,7 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: Instanc
                         for ev in verdict.evidence)
         if not verdict.consistent:
             return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
-        if verdict.holds and Level.SYMBOLIC in verdict.levels:
+        if verdict.holds and _symbolic(verdict) is True:
             held.append(name)
         else:
             failed.append(name)
