@@ -159,9 +159,13 @@ class Identity:
     def check_point(self) -> Dims:
         return self.check_dims
 
+    def environment(self, dims: Dims) -> dict[str, Any]:
+        """Each variable at ``dims``: a matrix of symbols, or a symbol for a scalar, with its assumptions."""
+        return {name: _symbols(name, shape, self.hypotheses) for name, shape in self.shapes(dims).items()}
+
     def instantiate(self, dims: Dims) -> ExplicitInstance:
         """Build the symbol environment and both sides at ``dims``."""
-        env = {name: _symbols(name, shape, self.hypotheses) for name, shape in self.shapes(dims).items()}
+        env = self.environment(dims)
         lhs = _side("lhs", self.lhs(env, dims), dims)
         rhs = _side("rhs", self.rhs(env, dims), dims)
         if lhs.shape != rhs.shape:
