@@ -235,7 +235,8 @@ def _power(e, base, exp, fld):
     """A power with a non-integer (possibly symbolic) exponent: real powers in float64; exact in Q only when the
     exponent's value is an integer."""
     if isinstance(fld, RealField):
-        return np.power(base, exp) if isinstance(base, np.ndarray) else float(base) ** float(exp)
+        with np.errstate(invalid="ignore"):  # a negative base: NaN (never a complex number)
+            return np.power(base, exp) if isinstance(base, np.ndarray) else float(np.power(float(base), float(exp)))
     if isinstance(fld, RationalField) and Fraction(exp).denominator == 1:
         n = int(exp)
         return Fraction(base) ** n if n >= 0 else 1 / Fraction(base) ** -n

@@ -193,6 +193,9 @@ def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditReco
     if isinstance(claim, Denial):
         return _audit_denial(entry, claim, seed, instances)
     verdict = check_identity(claim, seed=seed, cache=instances)
+    if not verdict.decided:  # no level could decide: no status, never "fails"
+        return AuditRecord(entry, None, verdict.evidence, "undecided at every level: "
+                           + "; ".join(ev.detail.removeprefix("undecided: ") for ev in verdict.evidence))
     if _refuted_above_grid(verdict):
         return _above_grid(entry, verdict, seed, instances)
     if not verdict.consistent:
