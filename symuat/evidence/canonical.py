@@ -227,9 +227,11 @@ def _reduce(e, cases: bool = True) -> str | None:
 def reduces_to_zero(expr: sympy.Basic, substitution: Mapping | None = None) -> str | None:
     """The name of the first canonical form in which ``expr`` is 0, else ``None`` (nothing proved)."""
     e = sympy.sympify(expr)
-    e = e.xreplace(real_symbols(e))
+    substitution = dict(substitution or {})
+    real = real_symbols(sympy.Tuple(e, *substitution.keys(), *substitution.values()))  # one real symbol per name
+    e = e.xreplace(real)
     if substitution:
-        e = e.xreplace({k.xreplace(real_symbols(k)): v.xreplace(real_symbols(v)) for k, v in substitution.items()})
+        e = e.xreplace({k.xreplace(real): v.xreplace(real) for k, v in substitution.items()})
         if sympy.expand(e) == 0:
             return "order hypotheses"
     return _reduce(e)

@@ -114,10 +114,11 @@ def _interval(inst: Instance, values) -> tuple[str, int, object]:
 
 
 def _width(a, b):
-    """The width of the hull of two overlapping intervals, as an mpmath number."""
-    lo = min(mpmath.mpf(a.a), mpmath.mpf(b.a))
-    hi = max(mpmath.mpf(a.b), mpmath.mpf(b.b))
-    return hi - lo
+    """The width of the hull of two overlapping intervals, as an mpmath number (at the enclosures' precision)."""
+    with mpmath.workprec(PRECISIONS[-1]):
+        lo = min(mpmath.mpf(a.a), mpmath.mpf(b.a))
+        hi = max(mpmath.mpf(a.b), mpmath.mpf(b.b))
+        return hi - lo
 
 
 def _fallback(inst: Instance, values, why: str, seed: int) -> Evidence:

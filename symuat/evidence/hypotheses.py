@@ -146,6 +146,9 @@ class Hypotheses:
             else:
                 raise UnsupportedError(f"assume: cannot draw points with {o.text.strip('$')} and the signs of "
                                        f"{o.small}, {o.large}; state the order with fewer sign hypotheses")
+            if (target in self.integers) and (o.small if target == o.large else o.large) not in self.integers:
+                raise UnsupportedError(f"assume: {target} is an integer bounded by {o.text.strip('$')} with a variable "
+                                       "that is not declared integer; declare both integer or neither")
             if target in derived or self.signs.get(target) == "nonzero":
                 raise UnsupportedError(f"assume: {target} is bounded by two orders (or is also nonzero); at most one "
                                        "order per variable is supported")

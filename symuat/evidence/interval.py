@@ -93,10 +93,13 @@ def _sign(a):
     raise UnsupportedError(f"the sign of {a} is not decided by the interval")
 
 
-def _maximum(args, pick):
-    lo = pick(mpmath.mpf(x.a) for x in args)
-    hi = pick(mpmath.mpf(x.b) for x in args)
-    return iv.mpf([lo, hi])
+def _maximum(args, sign: int):
+    r"""``Max`` (``sign`` 1) or ``Min`` (-1) as :math:`(a + b \pm |a - b|)/2`, folded: interval operations only
+    (rounded outwards), never a conversion of an end point to a lower precision."""
+    out = args[0]
+    for b in args[1:]:
+        out = (out + b + sign * abs(out - b)) / 2
+    return out
 
 
 def _truth(cond, point, memo) -> bool:
@@ -166,7 +169,7 @@ def _walk(e, point, memo):
     elif isinstance(e, AppliedUndef) and e.func == SIGMA:
         out = 1 / (1 + iv.exp(-_walk(e.args[0], point, memo)))
     elif e.func in (sympy.Max, sympy.Min):
-        out = _maximum([_walk(a, point, memo) for a in e.args], max if e.func is sympy.Max else min)
+        out = _maximum([_walk(a, point, memo) for a in e.args], 1 if e.func is sympy.Max else -1)
     elif isinstance(e, sympy.Piecewise):
         for expr, cond in e.args:
             if _truth(cond, point, memo):
