@@ -36,7 +36,7 @@ from .outside import OutsideFragment
 from .rules import tracing
 from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
 from .terms import canonical_poly, first, index_counts
-from .tracer import Tracer
+from .tracer import SCALAR_SYMBOLS, Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
 
@@ -124,6 +124,8 @@ def _run(side, env, dims):
                               f"{_where(exc)}") from None
     if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
         return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
+        return Tracer.constant(sympy.ImmutableMatrix([[value]]))  # a scalar side is a 1 x 1 side, as in Identity
     if not isinstance(value, Tracer):
         raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
     return value
@@ -140,6 +142,8 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
     while True:
         dims = split_dims(_symbolic_dims(identity), split)
         env = inputs(identity, dims)
+        SCALAR_SYMBOLS.clear()
+        SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
         try:
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
@@ -147,6 +151,8 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
                 raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
             split[exc.name] = exc.kind
             continue
+        finally:
+            SCALAR_SYMBOLS.clear()
         return lhs, rhs, dims, split
 
 
@@ -206,6 +212,14 @@ def _coefficient_sizes(term) -> dict:
     return out
 
 
+def _scalar_names(identity: Identity) -> set:
+    """The names of the identity's scalar variables (shape ``()``), which are no sizes."""
+    try:
+        return {n for n, s in identity.shapes(identity.dims[0]).items() if s == ()}
+    except Exception:  # noqa: BLE001 - shapes are user code; no scalars known
+        return set()
+
+
 def _split_note(split) -> str:
     if not split:
         return ""
@@ -249,6 +263,7 @@ def _decide(identity: Identity) -> Decision:
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
                                  f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"
                                  + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
+    bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
     witness = _witness(identity, bounds)
     if witness is None:
         return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
