@@ -232,6 +232,9 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: Instanc
                         for ev in verdict.evidence)
         if not verdict.consistent:
             return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
+        symbolic = next((ev for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)
+        if symbolic is not None and symbolic.holds is None and not any(ev.holds is False for ev in verdict.evidence):
+            return AuditRecord(entry, None, tuple(evidence), f"reading {name!r} is undecided: {symbolic.detail}")
         if verdict.holds and _symbolic(verdict) is True:
             held.append(name)
         else:

@@ -242,3 +242,14 @@ def test_a_scalar_is_a_symbol_of_its_own_and_its_reference_value_a_float():
 def test_a_hypothesis_that_cannot_be_honoured_is_refused_by_name(assume, match):
     with pytest.raises((InvalidValueError, ArgumentTypeError), match=match):
         Identity(SCALARS, lambda a: a, lambda a: a, ONE, assume=assume)
+
+
+def test_a_reading_no_level_decides_leaves_the_entry_without_a_status():
+    from symuat import Readings
+
+    f = sympy.Function("f")
+    undecided = Identity(SCALARS, lambda a: f(a), lambda a: a, ONE)
+    holds = Identity(SCALARS, lambda a: a, lambda a: a, ONE)
+    record = audit_entry(Entry("duat:eq7", Source("duat", "Eq. 7"), "lhs = rhs", Status.CONVENTION,
+                               Readings("a convention", {"r1": undecided, "r2": holds})))
+    assert record.computed is None and record.reason.startswith("reading 'r1' is undecided: undecided: ")
