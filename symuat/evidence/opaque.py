@@ -33,6 +33,7 @@ from ..validation import check_callable, check_positive_int
 from .expand import expand_shared
 from .fields import PrimeField, RealField, evaluate, magnitude, sigma_arguments, structural_degree
 from .interval import interval_text
+from .opaque_fields import ExactField, IntervalField
 from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
 from .witness import Witness
@@ -194,7 +195,7 @@ class OpaqueInstance:
 
     def recheck_prime(self, idx: int, values, fld: PrimeField) -> Witness | None:
         """Entry ``idx`` re-evaluated in exact rationals (reduced mod p only at σ and at the end)."""
-        exact = _ExactField(fld)
+        exact = ExactField(fld)
         point = {s: np.vectorize(Fraction, otypes=[object])(v) for s, v in values.items()}
         try:
             lhs, rhs = (np.asarray(evaluate(e, point, exact, {}), dtype=object).reshape(-1) for e in (self.lhs,
@@ -216,7 +217,7 @@ class OpaqueInstance:
         try:
             point = {s: np.vectorize(lambda t: iv.mpf(float(t)), otypes=[object])(np.asarray(v, dtype=float))
                      for s, v in values.items()}
-            fld = _IntervalField()
+            fld = IntervalField()
             return tuple(list(np.asarray(evaluate(e, point, fld, {}), dtype=object).reshape(-1))
                          for e in (self.lhs, self.rhs))
         except ZeroDivisionError as exc:
@@ -286,67 +287,3 @@ def _shape(symbol: sympy.Symbol, width: int) -> tuple[int, ...]:
 
 def _matrices(values) -> dict[str, str]:
     return {s.name: repr(np.asarray(v).tolist()) for s, v in sorted(values.items(), key=lambda kv: kv[0].name)}
-
-
-class _ExactField:
-    """Exact rationals for the re-check of an F_p witness: σ reduces its argument mod p and applies the same keyed
-    random function; nothing else is reduced until :meth:`mod`."""
-
-    def __init__(self, prime: PrimeField):
-        self.prime = prime
-
-    def mod(self, value) -> int | None:
-        value = Fraction(value)
-        if value.denominator % self.prime.p == 0:
-            return None
-        return value.numerator * pow(value.denominator, self.prime.p - 2, self.prime.p) % self.prime.p
-
-    def const(self, value) -> Fraction:
-        if not value.is_Rational:
-            raise UnsupportedError(f"the constant {value} is not rational")
-        return Fraction(int(value.p), int(value.q))
-
-    def add(self, a, b):
-        return a + b
-
-    def mul(self, a, b, matrix: bool):
-        return np.dot(a, b) if matrix else a * b
-
-    def inv(self, a):
-        if isinstance(a, np.ndarray):
-            raise UnsupportedError("negative powers of matrices")
-        return 1 / Fraction(a)
-
-    def sigma(self, a):
-        def one(v):
-            m = self.mod(v)
-            if m is None:
-                raise ZeroDivisionError("a sigma argument has no value mod p")
-            return Fraction(self.prime._sigma_scalar(m))
-        return np.frompyfunc(one, 1, 1)(a).astype(object) if isinstance(a, np.ndarray) else one(a)
-
-
-class _IntervalField:
-    """mpmath intervals for the float level's fallback on opaque claims (σ the logistic function)."""
-
-    def const(self, value):
-        if value.is_Rational:
-            return iv.mpf(int(value.p)) / iv.mpf(int(value.q))
-        raise UnsupportedError(f"the constant {value} is not enclosed")
-
-    def add(self, a, b):
-        return b + a if isinstance(b, np.ndarray) else a + b  # an interval does not broadcast over an array
-
-    def mul(self, a, b, matrix: bool):
-        if matrix:
-            return np.dot(a, b)
-        return b * a if isinstance(b, np.ndarray) and not isinstance(a, np.ndarray) else a * b
-
-    def inv(self, a):
-        if isinstance(a, np.ndarray):
-            raise UnsupportedError("negative powers of matrices")
-        return 1 / a
-
-    def sigma(self, a):
-        f = np.frompyfunc(lambda v: 1 / (1 + iv.exp(-v)), 1, 1)
-        return f(a).astype(object) if isinstance(a, np.ndarray) else 1 / (1 + iv.exp(-a))
