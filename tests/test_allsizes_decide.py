@@ -222,3 +222,17 @@ def test_sides_of_different_layouts_get_a_shape_witness():
     assert check_identity(ident, levels=[Level.SYMBOLIC]).holds  # a 1x1 grid cannot see it
     ev = decide(ident).evidence
     assert not ev.holds and ev.counterexample["dims"] == {"n": 2} and "shapes (2, 1) and (1, 2)" in ev.detail
+
+
+def test_scalar_variables_are_coefficients_for_every_size():
+    true = Identity({"X": ("N", "M"), "W": ("M", "N"), "a": (), "b": ()}, lambda X, W, a, b: (a * X) * (b * W),
+                     lambda X, W, a, b: (a * b) * (X * W), dims_grid(N=(1, 2), M=(1, 2)))
+    ev = decide(true).evidence
+    assert ev.holds is True and "equal for every N, M >= 1" in ev.detail
+    false = Identity({"X": ("N", "N"), "a": ()}, lambda X, a: a * X, lambda X, a: 2 * a * X, dims_grid(N=(1, 2)))
+    ev = decide(false).evidence
+    assert ev.holds is False and ev.witness is not None and "'a'" not in ev.detail
+    scalar_sides = Identity({"a": (), "b": ()}, lambda a, b: (a + b) ** 2, lambda a, b: a ** 2 + 2 * a * b + b ** 2,
+                             ({"d": 1},))
+    assert decide(scalar_sides).evidence.holds is True
+    assert decide(Identity({"a": ()}, lambda a: sympy.exp(a), lambda a: sympy.exp(a), ({"d": 1},))).evidence is None

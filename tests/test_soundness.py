@@ -177,5 +177,11 @@ def test_float_level_overflow_is_a_clear_verdict_not_a_crash():
     w = 1e160  # w**2 is beyond float64 at every input scale
     ident = Identity(shapes=lambda d: {"A": (2, 2)}, lhs=lambda e, d: w * w * e["A"], rhs=lambda e, d: w * w * e["A"],
                      dims=({},), reference=lambda a, d: w * w * a["A"], levels=(Level.FLOAT,))
-    (ev,) = check_identity(ident).evidence
-    assert not ev.holds and "overflows" in ev.detail and ev.counterexample["reason"] == "overflow"
+    (ev,) = check_identity(ident).evidence  # w * w is a Python float: inf, which no level evaluates
+    assert ev.holds is None and ev.detail.startswith("undecided: float64 overflows") and "Infinity" in ev.detail
+    exact = sympy.Integer(10) ** 320  # an exact constant: mpmath intervals decide where float64 overflows
+    for factor, holds in ((1, True), (2, False)):
+        ident = Identity(shapes=lambda d: {"A": (2, 2)}, lhs=lambda e, d: exact * e["A"],
+                         rhs=lambda e, d, f=factor: f * exact * e["A"], dims=({},), levels=(Level.FLOAT,))
+        (ev,) = check_identity(ident).evidence
+        assert ev.holds is holds and "float64 overflows" in ev.detail and (ev.witness is None) is holds

@@ -37,7 +37,7 @@ from .outside import OutsideFragment
 from .rules import tracing
 from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
 from .terms import canonical_poly, first, index_counts
-from .tracer import Tracer
+from .tracer import SCALAR_SYMBOLS, Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
 
@@ -78,15 +78,17 @@ def _shapes(identity: Identity, dims) -> dict:
                     for name, shape in shapes.items()}
     else:
         declared = shapes(dims)
-    return {name: shape if isinstance(shape, FamilyShape) else (as_type(shape[0]), as_type(shape[1]))
+    return {name: shape if isinstance(shape, FamilyShape) or shape == () else (as_type(shape[0]), as_type(shape[1]))
             for name, shape in declared.items()}
 
 
 def inputs(identity: Identity, dims) -> dict:
     """The traced environment: a :class:`Tracer` per declared matrix, a :class:`FamilyInput` per declared family."""
     shapes = _shapes(identity, dims)
-    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else Tracer.input(name, *s)
-           for name, s in shapes.items()}
+    hyp = identity.hypotheses
+    env = {name: FamilyInput(name, s) if isinstance(s, FamilyShape) else
+           sympy.Symbol(name, **(hyp.flags(name) if hyp.concerns(name) else {"finite": True})) if s == () else
+           Tracer.input(name, *s) for name, s in shapes.items()}  # a scalar variable is a symbol, as in Identity
     for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
         if isinstance(s, FamilyShape) and f"{name}1" not in env:
             env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
@@ -123,6 +125,8 @@ def _run(side, env, dims):
                               f"{_where(exc)}") from None
     if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
         return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
+        return Tracer.constant(sympy.ImmutableMatrix([[value]]))  # a scalar side is a 1 x 1 side, as in Identity
     if not isinstance(value, Tracer):
         raise OutsideFragment(f"a side is a {type(value).__name__}, not a traced matrix")
     return value
@@ -139,6 +143,8 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
     while True:
         dims = split_dims(_symbolic_dims(identity), split)
         env = inputs(identity, dims)
+        SCALAR_SYMBOLS.clear()
+        SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
         try:
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
@@ -146,6 +152,8 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
                 raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
             split[exc.name] = exc.kind
             continue
+        finally:
+            SCALAR_SYMBOLS.clear()
         return lhs, rhs, dims, split
 
 
@@ -205,6 +213,14 @@ def _coefficient_sizes(term) -> dict:
     return out
 
 
+def _scalar_names(identity: Identity) -> set:
+    """The names of the identity's scalar variables (shape ``()``), which are no sizes."""
+    try:
+        return {n for n, s in identity.shapes(identity.dims[0]).items() if s == ()}
+    except Exception:  # noqa: BLE001 - shapes are user code; no scalars known
+        return set()
+
+
 def _split_note(split) -> str:
     if not split:
         return ""
@@ -223,7 +239,7 @@ def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
     grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
     for d in grid:
         ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
-        if not ev.holds and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
+        if ev.holds is False and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
             return ev
     return None
 
@@ -238,13 +254,17 @@ def _decide(identity: Identity) -> Decision:
         if witness is None:
             return Decision(None, str(exc))
         return Decision(Evidence(Level.ALL_SIZES, False, f"{exc}; smallest witness: {witness.detail}",
-                                 witness.counterexample))
+                                 witness.counterexample, witness=witness.witness))
     except OutsideFragment as exc:
         return Decision(None, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a claim this level cannot model is undecided, never an abort
+        return Decision(None, f"outside the fragment ({type(exc).__name__}: {exc})")
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"))
+                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"
+                                 + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
+    bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
     witness = _witness(identity, bounds)
     if witness is None:
         return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
@@ -256,7 +276,7 @@ def _decide(identity: Identity) -> Decision:
     return Decision(Evidence(Level.ALL_SIZES, False,
                              f"normal forms differ; smallest witness: entry ({r},{c}) differs at {where} "
                              f"(confirmed by the symbolic level; searched sizes up to {bounds})",
-                             witness.counterexample))
+                             witness.counterexample, witness=witness.witness))
 
 
 def decide(identity: Identity) -> Decision:

@@ -37,6 +37,18 @@ __all__ = ["Tracer", "MAX_TERMS"]
 MAX_TERMS = 20000
 
 
+#: The symbols of the traced identity's scalar variables (shape ``()``), set while it is traced: coefficients, the
+#: same at every entry, like the sizes (:func:`~symuat.allsizes.decide.traced_sides`).
+SCALAR_SYMBOLS: set = set()
+
+
+def _of_scalars(x) -> bool:
+    """A SymPy expression of the scalar variables and sizes only (no function), nonzero: a coefficient."""
+    return (isinstance(x, sympy.Expr) and bool(x.free_symbols) and not x.atoms(sympy.Function)
+            and all(s in SCALAR_SYMBOLS or (s.is_positive and s.is_integer) for s in x.free_symbols)
+            and any(s in SCALAR_SYMBOLS for s in x.free_symbols) and x.is_finite is not False and x != 0)
+
+
 def _scalar(x) -> Fraction:
     if isinstance(x, IndexType):
         x = sympy.sympify(x)  # a size as a scalar, e.g. the M of 1/M (a part that may be 0 is no size scalar)
@@ -48,6 +60,8 @@ def _scalar(x) -> Fraction:
         return Fraction(int(x.p), int(x.q))
     if is_size_scalar(x) and x != 0:
         return x  # a scalar of the sizes, e.g. 1/sqrt(h*m): a coefficient, the same at every entry
+    if _of_scalars(x):
+        return x  # a scalar variable of the identity, e.g. the c of c X: a coefficient too
     raise OutsideFragment(f"the scalar {x!r} is not rational (only rational coefficients are in the fragment)")
 
 

@@ -101,7 +101,8 @@ def _value(node: ast.expr, dims: Mapping[str, int]) -> int:
 
 @dataclass(frozen=True)
 class DeclaredShapes:
-    """``{variable: (rows, cols)}`` declared as data; calling it at ``dims`` gives integer shapes."""
+    """``{variable: (rows, cols)}`` declared as data (``()`` for a scalar); calling it at ``dims`` gives integer
+    shapes."""
 
     declared: Mapping[str, tuple[int | str, int | str]]
     dimensions: tuple[str, ...]
@@ -111,8 +112,9 @@ class DeclaredShapes:
         for name, shape in self.declared.items():
             if not isinstance(name, str) or not name:
                 raise ArgumentTypeError(f"shapes: variable names must be non-empty strings, got {name!r}")
-            if not isinstance(shape, (tuple, list)) or len(shape) != 2:
-                raise ArgumentTypeError(f"shapes[{name!r}] must be a pair (rows, cols), got {shape!r}")
+            if not isinstance(shape, (tuple, list)) or len(shape) not in (0, 2):
+                raise ArgumentTypeError(f"shapes[{name!r}] must be a pair (rows, cols), or () for a scalar, "
+                                        f"got {shape!r}")
             parsed[name] = tuple(DimensionExpr.parse(s, self.dimensions, f"shapes[{name!r}]") for s in shape)
         object.__setattr__(self, "_parsed", parsed)
 
@@ -122,7 +124,11 @@ class DeclaredShapes:
 
     def __call__(self, dims: Mapping[str, int]) -> dict[str, tuple[int, int]]:
         out = {}
-        for name, (rows, cols) in self._parsed.items():
+        for name, shape in self._parsed.items():
+            if not shape:  # a scalar
+                out[name] = ()
+                continue
+            rows, cols = shape
             r, c = rows.value(dims), cols.value(dims)
             for label, expr, v in (("rows", rows, r), ("cols", cols, c)):
                 if v <= 0:

@@ -22,15 +22,17 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import sympy
 
 from ..errors import UnsupportedError
 from ..names import SIGMA, logistic
+from .functions import ORDERED_FUNCTIONS, REAL_FUNCTIONS, RELATIONS
 
-__all__ = ["MERSENNE_61", "PrimeField", "RealField", "evaluate", "SIGMA", "logistic", "structural_degree",
-           "magnitude", "is_polynomial", "sigma_arguments"]
+__all__ = ["MERSENNE_61", "PrimeField", "RationalField", "RealField", "evaluate", "SIGMA", "logistic",
+           "structural_degree", "magnitude", "is_polynomial", "sigma_arguments"]
 
 MERSENNE_61 = (1 << 61) - 1
 
@@ -58,6 +60,8 @@ class PrimeField:
     def inv(self, a):
         if isinstance(a, np.ndarray):
             raise UnsupportedError("negative powers of matrices are not supported in F_p")
+        if int(a) % self.p == 0:
+            raise ZeroDivisionError("a denominator is 0 in F_p at this point")
         return pow(int(a), self.p - 2, self.p)
 
     def sigma(self, a):
@@ -72,10 +76,56 @@ class PrimeField:
 
 
 @dataclass(frozen=True)
+class RationalField:
+    r"""Exact arithmetic in :math:`\mathbb{Q}` (Python ``Fraction``): rational and piecewise-linear functions.
+
+    :math:`\sigma` is a keyed random function :math:`\mathbb Q \to \{-8, \dots, 8\}/8`; ``Max``, ``Min``,
+    ``Abs``, ``Piecewise`` are decided exactly (the field is ordered).
+
+    >>> x = sympy.Symbol("x")
+    >>> evaluate(sympy.Max(x, 1 - x) / 3, {x: Fraction(1, 4)}, RationalField(0))
+    Fraction(1, 4)
+    """
+
+    seed: int = 0
+    ordered = True
+
+    def const(self, value: sympy.Rational) -> Fraction:
+        if not value.is_Rational:
+            raise UnsupportedError(f"the constant {value} has no exact value in Q")
+        return Fraction(int(value.p), int(value.q))
+
+    def add(self, a, b):
+        return a + b
+
+    def mul(self, a, b, matrix: bool):
+        if matrix:
+            raise UnsupportedError("matrix products are not evaluated in Q")
+        return a * b
+
+    def inv(self, a):
+        if isinstance(a, np.ndarray):
+            raise UnsupportedError("negative powers of matrices are not supported in Q")
+        return 1 / Fraction(a)  # ZeroDivisionError at a zero denominator
+
+    def sigma(self, a):
+        return _vectorise(self._sigma_scalar, a)
+
+    def _sigma_scalar(self, v: Fraction) -> Fraction:
+        v = Fraction(v)
+        digest = hashlib.blake2b(f"{self.seed}:{v.numerator}/{v.denominator}".encode(), digest_size=8)
+        return Fraction(int.from_bytes(digest.digest(), "big") % 17 - 8, 8)
+
+    def random(self, rng: np.random.Generator) -> Fraction:
+        return Fraction(int(rng.integers(-48, 49)), int(rng.integers(1, 17)))
+
+
+@dataclass(frozen=True)
 class RealField:
     r"""float64 arithmetic with a concrete activation :math:`\sigma`."""
 
     activation: Callable[[np.ndarray], np.ndarray] = logistic
+    ordered = True
 
     def const(self, value: sympy.Expr) -> float:
         return float(value)
@@ -152,7 +202,7 @@ def _eval(e, values, fld, memo):
         if not exp.is_Integer:
             if isinstance(fld, PrimeField):
                 raise UnsupportedError(f"the power {e} has no value in F_p")
-            out = _eval(base, values, fld, memo) ** float(exp)
+            out = _power(e, _eval(base, values, fld, memo), _eval(exp, values, fld, memo), fld)
         else:
             b = _eval(base, values, fld, memo)
             n = int(exp)
@@ -166,10 +216,12 @@ def _eval(e, values, fld, memo):
                 out = fld.const(sympy.Integer(1))
     elif isinstance(e, sympy.core.function.AppliedUndef) and e.func == SIGMA:
         out = fld.sigma(_eval(e.args[0], values, fld, memo))
-    elif isinstance(e, sympy.exp):
-        if isinstance(fld, PrimeField):
-            raise UnsupportedError(f"the exponential {e} has no value in F_p")
-        out = np.exp(_eval(e.args[0], values, fld, memo))
+    elif e.func in ORDERED_FUNCTIONS and getattr(fld, "ordered", False):
+        out = ORDERED_FUNCTIONS[e.func](*(_eval(a, values, fld, memo) for a in e.args))
+    elif isinstance(e, sympy.Piecewise) and getattr(fld, "ordered", False):
+        out = _piecewise(e, values, fld, memo)
+    elif e.func in REAL_FUNCTIONS and isinstance(fld, RealField):
+        out = REAL_FUNCTIONS[e.func](_eval(e.args[0], values, fld, memo))
     elif getattr(e.func, "__name__", None) == SIGMA.__name__:
         raise UnsupportedError(f"cannot evaluate {e}: a function named sigma that is not symuat.SIGMA "
                                "(build σ with symuat.SIGMA, the finite uninterpreted activation)")
@@ -177,6 +229,43 @@ def _eval(e, values, fld, memo):
         raise UnsupportedError(f"cannot evaluate {type(e).__name__} node {e} in {type(fld).__name__}")
     memo[e] = out
     return out
+
+
+def _power(e, base, exp, fld):
+    """A power with a non-integer (possibly symbolic) exponent: real powers in float64; exact in Q only when the
+    exponent's value is an integer."""
+    if isinstance(fld, RealField):
+        with np.errstate(invalid="ignore"):  # a negative base: NaN (never a complex number)
+            return np.power(base, exp) if isinstance(base, np.ndarray) else float(np.power(float(base), float(exp)))
+    if isinstance(fld, RationalField) and Fraction(exp).denominator == 1:
+        n = int(exp)
+        return Fraction(base) ** n if n >= 0 else 1 / Fraction(base) ** -n
+    raise UnsupportedError(f"the power {e} has no value in {'Q' if isinstance(fld, RationalField) else 'this field'}")
+
+
+def _truth(cond, values, fld, memo) -> bool:
+    """The truth value of a ``Piecewise`` condition at scalar values."""
+    if cond is sympy.true or cond is sympy.false:
+        return bool(cond)
+    if cond.func in RELATIONS:
+        a, b = (_eval(x, values, fld, memo) for x in cond.args)
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            raise UnsupportedError(f"the condition {cond} is not evaluated on matrices")
+        return bool(RELATIONS[cond.func](a, b))
+    if isinstance(cond, sympy.And):
+        return all(_truth(c, values, fld, memo) for c in cond.args)
+    if isinstance(cond, sympy.Or):
+        return any(_truth(c, values, fld, memo) for c in cond.args)
+    if isinstance(cond, sympy.Not):
+        return not _truth(cond.args[0], values, fld, memo)
+    raise UnsupportedError(f"cannot evaluate the condition {cond} in {type(fld).__name__}")
+
+
+def _piecewise(e, values, fld, memo):
+    for expr, cond in e.args:
+        if _truth(cond, values, fld, memo):
+            return _eval(expr, values, fld, memo)
+    raise UnsupportedError(f"{e} has no value at this point (no condition holds)")
 
 
 def structural_degree(expr: sympy.Basic, memo: dict | None = None) -> int:
@@ -229,6 +318,12 @@ def magnitude(expr: sympy.Basic, values: Mapping[sympy.Symbol, float], memo: dic
         # d(b^k) = k b^(k-1) db: |b|^k (1 + |k| mag(b)/|b|) bounds the first-order rounding error
         b, k = abs(float(evaluate(expr.args[0], values, RealField()))), abs(float(expr.args[1]))
         m = b ** -k * (1.0 + k * magnitude(expr.args[0], values, memo) / b) if b else math.inf
+    elif expr.is_Pow and not expr.args[1].is_number:
+        # d(b^e) = b^e (e db / b + ln(b) de) at the actual values
+        b, e = (float(evaluate(a, values, RealField())) for a in expr.args)
+        value = abs(b) ** e if b else 0.0
+        m = value * (1.0 + (abs(e) * magnitude(expr.args[0], values, memo) / abs(b) if b else math.inf)
+                     + abs(math.log(abs(b))) * magnitude(expr.args[1], values, memo) if b else math.inf)
     elif expr.is_Pow:
         m = magnitude(expr.args[0], values, memo) ** abs(float(expr.args[1]))
     elif isinstance(expr, sympy.exp):
@@ -248,7 +343,7 @@ def is_polynomial(expr: sympy.Basic, memo: dict | None = None) -> bool:
     expression DAG, not in its expanded tree.
 
     >>> x = sympy.Symbol("x")
-    >>> is_polynomial(x**2 + SIGMA(x)), is_polynomial(sympy.exp(x)), is_polynomial(sympy.sqrt(x))
+    >>> is_polynomial(x**2 + SIGMA(x)), is_polynomial(sympy.exp(x)), is_polynomial(sympy.Max(x, 1))
     (True, False, False)
     """
     memo = {} if memo is None else memo
@@ -256,13 +351,13 @@ def is_polynomial(expr: sympy.Basic, memo: dict | None = None) -> bool:
     if hit is not None:
         return hit
     if expr.is_Atom:
-        out = True
-    elif isinstance(expr, sympy.Function) and expr.func != SIGMA:
-        out = False
+        out = True  # symbols and numbers (constants such as pi are coefficients)
     elif expr.is_Pow and not expr.exp.is_Integer:
         out = False
-    else:
+    elif expr.is_Add or expr.is_Mul or expr.is_Pow or getattr(expr, "func", None) == SIGMA:
         out = all(is_polynomial(a, memo) for a in expr.args)
+    else:  # exp, Max, Piecewise, ...
+        out = False
     memo[expr] = out
     return out
 

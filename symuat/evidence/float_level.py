@@ -15,7 +15,11 @@ as the largest one (their hand-written references may form and cancel intermedia
 derived side never shows; the references of opaque claims are forward passes, and for deep
 opaque tables that floor would exceed the values by orders of magnitude and hide mutations).  When
 float64 overflows at the drawn point the inputs are scaled towards 0 and redrawn: a
-true identity holds at every point.  An entry whose symbolic magnitude is 0 (its sides cancel exactly) gets
+true identity holds at every point.  Where float64 still cannot decide (an overflow at every scale, a function
+it lacks, an entry above the tolerance), both sides are enclosed with mpmath interval arithmetic at the point:
+disjoint enclosures refute with that point as the witness, enclosures that agree within the working precision
+confirm, anything else is ``undecided`` — never a refutation without a witness.  An entry whose symbolic
+magnitude is 0 (its sides cancel exactly) gets
 the largest input or reference entry as its magnitude instead.  A reference that returns complex or
 non-numeric values, or NaN/infinite entries where the derived side is finite, is refused (an
 :class:`~symuat.errors.InvalidValueError`, reported by the audit as the entry's DerivationError).
@@ -24,15 +28,17 @@ See ``docs/evidence.md``.
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from .fields import RealField
+from .interval import disjoint
 from .levels import Run, entry_label, instance_at, register_level, shape_failure
 from .protocol import Claim, Instance
 from .verdict import Evidence, Level
 
-__all__ = ["FLOAT_SAFETY", "SHRINK", "float_level", "tolerance"]
+__all__ = ["FLOAT_SAFETY", "SHRINK", "PRECISIONS", "float_level", "tolerance"]
 
 #: Rounding-error safety factor in the float64 tolerance ``FLOAT_SAFETY * n * eps * magnitude``.
 FLOAT_SAFETY = 8.0
@@ -83,9 +89,57 @@ def _floor(values, want: np.ndarray) -> float:
     return max([*inputs, float(np.max(np.abs(want))) if want.size else 0.0])
 
 
+#: Working precisions (bits) of the interval fallback, tried in turn.
+PRECISIONS = (128, 512)
+
+
+def _interval(inst: Instance, values) -> tuple[str, int, object]:
+    """Both sides enclosed entrywise by mpmath intervals at ``values`` (exact floats): ``("differ", i, witness)``,
+    ``("agree", prec, None)`` (every pair overlaps within the working precision) or ``("undecided", 0, reason)``."""
+    reason = "the enclosures are too wide"
+    for prec in PRECISIONS:
+        try:
+            lhs, rhs = inst.enclosures(values, prec)
+        except UnsupportedError as exc:
+            return "undecided", 0, str(exc)
+        except AttributeError:
+            return "undecided", 0, "this kind of claim has no interval evaluation"
+        for i, (a, b) in enumerate(zip(lhs, rhs)):
+            if disjoint(a, b):
+                return "differ", i, inst.real_witness(i, a, b, values, prec)
+        tol = mpmath.mpf(2) ** (-(prec // 2))
+        if all(_width(a, b) <= tol * (1 + abs(mpmath.mpf(a.a))) for a, b in zip(lhs, rhs)):
+            return "agree", prec, None
+    return "undecided", 0, reason
+
+
+def _width(a, b):
+    """The width of the hull of two overlapping intervals, as an mpmath number (at the enclosures' precision)."""
+    with mpmath.workprec(PRECISIONS[-1]):
+        lo = min(mpmath.mpf(a.a), mpmath.mpf(b.a))
+        hi = max(mpmath.mpf(a.b), mpmath.mpf(b.b))
+        return hi - lo
+
+
+def _fallback(inst: Instance, values, why: str, seed: int) -> Evidence:
+    """float64 could not decide (``why``): both sides in mpmath interval arithmetic at the unscaled point."""
+    outcome, at, extra = _interval(inst, values)
+    if outcome == "differ":
+        label, entry = entry_label(inst, at)
+        return Evidence(Level.FLOAT, False, f"{label} differs at {inst.where} (seed {seed}): {why}; mpmath intervals: "
+                                            f"{extra.text}", {**inst.point, "seed": seed, "entry": entry},
+                            witness=extra)
+    if outcome == "agree":
+        return Evidence(Level.FLOAT, True, f"at {inst.where} (seed {seed}) {why}; mpmath interval arithmetic at {at} "
+                                           f"bits: both sides agree within 2^-{at // 2} relative, entry by entry")
+    return Evidence(Level.FLOAT, None, f"undecided: {why} at {inst.where} (seed {seed}), and mpmath intervals cannot "
+                                       f"decide ({extra})")
+
+
 @register_level(Level.FLOAT)
 def float_level(claim: Claim, run: Run) -> Evidence:
-    """The derived side against the reference in float64, within :func:`tolerance`."""
+    """The derived side against the reference in float64, within :func:`tolerance`; where float64 cannot decide
+    (overflow, a function it lacks, a difference above the tolerance), mpmath intervals decide, or ``undecided``."""
     point = claim.check_point
     try:
         inst = instance_at(claim, point, run)
@@ -93,25 +147,25 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         return shape_failure(Level.FLOAT, exc, point)
     fld = RealField()
     values = inst.bind(fld, np.random.default_rng([run.seed, 7]))
-    for shrink in SHRINK:
+    for shrink in _shrinks(claim):
         scaled = {s: v * shrink for s, v in values.items()}
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             try:
                 got, want, mags, ref_eps, source = _compare_at(inst, scaled, fld)
             except OverflowError:
                 continue
+            except (UnsupportedError, ZeroDivisionError) as exc:
+                return _fallback(inst, values, f"float64 cannot evaluate it ({exc})", run.seed)
         if want is None:
             return Evidence(Level.FLOAT, False, f"reference has {mags} entries, derived side {got.size}",
                             {**inst.point, "reason": "size mismatch"})
         if np.all(np.isfinite(got)) and np.all(np.isfinite(want)) and np.all(np.isfinite(mags)):
             break
-        if np.all(np.isfinite(got)) and np.all(np.isfinite(mags)):  # only the reference is NaN or infinite
+        if np.all(np.isfinite(got)) and np.all(np.isfinite(mags)) and source != "the left-hand side":
             raise InvalidValueError(f"the reference returned NaN or infinite entries at {inst.where} (seed "
                                     f"{run.seed}) where the derived side is finite")
     else:
-        return Evidence(Level.FLOAT, False, f"float64 overflows at {inst.where} (seed {run.seed}) even with inputs "
-                        f"scaled by {SHRINK[-1]:g}: the float level cannot evaluate this statement",
-                        {**inst.point, "seed": run.seed, "reason": "overflow"})
+        return _fallback(inst, values, f"float64 overflows even with inputs scaled by {SHRINK[-1]:g}", run.seed)
     mags = np.where(mags > 0, mags, _floor(scaled, want))
     tol = tolerance(got.size + inst.input_count(), mags, ref_eps)
     if shrink != 1:
@@ -121,12 +175,20 @@ def float_level(claim: Claim, run: Run) -> Evidence:
     if bad.size:
         i = int(bad[0])
         label, entry = entry_label(inst, i)
-        return Evidence(
-            Level.FLOAT, False, f"{label} differs from {source} by {err[i]:.3e} > tolerance {tol[i]:.3e} at "
-                                f"{inst.where} (seed {run.seed})",
-            {**inst.point, "seed": run.seed, "entry": entry, "derived": float(got[i]), "reference": float(want[i]),
-             "tolerance": float(tol[i])},
-        )
+        detail = (f"{label} differs from {source} by {err[i]:.3e} > tolerance {tol[i]:.3e} at {inst.where} "
+                  f"(seed {run.seed})")
+        outcome, at, extra = _interval(inst, scaled)
+        if outcome == "differ":
+            return Evidence(Level.FLOAT, False, detail,
+                            {**inst.point, "seed": run.seed, "entry": entry, "derived": float(got[i]),
+                             "reference": float(want[i]), "tolerance": float(tol[i])},
+                            witness=extra)
+        if outcome == "agree" and source.startswith("the left-hand side"):
+            return Evidence(Level.FLOAT, True, f"{detail}, but mpmath interval arithmetic at {at} bits finds both "
+                                               f"sides equal within 2^-{at // 2} relative: float64 rounding")
+        why = ("both sides agree in mpmath intervals: the reference rounds more than the tolerance allows, or "
+               "computes something else" if outcome == "agree" else f"mpmath intervals cannot decide ({extra})")
+        return Evidence(Level.FLOAT, None, f"undecided: {detail}; {why}")
     rel = float(np.max(err / np.maximum(mags, np.finfo(float).tiny))) if err.size else 0.0
     return Evidence(
         Level.FLOAT, True,
@@ -134,3 +196,9 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         f"tolerance {FLOAT_SAFETY:g}*n*eps*magnitude"
         + (f" with the reference's eps = {ref_eps:.1e}" if ref_eps > np.finfo(float).eps else ""),
     )
+
+
+def _shrinks(claim) -> tuple[float, ...]:
+    """Input scales tried against overflow; none for a claim with integer variables (scaling leaves them)."""
+    hyp = getattr(claim, "hypotheses", None)
+    return SHRINK if hyp is None or not hyp.integers else SHRINK[:1]

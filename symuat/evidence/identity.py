@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,10 +30,9 @@ from ..algebra.matrices import symbolic_matrix
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, SymuatError
 from ..validation import check_callable
 from .declare import DeclaredShapes, as_builder, check_dims
-from .expand import expand_shared
-from .fields import evaluate, is_polynomial, magnitude, sigma_arguments, structural_degree
+from .explicit import ExplicitInstance
+from .hypotheses import Hypotheses
 from .pipeline import check_identity
-from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
 
 __all__ = ["Identity", "ExplicitInstance", "check_identity", "dims_grid"]
@@ -68,8 +66,13 @@ class Identity:
     random_dims
         Dimensions for the exact and float levels (default: ``dims[-1]``).
     levels
-        Levels that apply; drop ``EXACT`` when a side is not polynomial in
-        :math:`\mathbb{F}_p` (e.g. it contains :math:`\sqrt{M}`).
+        Levels that apply (a level that cannot evaluate a side says ``undecided``, with the reason).
+    scope
+        What the grid covers, LaTeX text; the hypotheses are appended to it.
+    assume
+        Hypotheses on the variables (:mod:`symuat.evidence.hypotheses`), e.g. ``("a > 0", "m <= s")``: every
+        level honours them.  A variable declared with shape ``()`` is a scalar (a SymPy symbol, a float in
+        ``reference``), not a 1×1 matrix.
     """
 
     shapes: Shapes | Mapping[str, tuple[int | str, int | str]]
@@ -80,6 +83,7 @@ class Identity:
     random_dims: Dims | None = None
     levels: tuple[Level, ...] = (Level.SYMBOLIC, Level.EXACT, Level.FLOAT)
     scope: str = ""
+    assume: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.dims, Mapping) or not isinstance(self.dims, (tuple, list)):
@@ -105,6 +109,12 @@ class Identity:
         clash = sorted(set(variables) & set(dimensions))
         if clash:
             raise InvalidValueError(f"Identity: {', '.join(clash)} names both a variable and a dimension")
+        hypotheses = Hypotheses.parse(tuple(self.assume) if isinstance(self.assume, list) else self.assume,
+                                      variables)
+        object.__setattr__(self, "assume", hypotheses.statements)
+        object.__setattr__(self, "_hypotheses", hypotheses)
+        if not hypotheses.empty and f"Assumes {hypotheses.text}." not in self.scope:
+            object.__setattr__(self, "scope", f"{self.scope} Assumes {hypotheses.text}.".strip())
         for name, value in (("dims", dims), ("random_dims", random_dims), ("levels", tuple(self.levels)),
                             ("shapes", shapes),
                             ("lhs", as_builder("Identity.lhs", self.lhs, variables, dimensions)),
@@ -113,6 +123,11 @@ class Identity:
         if self.reference is not None:
             object.__setattr__(self, "reference",
                                as_builder("Identity.reference", self.reference, variables, dimensions))
+
+    @property
+    def hypotheses(self) -> Hypotheses:
+        """The parsed ``assume`` statements."""
+        return self._hypotheses
 
     @property
     def check_dims(self) -> Dims:
@@ -128,17 +143,33 @@ class Identity:
     def check_point(self) -> Dims:
         return self.check_dims
 
+    def environment(self, dims: Dims) -> dict[str, Any]:
+        """Each variable at ``dims``: a matrix of symbols, or a symbol for a scalar, with its assumptions."""
+        return {name: _symbols(name, shape, self.hypotheses) for name, shape in self.shapes(dims).items()}
+
     def instantiate(self, dims: Dims) -> ExplicitInstance:
         """Build the symbol environment and both sides at ``dims``."""
-        env = {name: symbolic_matrix(name, r, c) for name, (r, c) in self.shapes(dims).items()}
+        env = self.environment(dims)
         lhs = _side("lhs", self.lhs(env, dims), dims)
         rhs = _side("rhs", self.rhs(env, dims), dims)
         if lhs.shape != rhs.shape:
             raise ShapeError(f"sides have shapes {lhs.shape} and {rhs.shape} at dims {dict(dims)}")
         return ExplicitInstance(self, dims, env, lhs, rhs)
 
-    def symbolic_statement(self) -> str:
-        return f"lhs - rhs expands to 0 entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+    def symbolic_statement(self, methods: Sequence[str] = ()) -> str:
+        how = "expands to 0" if not methods else f"reduces to 0 ({', '.join(['expansion', *methods])})"
+        return f"lhs - rhs {how} entrywise, sigma uninterpreted, at {_fmt_grid(self.dims)}"
+
+
+def _symbols(name: str, shape: tuple, hypotheses: Hypotheses):
+    """A scalar symbol (shape ``()``) or a matrix of symbols ``name_{i,j}``, with the variable's assumptions."""
+    flags = hypotheses.flags(name) if hypotheses.concerns(name) else {"finite": True}
+    if shape == ():
+        return sympy.Symbol(name, **flags)
+    r, c = shape
+    if not hypotheses.concerns(name):
+        return symbolic_matrix(name, r, c)
+    return sympy.ImmutableMatrix(r, c, lambda i, j: sympy.Symbol(f"{name}_{{{i + 1},{j + 1}}}", **flags))
 
 
 #: Bounds of a declared grid: every dimension at most this large (the symbolic level expands every entry; the
@@ -161,7 +192,9 @@ def _check_grid(dims: Sequence[Dims]) -> None:
 
 
 def _side(name: str, value: Any, dims: Dims) -> sympy.ImmutableMatrix:
-    """A builder's result as a SymPy matrix; anything else (``None``, a string, a number) is refused by name."""
+    """A builder's result as a SymPy matrix (a scalar expression is a 1×1 side); anything else is refused by name."""
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
+        return sympy.ImmutableMatrix([[value]])
     if not isinstance(value, (sympy.MatrixBase, sympy.MatrixExpr)):
         raise ArgumentTypeError(f"Identity.{name} returned {type(value).__name__} at dims {dict(dims)}; expected a "
                                 "SymPy Matrix")
@@ -199,110 +232,7 @@ def dims_grid(**ranges: tuple[int, ...]) -> tuple[dict[str, int], ...]:
     return tuple(dict(zip(names, c)) for c in ordered)
 
 
-def _fmt_dims(d: Dims) -> str:
-    return ", ".join(f"{k}={v}" for k, v in d.items())
-
-
 def _fmt_grid(dims: Sequence[Dims]) -> str:
     keys = list(dims[0])
     ranges = ", ".join(f"{k} in {{{','.join(str(v) for v in sorted({d[k] for d in dims}))}}}" for k in keys)
     return f"{len(dims)} dimension tuples ({ranges})"
-
-
-@dataclass(frozen=True)
-class ExplicitInstance:
-    """Both sides of an :class:`Identity` at one dimension tuple (the claim protocol's instance)."""
-
-    claim: Identity
-    dims: Dims
-    env: Env
-    lhs: sympy.ImmutableMatrix
-    rhs: sympy.ImmutableMatrix
-
-    @property
-    def point(self) -> dict[str, Any]:
-        return {"dims": dict(self.dims)}
-
-    @property
-    def where(self) -> str:
-        return _fmt_dims(self.dims)
-
-    @property
-    def ncols(self) -> int:
-        return self.lhs.shape[1]
-
-    def symbolic_failure(self) -> SymbolicFailure | None:
-        memo: dict = {}  # entries share sub-expressions: expand each once
-        for idx in range(len(self.lhs)):
-            diff = expand_shared(self.lhs[idx] - self.rhs[idx], memo)
-            if diff != 0:
-                r, c = divmod(idx, self.ncols)
-                return SymbolicFailure(f"entry ({r + 1},{c + 1}) differs at {self.where}", LazyData(
-                    lambda: {"lhs": sympy.latex(self.lhs[idx]), "rhs": sympy.latex(self.rhs[idx]),
-                             "difference": sympy.latex(diff)}, eager={"entry": [r + 1, c + 1]}))
-        return None
-
-    @cached_property
-    def _degree(self) -> tuple[int, int]:
-        memo: dict = {}
-        sides = (self.lhs, self.rhs)
-        degree = max(structural_degree(m[i], memo) for m in sides for i in range(len(m)))
-        n_sigma = len(sigma_arguments(m[i] for m in sides for i in range(len(m))))
-        return degree, n_sigma
-
-    @property
-    def degree_note(self) -> str:
-        return f"degree <= {self._degree[0]}"
-
-    def survival_per_trial(self, p: int) -> float:
-        degree, n_sigma = self._degree
-        # sigma collisions: each pair of distinct arguments agrees with probability <= degree/p.
-        return (degree + n_sigma * n_sigma * max(degree, 1)) / p
-
-    def bind(self, fld, rng) -> dict[sympy.Symbol, Any]:
-        return {s: fld.random(rng) for name in sorted(self.env) for s in self.env[name]}
-
-    def side(self, name: str, values, fld, memo: dict) -> np.ndarray:
-        m = self.lhs if name == "lhs" else self.rhs
-        return np.array([evaluate(m[i], values, fld, memo) for i in range(len(m))], dtype=object)
-
-    def reference(self, values) -> np.ndarray | None:
-        if self.claim.reference is None:
-            return None
-        arrays = {n: np.array([[values[m[i, j]] for j in range(m.shape[1])] for i in range(m.shape[0])])
-                  for n, m in self.env.items()}
-        return np.asarray(self.claim.reference(arrays, self.dims))
-
-    def magnitudes(self, values) -> np.ndarray:
-        memo: dict = {}
-        mags = np.array([max(magnitude(self.lhs[i], values, memo), magnitude(self.rhs[i], values, memo))
-                         for i in range(len(self.lhs))])
-        return np.maximum(mags, self._input_scale_floor(values))
-
-    def _input_scale_floor(self, values) -> np.ndarray:
-        r"""Per-entry magnitude with every input as large as the largest one, :math:`X=\max|\text{input}|`.
-
-        The reference may form (and cancel) intermediates that the simplified symbolic
-        side never shows, e.g. :math:`|a+c|-|a|` with :math:`a = u_1^2+u_2^2`: their size is
-        bounded by the expression's magnitude at inputs of size :math:`X`, constants included.
-        """
-        scale = max((abs(float(v)) for v in values.values()), default=1.0)
-        uniform = {s: scale for s in values}
-        memo: dict = {}
-
-        def floor(i: int) -> float:
-            if not self._polynomial_entries[i]:
-                return 0.0  # exp, sqrt, ...: the magnitude bound is not meaningful there
-            return max(magnitude(self.lhs[i], uniform, memo), magnitude(self.rhs[i], uniform, memo))
-
-        with np.errstate(over="ignore"):
-            return np.array([floor(i) for i in range(len(self.lhs))], dtype=float)
-
-    @cached_property
-    def _polynomial_entries(self) -> tuple[bool, ...]:
-        memo: dict = {}
-        return tuple(is_polynomial(self.lhs[i], memo) and is_polynomial(self.rhs[i], memo)
-                     for i in range(len(self.lhs)))
-
-    def input_count(self) -> int:
-        return sum(len(m) for m in self.env.values())

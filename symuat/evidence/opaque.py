@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
+import mpmath
 import numpy as np
 import sympy
 
@@ -30,10 +32,15 @@ from ..names import is_vector
 from ..validation import check_callable, check_positive_int
 from .expand import expand_shared
 from .fields import PrimeField, RealField, evaluate, magnitude, sigma_arguments, structural_degree
+from .interval import interval_text
+from .opaque_fields import ExactField, IntervalField
 from .protocol import LazyData, SymbolicFailure
 from .verdict import Level
+from .witness import Witness
 
 __all__ = ["OpaqueIdentity", "OpaqueInstance", "is_vector_symbol"]
+
+iv = mpmath.iv
 
 Case = Any
 Side = Callable[[Case], sympy.Expr]
@@ -156,12 +163,71 @@ class OpaqueInstance:
         return tuple(sorted(self.lhs.free_symbols | self.rhs.free_symbols, key=lambda s: s.name))
 
     def symbolic_failure(self) -> SymbolicFailure | None:
+        r"""``None`` when ``lhs - rhs`` expands to 0 in the free algebra; else a witness: random matrices over
+        :math:`\mathbb F_p` (width ``w``, then wider: a nonzero polynomial of degree :math:`d` in
+        noncommuting matrices is nonzero on :math:`n\times n` matrices once :math:`2n > d`, Amitsur–Levitzki)
+        where the sides differ, re-checked in exact rationals; without one, ``undecided``."""
         memo: dict = {}
         diff = expand_shared(self.lhs - self.rhs, memo)
         if diff == 0:
             return None
+        witness = self._witness()
+        if witness is None:
+            return SymbolicFailure(f"undecided: lhs - rhs does not expand to 0 at case {self.case!r}, but no witness "
+                                   f"was found in F_p", {}, undecided=True)
         return SymbolicFailure(f"lhs - rhs does not expand to 0 at case {self.case!r}", LazyData(
-            lambda: {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs), "difference": sympy.latex(diff)}))
+            lambda: {"lhs": sympy.latex(self.lhs), "rhs": sympy.latex(self.rhs), "difference": sympy.latex(diff)},),
+            witness=witness)
+
+    def _witness(self):
+        degree = max(self._degree[0], 1)
+        widths = sorted({self.claim.width, max(self.claim.width, degree // 2 + 1)})
+        for width in widths:
+            fld = PrimeField(seed=7)
+            values = self.bind(fld, np.random.default_rng([7, width]), width)
+            lhs, rhs = (np.asarray(evaluate(e, values, fld, {})).reshape(-1) for e in (self.lhs, self.rhs))
+            bad = [i for i in range(min(lhs.size, rhs.size)) if int(lhs[i]) != int(rhs[i])]
+            if lhs.size != rhs.size or bad:
+                found = self.recheck_prime(bad[0] if bad else 0, values, fld)
+                if found is not None:
+                    return found
+        return None
+
+    def recheck_prime(self, idx: int, values, fld: PrimeField) -> Witness | None:
+        """Entry ``idx`` re-evaluated in exact rationals (reduced mod p only at σ and at the end)."""
+        exact = ExactField(fld)
+        point = {s: np.vectorize(Fraction, otypes=[object])(v) for s, v in values.items()}
+        try:
+            lhs, rhs = (np.asarray(evaluate(e, point, exact, {}), dtype=object).reshape(-1) for e in (self.lhs,
+                                                                                                     self.rhs))
+        except (ZeroDivisionError, UnsupportedError):
+            return None
+        if lhs.size != rhs.size:
+            return Witness("F_p", _matrices(values), f"{lhs.size} entries", f"{rhs.size} entries",
+                           "the sides have different sizes")
+        lv, rv = exact.mod(lhs[idx]), exact.mod(rhs[idx])
+        if lv is None or rv is None or lv == rv:
+            return None
+        return Witness(f"F_p (p = {fld.p}, sigma a keyed random function, key {fld.seed})", _matrices(values),
+                       str(lv), str(rv), "re-evaluated in exact rationals, reduced mod p at the end")
+
+    def enclosures(self, values, prec: int) -> tuple[list, list]:
+        """mpmath interval enclosures of every entry of both sides (matrices of intervals, σ the logistic)."""
+        saved, iv.prec = iv.prec, prec
+        try:
+            point = {s: np.vectorize(lambda t: iv.mpf(float(t)), otypes=[object])(np.asarray(v, dtype=float))
+                     for s, v in values.items()}
+            fld = IntervalField()
+            return tuple(list(np.asarray(evaluate(e, point, fld, {}), dtype=object).reshape(-1))
+                         for e in (self.lhs, self.rhs))
+        except ZeroDivisionError as exc:
+            raise UnsupportedError(f"mpmath intervals cannot enclose the sides ({exc})") from None
+        finally:
+            iv.prec = saved
+
+    def real_witness(self, idx: int, lhs, rhs, values, prec: int) -> Witness:
+        return Witness("R (float64 inputs, exact)", _matrices(values), interval_text(lhs), interval_text(rhs),
+                       f"disjoint enclosures, mpmath interval arithmetic at {prec} bits")
 
     @cached_property
     def _degree(self) -> tuple[int, int]:
@@ -179,11 +245,11 @@ class OpaqueInstance:
         degree, n_sigma = self._degree[0] * self.claim.width, self._degree[1] * self.claim.width
         return (degree + n_sigma * n_sigma * max(degree, 1)) / p
 
-    def bind(self, fld, rng) -> dict[sympy.Symbol, np.ndarray]:
+    def bind(self, fld, rng, width: int | None = None) -> dict[sympy.Symbol, np.ndarray]:
         dtype = object if isinstance(fld, PrimeField) else float
         values = {}
         for s in self._symbols:
-            shape = _shape(s, self.claim.width)
+            shape = _shape(s, self.claim.width if width is None else width)
             values[s] = np.array([fld.random(rng) for _ in range(int(np.prod(shape)))], dtype=dtype).reshape(shape)
         return values
 
@@ -217,3 +283,7 @@ class OpaqueInstance:
 
 def _shape(symbol: sympy.Symbol, width: int) -> tuple[int, ...]:
     return (width,) if is_vector_symbol(symbol) else (width, width)
+
+
+def _matrices(values) -> dict[str, str]:
+    return {s.name: repr(np.asarray(v).tolist()) for s, v in sorted(values.items(), key=lambda kv: kv[0].name)}

@@ -75,10 +75,15 @@ class LazyData(Mapping):
 
 @dataclass(frozen=True)
 class SymbolicFailure:
-    """Where ``lhs - rhs`` did not expand to 0: a message and the data to replay it (read lazily)."""
+    """Where ``lhs - rhs`` did not reduce to 0: a message, the data to replay it (read lazily), the witness."""
 
     detail: str
     data: Mapping[str, Any]
+    #: The checked point where the sides differ (a :class:`~symuat.evidence.witness.Witness`); ``None`` when
+    #: ``undecided``.
+    witness: Any = None
+    #: No canonical form reduced the difference to 0 and no witness was found: the level cannot decide.
+    undecided: bool = False
 
 
 @runtime_checkable

@@ -32,6 +32,8 @@ class Evidence:
     ``grid`` (undecided ``all-sizes`` evidence) is the largest value of each dimension that the grid-bound
     levels covered: a claim proved there is proved on that grid only.
     ``theorem`` (``coq`` evidence) names the Coq theorem, ``"<File>.<name>"``.
+    ``witness`` (a refutation at the symbolic, exact or float level) is the checked point where the sides
+    differ, a :class:`~symuat.evidence.witness.Witness`; every ``holds is False`` of those levels has one.
     """
 
     level: Level
@@ -40,6 +42,7 @@ class Evidence:
     counterexample: Mapping[str, Any] | None = None
     grid: Mapping[str, int] | None = None
     theorem: str | None = None
+    witness: Any = None
 
     @property
     def decided(self) -> bool:

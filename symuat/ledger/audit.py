@@ -140,8 +140,13 @@ def _above_grid(entry: Entry, verdict: Verdict, seed: int, instances: InstanceCa
                        f"{reason}", witness.counterexample, fixed)
 
 
+def _symbolic(verdict: Verdict) -> bool | None:
+    """What the symbolic level said: True, False, or None (undecided, or not run)."""
+    return next((ev.holds for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)
+
+
 def _proved(verdict: Verdict) -> bool:
-    return verdict.holds and Level.SYMBOLIC in verdict.levels
+    return verdict.holds and _symbolic(verdict) is True
 
 
 def _all_fail(verdict: Verdict) -> bool:
@@ -203,6 +208,9 @@ def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditReco
     if isinstance(claim, Denial):
         return _audit_denial(entry, claim, seed, instances)
     verdict = check_identity(claim, seed=seed, cache=instances)
+    if not verdict.decided:  # no level could decide: no status, never "fails"
+        return AuditRecord(entry, None, verdict.evidence, "undecided at every level: "
+                           + "; ".join(ev.detail.removeprefix("undecided: ") for ev in verdict.evidence))
     if _refuted_above_grid(verdict):
         return _above_grid(entry, verdict, seed, instances)
     if not verdict.consistent:
@@ -218,7 +226,7 @@ def _audit_denial(entry: Entry, claim: Denial, seed: int, instances: InstanceCac
     verdict = check_identity(claim.identity, seed=seed, cache=instances)
     if not verdict.consistent:
         return AuditRecord(entry, None, verdict.evidence, "evidence levels disagree")
-    if _all_fail(verdict) and Level.SYMBOLIC in verdict.levels:
+    if _all_fail(verdict) and _symbolic(verdict) is False:
         return AuditRecord(entry, Status.PROVED, verdict.evidence,
                            "the denied identity fails: the counterexample proves the denial", verdict.counterexample)
     if _proved(verdict):
@@ -239,7 +247,10 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: Instanc
                         for ev in verdict.evidence)
         if not verdict.consistent:
             return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
-        if verdict.holds and Level.SYMBOLIC in verdict.levels:
+        symbolic = next((ev for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)
+        if symbolic is not None and symbolic.holds is None and not any(ev.holds is False for ev in verdict.evidence):
+            return AuditRecord(entry, None, tuple(evidence), f"reading {name!r} is undecided: {symbolic.detail}")
+        if verdict.holds and _symbolic(verdict) is True:
             held.append(name)
         else:
             failed.append(name)

@@ -109,13 +109,15 @@ def _label(m: Mutant) -> str:
     return f"{m.source} {m.operator} {m.site}"
 
 
-def _symbolic_at(claim, where, cache: InstanceCache) -> bool:
-    """``expand(lhs - rhs) == 0`` at ``where``, on the sides the randomized levels evaluated there."""
+def _symbolic_at(claim, where, cache: InstanceCache) -> bool | None:
+    """``lhs - rhs`` reduces to 0 at ``where`` (on the sides the randomized levels evaluated there): True, False
+    (a witness), or None (undecided)."""
     try:
         inst = instance_at(claim, where, Run(cache=cache))
     except ShapeError:
         return False
-    return inst.symbolic_failure() is None
+    failure = inst.symbolic_failure()
+    return True if failure is None else None if failure.undecided else False
 
 
 def assess(mutant: Mutant, seed: int = 0) -> Outcome:
@@ -127,7 +129,11 @@ def assess(mutant: Mutant, seed: int = 0) -> Outcome:
     differs = {"symbolic": not holds.get("symbolic", True)}
     randomized = [lv for lv in ("exact", "float") if lv in holds]
     if randomized:
-        differs_at_check = mutant.fires_at_check and not _symbolic_at(claim, claim.check_point, cache)
+        equal = _symbolic_at(claim, claim.check_point, cache)
+        if equal is None:  # undecided symbolically: a refutation with a checked witness shows the difference
+            equal = not any(ev.holds is False and ev.witness is not None for ev in verdict.evidence
+                            if ev.level.value in randomized)
+        differs_at_check = mutant.fires_at_check and not equal
         for lv in randomized:
             differs[lv] = differs_at_check
     family = "opaque" if isinstance(claim, OpaqueIdentity) else "explicit"
@@ -238,7 +244,7 @@ def true_statement_sweep(seeds: Iterable[int], entries: Iterable | None = None,
         for name, claim in first.values():
             for ev in check_identity(claim, seed=seed, levels=levels, cache=cache).evidence:
                 runs += 1
-                if not ev.holds:
+                if ev.holds is False:  # a refutation; an undecided level refutes nothing
                     failures.append(f"{name} seed {seed}: {ev.level.value}: {ev.detail}")
     return runs, failures
 

@@ -201,7 +201,7 @@ def _intercept(rec: _Recorder) -> Iterator[None]:
 
 
 def _record(identity: Identity, dims) -> dict[str, list[tuple]]:
-    env = {n: _matrices.symbolic_matrix(n, r, c) for n, (r, c) in identity.shapes(dims).items()}
+    env = identity.environment(dims)
     rec = _Recorder()
     with _intercept(rec):
         identity.rhs(env, dims)
@@ -222,7 +222,8 @@ def _first_add(m: sympy.MatrixBase) -> int | None:
 
 def _result_mutant_rhs(rhs, variant: str):
     def mutated(env, dims):
-        m = sympy.ImmutableMatrix(rhs(env, dims))
+        m = rhs(env, dims)
+        m = sympy.ImmutableMatrix(m) if isinstance(m, sympy.MatrixBase) else sympy.ImmutableMatrix([[m]])
         if variant == "negate":
             return -m
         i = _first_add(m)

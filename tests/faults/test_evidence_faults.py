@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 import sympy
 from sympy.combinatorics import Permutation
 
-from symuat import Entry, Identity, Level, Source, Status, dims_grid, identity_matrix, kron, ones
+from symuat import Entry, Identity, Level, Source, Status, check_identity, dims_grid, identity_matrix, kron, ones
+from symuat.errors import ArgumentTypeError, InvalidValueError
 from symuat.ledger.audit import audit_entry
 from symuat.ledger.text import explain, table
 
@@ -102,3 +104,152 @@ def test_a_statement_proved_for_every_size_has_no_grid_qualifier():
                      rhs=lambda e, d: 2 * e["A"], dims=dims_grid(n=(1, 2)))
     record = audit_entry(_entry(claim))
     assert record.evidence[0].holds is True and record.grid is None and record.status_label == "proved"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Max, exp, unsupported functions, overflow, hypotheses: a ✗ only with a witness, never an aborted audit
+# --------------------------------------------------------------------------------------------------------------
+
+SCALARS = {"a": (), "b": ()}
+ONE = ({"d": 1},)
+
+
+def _levels(claim, seed=0) -> dict[str, tuple]:
+    return {ev.level.value: (ev.holds, ev.witness, ev.detail) for ev in check_identity(claim, seed=seed).evidence}
+
+
+def test_a_true_max_statement_is_proved_and_every_level_evaluates_max():
+    claim = Identity(SCALARS, lambda a, b: sympy.Max(a, b) + sympy.Min(a, b), lambda a, b: a + b, ONE)
+    got = _levels(claim)
+    assert got["symbolic"][0] is True and "case split" in got["symbolic"][2]
+    assert got["exact"][0] is True and "points of Q" in got["exact"][2]
+    assert got["float"][0] is True
+    assert audit_entry(_entry(claim)).computed is Status.PROVED
+
+
+def test_a_false_max_statement_is_refuted_with_an_exact_rational_witness():
+    got = _levels(Identity(SCALARS, lambda a, b: sympy.Max(a, b), lambda a: a, ONE))
+    for level in ("symbolic", "exact"):
+        holds, witness, _ = got[level]
+        assert holds is False and witness.field == "Q" and "SymPy's exact rationals" in witness.checked_by
+        a, b = (Fraction(witness.point[k]) for k in "ab")
+        assert max(a, b) != a and Fraction(witness.lhs) == max(a, b) and Fraction(witness.rhs) == a
+
+
+def test_the_flash_attention_rescaling_is_proved_and_exp_is_undecided_only_in_exact_arithmetic():
+    m = lambda a, b: sympy.Max(a, b)  # noqa: E731
+    claim = Identity({**SCALARS, "u": (), "v": ()},
+                     lambda a, b, u, v: (sympy.exp(a - m(a, b)) * u + sympy.exp(b - m(a, b)) * v)
+                     / (sympy.exp(a - m(a, b)) + sympy.exp(b - m(a, b))),
+                     lambda a, b, u, v: (sympy.exp(a) * u + sympy.exp(b) * v) / (sympy.exp(a) + sympy.exp(b)), ONE)
+    got = _levels(claim)
+    assert got["symbolic"][0] is True and got["float"][0] is True
+    assert got["exact"][0] is None and got["exact"][2].startswith("undecided: ") and "no exact value" in got["exact"][2]
+    assert audit_entry(_entry(claim)).computed is Status.PROVED
+
+
+def test_a_false_exp_statement_is_refuted_with_disjoint_mpmath_enclosures():
+    got = _levels(Identity(SCALARS, lambda a, b: sympy.exp(a) * sympy.exp(b), lambda a, b: sympy.exp(a * b), ONE))
+    for level in ("symbolic", "float"):
+        holds, witness, _ = got[level]
+        assert holds is False and witness.field.startswith("R") and "disjoint enclosures" in witness.checked_by
+
+
+def test_a_function_no_level_evaluates_is_undecided_everywhere_and_never_false():
+    f = sympy.Function("f")
+    claim = Identity(SCALARS, lambda a: f(a), lambda a: a, ONE)
+    got = _levels(claim)
+    assert {k: v[0] for k, v in got.items()} == {"all-sizes": None, "symbolic": None, "exact": None, "float": None}
+    assert "no level evaluates f" in got["symbolic"][2]
+    record = audit_entry(_entry(claim))
+    assert record.computed is None and record.reason.startswith("undecided at every level")
+
+
+def test_an_audit_with_max_exp_and_unknown_functions_is_not_aborted():
+    from symuat import audit
+
+    f = sympy.Function("f")
+    claims = [Identity(SCALARS, lambda a, b: sympy.Max(a, b), lambda a, b: sympy.Max(b, a), ONE),
+              Identity(SCALARS, lambda a: sympy.exp(a), lambda a: sympy.exp(a), ONE),
+              Identity(SCALARS, lambda a: f(a), lambda a: f(a) + 0 * a, ONE)]
+    entries = [Entry(f"duat:eq{n}", Source("duat", f"Eq. {n}"), "lhs = rhs", Status.PROVED, c)
+               for n, c in zip((7, 8, 9), claims)]
+    assert [r.computed for r in audit(entries)] == [Status.PROVED, Status.PROVED, Status.PROVED]
+
+
+def test_float_overflow_inside_a_true_statement_is_decided_by_mpmath_intervals():
+    claim = Identity(SCALARS, lambda a: sympy.exp(a + 2000) * sympy.exp(-a - 2000), lambda a: sympy.Integer(1), ONE)
+    holds, witness, detail = _levels(claim)["float"]
+    assert holds is True and witness is None and "float64 overflows" in detail and "mpmath interval" in detail
+
+
+def test_float_overflow_inside_a_false_statement_is_refuted_with_a_witness():
+    claim = Identity(SCALARS, lambda a: sympy.exp(a + 2000) * sympy.exp(-a - 2000), lambda a: sympy.Integer(2), ONE)
+    holds, witness, detail = _levels(claim)["float"]
+    assert holds is False and witness.field.startswith("R") and "float64 overflows" in detail
+
+
+def test_an_undeclared_sign_refutes_with_a_negative_witness_and_a_declared_one_proves():
+    free = Identity({"a": ()}, lambda a: sympy.sqrt(a ** 2), lambda a: a, ONE)
+    got = _levels(free)
+    assert got["symbolic"][0] is False and float(got["symbolic"][1].point["a"]) < 0
+    assert got["float"][0] is False and float(got["float"][1].point["a"]) < 0
+    declared = Identity({"a": ()}, lambda a: sympy.sqrt(a ** 2), lambda a: a, ONE, assume=("a > 0",))
+    got = _levels(declared)
+    assert got["symbolic"][0] is True and got["float"][0] is True  # SymPy itself writes sqrt(a**2) = a for a > 0
+    assert declared.scope == "Assumes $a > 0$." and "Assumes $a > 0$." in got["symbolic"][2]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_an_order_hypothesis_is_honoured_at_every_seed(seed):
+    declared = Identity(SCALARS, lambda a, b: sympy.Max(a, b), lambda b: b, ONE, assume=("a <= b",))
+    assert {k: v[0] for k, v in _levels(declared, seed).items()} == {
+        "all-sizes": None, "symbolic": True, "exact": True, "float": True}
+    free = Identity(SCALARS, lambda a, b: sympy.Max(a, b), lambda b: b, ONE)
+    holds, witness, _ = _levels(free, seed)["symbolic"]
+    assert holds is False and Fraction(witness.point["a"]) > Fraction(witness.point["b"])
+
+
+def test_an_integer_hypothesis_proves_what_is_undecided_without_it():
+    k = {"k": ()}
+    got = _levels(Identity(k, lambda k: (-1) ** (2 * k), lambda k: sympy.Integer(1), ONE))
+    assert got["symbolic"][0] is None and got["float"][0] is None  # (-1)^x has no real value for most x
+    got = _levels(Identity(k, lambda k: (-1) ** (2 * k), lambda k: sympy.Integer(1), ONE, assume=("k integer",)))
+    assert got["symbolic"][0] is True and got["float"][0] is True
+
+
+def test_a_scalar_is_a_symbol_of_its_own_and_its_reference_value_a_float():
+    seen = {}
+
+    def reference(a, X):
+        seen["a"] = a
+        return a * X
+
+    claim = Identity({"a": (), "X": ("n", "n")}, lambda a, X: a * X, lambda a, X: X * a, dims_grid(n=(1, 2)),
+                     reference=reference)
+    inst = claim.instantiate({"n": 2})
+    assert isinstance(inst.env["a"], sympy.Symbol) and inst.env["a"].name == "a"
+    assert check_identity(claim).holds and isinstance(seen["a"], float)
+
+
+@pytest.mark.parametrize("assume,match", [
+    (("c > 0",), "'c' in 'c > 0' is not a declared variable"),
+    (("a >> 0",), "cannot read 'a >> 0'"),
+    (("a > 0", "a < 0"), "a is both positive and negative"),
+    (("a < a",), "relates a to itself"),
+    ("a > 0", "assume must be a tuple"),
+])
+def test_a_hypothesis_that_cannot_be_honoured_is_refused_by_name(assume, match):
+    with pytest.raises((InvalidValueError, ArgumentTypeError), match=match):
+        Identity(SCALARS, lambda a: a, lambda a: a, ONE, assume=assume)
+
+
+def test_a_reading_no_level_decides_leaves_the_entry_without_a_status():
+    from symuat import Readings
+
+    f = sympy.Function("f")
+    undecided = Identity(SCALARS, lambda a: f(a), lambda a: a, ONE)
+    holds = Identity(SCALARS, lambda a: a, lambda a: a, ONE)
+    record = audit_entry(Entry("duat:eq7", Source("duat", "Eq. 7"), "lhs = rhs", Status.CONVENTION,
+                               Readings("a convention", {"r1": undecided, "r2": holds})))
+    assert record.computed is None and record.reason.startswith("reading 'r1' is undecided: undecided: ")
