@@ -17,6 +17,7 @@ pytestmark = pytest.mark.xdist_group("models")
 from symuat.errors import InvalidValueError  # noqa: E402
 from symuat.models import from_module, library_float64, load  # noqa: E402
 from symuat.numeric import stack_output  # noqa: E402
+from symuat.numeric.head import as_head  # noqa: E402
 from symuat.numeric.moe import MoEFFNWeights  # noqa: E402
 
 V, N = 30, 9
@@ -86,9 +87,9 @@ def test_token_ids_padded_batch_and_logits(saved, side):
         keep = mask[b].astype(bool)
         w = out.hidden_states[-1][b].numpy()[keep]
         assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= 1e-12
-        U, _ = form.unembedding
         logits = out.logits[b].numpy()[keep]
-        assert np.max(np.abs(form.output @ U.T - logits)) <= 1e-12 * np.max(np.abs(logits))
+        got = as_head(form.unembedding).logits(form.output)  # the head with its 1/logits_scaling
+        assert np.max(np.abs(got - logits)) <= 1e-12 * np.max(np.abs(logits))
 
 
 def test_residual_multiplier_is_folded_into_the_output_maps(saved):

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import UnsupportedError  # noqa: E402
 from symuat.models import library_float64, load  # noqa: E402
+from symuat.numeric.head import as_head  # noqa: E402
 
 V, N = 30, 7
 _S = dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=12, vocab_size=V,
@@ -67,8 +68,7 @@ def test_form_logits_are_the_library_logits(family):
     assert model.family == family and model.lm_head is not None
     ids = np.arange(1, 1 + N) % V
     form = model.duat_form(input_ids=ids)
-    U, b = form.unembedding
-    got = form.output @ U.T + (0.0 if b is None else b)
+    got = as_head(form.unembedding).logits(form.output)  # the head as imported: U, b and its scale
     with torch.no_grad(), library_float64():
         want = library(input_ids=torch.as_tensor(ids)[None]).logits[0].numpy()
     assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))

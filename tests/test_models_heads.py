@@ -99,9 +99,9 @@ def test_graph_logit_is_the_library_logit(case):
     name, model, form, reads, want = case
     if reads != "every":
         pytest.skip("the graph reads the last token's logit; this head's library logits are one row")
-    g = form.graph(3, [str(i) for i in IDS], list(IDS))
+    g = form.graph(3, [str(i) for i in IDS], list(IDS), feature_links=form.stack.kind != "post_ln")
     meta = g["metadata"]["symuat"]
-    assert meta["logit_from"] == "library" and meta["logit"] == pytest.approx(want[-1, 3], abs=1e-12)
+    assert meta["value_from"] == "library" and meta["value"] == pytest.approx(want[-1, 3], abs=1e-12)
     assert meta["error_max"] <= 1e-11 * max(1.0, np.max(np.abs(want)))
 
 

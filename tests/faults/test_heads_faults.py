@@ -64,15 +64,16 @@ def test_cohere_logit_scale_is_in_the_logit_attribution(cohere):
 def test_cohere_logit_scale_is_in_the_graph(cohere):
     form = cohere.duat_form(input_ids=IDS)
     g = form.graph(5, [str(i) for i in IDS], list(IDS))
-    assert g["metadata"]["symuat"]["logit"] == pytest.approx(_logits(cohere)[-1, 5], abs=1e-13)
-    total = sum(li["weight"] for li in g["links"]) + g["metadata"]["symuat"]["rest"]
+    assert g["metadata"]["symuat"]["value"] == pytest.approx(_logits(cohere)[-1, 5], abs=1e-13)
+    (logit,) = [n["node_id"] for n in g["nodes"] if n["is_target_logit"]]
+    total = sum(li["weight"] for li in g["links"] if li["target"] == logit) + g["metadata"]["symuat"]["rest"]
     assert total == pytest.approx(_logits(cohere)[-1, 5], abs=1e-12)
 
 
 def test_masked_lm_transform_is_in_the_graph(bert_mlm):
     model = load(bert_mlm)
-    g = model.duat_form(input_ids=IDS).graph(2, [str(i) for i in IDS], list(IDS))
-    assert g["metadata"]["symuat"]["logit"] == pytest.approx(_logits(model)[-1, 2], abs=1e-13)
+    g = model.duat_form(input_ids=IDS).graph(2, [str(i) for i in IDS], list(IDS), feature_links=False)  # post-LN
+    assert g["metadata"]["symuat"]["value"] == pytest.approx(_logits(model)[-1, 2], abs=1e-13)
     assert g["metadata"]["symuat"]["error_max"] <= 1e-12
 
 
