@@ -111,15 +111,14 @@ class _Weights:
         sl = self.where[key].get_slice(key)
         return torch.stack([sl[int(i):int(i) + 1][0] for i in ids]).to(torch.float64)
 
-    def tensor(self, key: str) -> Any:
-        torch = require_torch()
-        t = self.where[key].get_tensor(key).to(torch.float64)
-        if not bool(torch.isfinite(t).all()):
-            raise InvalidValueError(f"{key} has NaN or infinite entries: the model's weights are not finite")
-        return t
+    def stored(self, key: str) -> Any:
+        """The tensor at its stored dtype (bf16 included), read from the memory-mapped file."""
+        return self.where[key].get_tensor(key)
 
 
 def _load_layer(layer: Any, weights: _Weights, i: int) -> None:
+    """Materialise ``layer`` on the CPU and copy its tensors in, each widened from its stored dtype in place (no
+    float64 copy besides the layer's own)."""
     torch = require_torch()
     prefix = f"{weights.prefix}layers.{i}."
     want = {name: tuple(t.shape) for name, t in layer.state_dict().items()}
@@ -128,15 +127,16 @@ def _load_layer(layer: Any, weights: _Weights, i: int) -> None:
     if missing or unexpected:
         raise InvalidValueError(f"layer {i} of the checkpoint does not match its config: missing {missing}, "
                                 f"unexpected {unexpected}; symuat never uses randomly initialised weights")
-    state = {}
     for name, shape in want.items():
         if weights.shape(prefix + name) != shape:
             raise InvalidValueError(f"{prefix}{name}: checkpoint {weights.shape(prefix + name)}, model {shape}")
-        state[name] = weights.tensor(prefix + name)
     layer.to_empty(device="cpu")
     with torch.no_grad():
-        layer.load_state_dict(state, strict=True)
-    del state
+        for name, target in layer.state_dict(keep_vars=True).items():  # the layer's own tensors
+            target.copy_(weights.stored(prefix + name))
+            if not bool(torch.isfinite(target).all()):
+                raise InvalidValueError(f"{prefix}{name} has NaN or infinite entries: the model's weights are "
+                                        "not finite")
 
 
 def _config(path: Path, layers: Optional[int]) -> Any:

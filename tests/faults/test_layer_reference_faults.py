@@ -142,3 +142,50 @@ def test_unknown_layer_type(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({**config, "layer_types": ["chunked_attention"]}))
     with pytest.raises((UnsupportedError, InvalidValueError), match="chunked_attention"):
         layer_reference(tmp_path, [1, 2])
+
+
+# ---- load(dir, layers=k) and symuat model --layers (symuat.models.prefix) --------------------------------------------
+
+@pytest.mark.parametrize("layers", [0, 3, -1, True, 1.5])
+def test_prefix_bad_depth(llama, layers):
+    from symuat.models import load
+
+    with pytest.raises(InvalidValueError, match=r"layers=.*expected an int in 1\.\.2"):
+        load(llama, layers=layers)
+
+
+def test_prefix_of_a_module_refused():
+    from symuat.models import load
+
+    with pytest.raises(InvalidValueError, match="layers=1 needs a checkpoint directory, got a LlamaModel"):
+        load(randomize(T.LlamaModel(T.LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=2,
+                                                  intermediate_size=24, vocab_size=V))), layers=1)
+
+
+def test_prefix_unexpected_key_still_refused(llama, tmp_path):
+    from symuat.models import load
+
+    path = _edited(llama, tmp_path / "c", lambda t: t.__setitem__("layers.0.self_attn.q_proj.bias",
+                                                                    torch.zeros(16, dtype=torch.float64)))
+    with pytest.raises(InvalidValueError, match=r"1 unexpected \(layers.0.self_attn.q_proj.bias\)"):
+        load(path, layers=1)
+
+
+def test_prefix_missing_key(llama, tmp_path):
+    """A missing tensor of a loaded layer is refused; one of an unread later layer is not needed."""
+    from symuat.models import load
+
+    path = _edited(llama, tmp_path / "c", lambda t: t.pop("layers.1.mlp.up_proj.weight"))
+    with pytest.raises(InvalidValueError, match=r"1 missing \(layers.1.mlp.up_proj.weight\)"):
+        load(path, layers=2)
+    assert load(path, layers=1).stack.depth == 1
+
+
+def test_cli_prefix_bad_depth(llama):
+    from click.testing import CliRunner
+    from faults_support import one_error_line
+
+    from symuat.cli import main
+
+    res = CliRunner().invoke(main, ["model", str(llama), "--layers", "5"])
+    one_error_line(res, "layers=5: expected an int in 1..2")
