@@ -85,7 +85,9 @@ d, k, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ids = np.load(out + "/ids.npy")
 t0 = time.perf_counter(); model = load(d, layers=k); t1 = time.perf_counter()
 X = model.inputs_embeds(ids, None); N = ids.size; boxes = {}
-duat_form(model.stack, X, on_box=lambda i, lin, bias, terms: boxes.__setitem__(i, (lin + bias + sum(terms)).reshape(N, -1)))
+def on_box(i, lin, bias, terms):
+    boxes[i] = (lin + bias + sum(terms)).reshape(N, -1)
+duat_form(model.stack, X, on_box=on_box)
 t2 = time.perf_counter()
 np.save(out + "/form.npy", np.stack([boxes[i] for i in range(1, k + 1)]))
 print("TIMES", t1 - t0, t2 - t1)
@@ -143,11 +145,13 @@ def main(argv=None) -> dict:
     if a.json:
         print(json.dumps(result, indent=1))
     else:
-        print(f"Llama-3-8B-shaped, {a.layers} of 32 layers, N={a.tokens} (checkpoint {result['disk_gib']:.2f} GiB bf16)")
+        print(f"Llama-3-8B-shaped, {a.layers} of 32 layers, N={a.tokens} "
+              f"(checkpoint {result['disk_gib']:.2f} GiB bf16)")
         print(f"  symuat    load {symuat['load_s']:.1f} s + form {symuat['form_s']:.1f} s, "
               f"peak RSS {symuat['peak_rss_gib']:.2f} GiB")
         print(f"  reference {reference['load_s']:.1f} s, peak RSS {reference['peak_rss_gib']:.2f} GiB")
-        print("  error per layer " + ", ".join(f"{e:.1e}" for e in errors) + f"; time ratio {result['time_ratio']:.2f}x")
+        print("  error per layer " + ", ".join(f"{e:.1e}" for e in errors)
+              + f"; time ratio {result['time_ratio']:.2f}x")
     return result
 
 

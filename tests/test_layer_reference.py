@@ -30,11 +30,15 @@ FAMILIES = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
+@pytest.fixture(scope="module", params=sorted(FAMILIES) + ["llama-bf16"])
 def saved(request, tmp_path_factory):
-    """(path, symuat Model, input ids)."""
+    """(path, symuat Model, input ids); ``llama-bf16`` is stored in bfloat16, as big checkpoints are."""
+    family = request.param.split("-")[0]
     path = tmp_path_factory.mktemp(request.param)
-    randomize(FAMILIES[request.param](transformers), seed=len(request.param)).save_pretrained(path)
+    model = randomize(FAMILIES[family](transformers), seed=len(family))
+    if request.param.endswith("bf16"):
+        model = model.to(torch.bfloat16)
+    model.save_pretrained(path)
     return path, load(path), np.random.default_rng(3).integers(0, V, size=N)
 
 
