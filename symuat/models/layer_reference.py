@@ -81,7 +81,8 @@ class LayerReference:
 
 
 class _Weights:
-    """The checkpoint's tensors by name, read lazily from its (memory-mapped) safetensors files."""
+    """The checkpoint's tensors by name, each read from its safetensors file when asked: a file is memory-mapped only
+    while it is read, so the pages of the layers already run do not stay in the process."""
 
     def __init__(self, path: Path):
         from safetensors import safe_open
@@ -91,11 +92,13 @@ class _Weights:
             if index.is_file() else sorted(str(f) for f in path.glob("*.safetensors"))
         if not files:
             raise InvalidValueError(f"{str(path)!r} is not a checkpoint: no *.safetensors weights")
-        self.where: Dict[str, Any] = {}
-        self._handles = [safe_open(f, framework="pt") for f in files]
-        for h in self._handles:
-            for key in h.keys():
-                self.where[key] = h
+        self.where: Dict[str, str] = {}
+        self.shapes: Dict[str, Tuple[int, ...]] = {}
+        for f in files:
+            with safe_open(f, framework="pt") as h:
+                for key in h.keys():
+                    self.where[key] = f
+                    self.shapes[key] = tuple(h.get_slice(key).get_shape())
         prefixes = [p for p in ("", "model.") if f"{p}embed_tokens.weight" in self.where]
         if len(prefixes) != 1:
             raise InvalidValueError(f"the checkpoint {str(path)!r} has {'no' if not prefixes else 'two'} "
@@ -103,17 +106,23 @@ class _Weights:
         self.prefix = prefixes[0]
 
     def shape(self, key: str) -> Tuple[int, ...]:
-        return tuple(self.where[key].get_slice(key).get_shape())
+        return self.shapes[key]
 
     def rows(self, key: str, ids: np.ndarray) -> Any:
         """Rows ``ids`` (sorted, unique) of a 2-D tensor, read without the rest of it, widened to float64."""
+        from safetensors import safe_open
+
         torch = require_torch()
-        sl = self.where[key].get_slice(key)
-        return torch.stack([sl[int(i):int(i) + 1][0] for i in ids]).to(torch.float64)
+        with safe_open(self.where[key], framework="pt") as h:
+            sl = h.get_slice(key)
+            return torch.stack([sl[int(i):int(i) + 1][0] for i in ids]).to(torch.float64)
 
     def stored(self, key: str) -> Any:
-        """The tensor at its stored dtype (bf16 included), read from the memory-mapped file."""
-        return self.where[key].get_tensor(key)
+        """The tensor at its stored dtype (bf16 included), copied out of the file."""
+        from safetensors import safe_open
+
+        with safe_open(self.where[key], framework="pt") as h:
+            return h.get_tensor(key).clone()
 
 
 def _load_layer(layer: Any, weights: _Weights, i: int) -> None:
