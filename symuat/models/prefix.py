@@ -69,7 +69,7 @@ def load_prefix(directory: Any, layers: int) -> Tuple[Any, TransformerStack]:
 
     from transformers import AutoModel
 
-    from .importer import MOE, _check_loading_info, _parameter_count, from_module
+    from .importer import EAGER_EXPERTS, _check_loading_info, _parameter_count, from_module
 
     torch = require_torch()
     config, _ = prefix_config(directory, layers)
@@ -77,7 +77,7 @@ def load_prefix(directory: Any, layers: int) -> Tuple[Any, TransformerStack]:
     path = Path(directory)
     family = json.loads((path / "config.json").read_text()).get("model_type")
     try:
-        extra = {"experts_implementation": "eager"} if family in MOE else {}
+        extra = {"experts_implementation": "eager"} if family in EAGER_EXPERTS else {}
         model, info = AutoModel.from_pretrained(str(path), config=config, local_files_only=True, dtype=torch.float64,
                                                 use_safetensors=True, output_loading_info=True,
                                                 ignore_mismatched_sizes=True, **extra)
