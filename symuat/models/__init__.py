@@ -11,10 +11,12 @@ function here is called, so ``import symuat`` stays NumPy-only.
 """
 
 from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
+from .layer_reference import LayerReference, layer_reference
 from .model import Model, load
 from .precision import library_float64
 from .random_init import random_init
 from .reference import library_outputs, quiet_library, torch_threads
 
 __all__ = ["FAMILIES", "Model", "load", "from_module", "from_pretrained", "load_pretrained", "library_float64",
-           "random_init", "library_outputs", "torch_threads", "quiet_library"]
+           "random_init", "library_outputs", "torch_threads", "quiet_library", "layer_reference",
+           "LayerReference"]

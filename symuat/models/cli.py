@@ -78,9 +78,11 @@ def _input(directory: str, path: Optional[str], tokens: Optional[int], seed: int
 @click.option("--layer", type=int, default=0, show_default=True, help="Layer of the attention panel (0-based).")
 @click.option("--head", type=int, default=0, show_default=True, help="Head of the attention panel (0-based).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--layers", type=int, default=None,
+              help="Load only the first K layers (final norm kept, no LM head): a prefix of a big model.")
 def model_command(directory: str, tokens: Optional[int], seed: int, input_path: Optional[str], text: Optional[str],
                   pair: Optional[str], shares: str, plot_path: Optional[str], layer: int, head: int,
-                  fmt: str) -> None:
+                  fmt: str, layers: Optional[int]) -> None:
     """Per-layer DUAT reconstruction error and term shares of a local save_pretrained checkpoint."""
     try:
         from transformers.utils import logging as hf_logging
@@ -96,8 +98,17 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
             raise InvalidValueError("--pair needs --text (B is compared with the text's frozen parameters)")
         if text is None:
             X = _input(directory, input_path, tokens, seed)
+            if layers is not None:
+                from .prefix import prefix_config
+
+                prefix_config(directory, layers)  # --layers checked before the input is drawn or weights are read
             with sharing():  # the command owns the model: the stack uses the library's tensors, no second copy
-                library, stack = load_pretrained(directory)
+                if layers is None:
+                    library, stack = load_pretrained(directory)
+                else:
+                    from .prefix import load_prefix
+
+                    library, stack = load_prefix(directory, layers)
             report = model_report(library, stack, X, shares=shares)
             if plot_path is not None:
                 from ..numeric import duat_form
@@ -107,7 +118,7 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
         else:
             if input_path is not None or tokens is not None:
                 raise InvalidValueError("--text excludes --input and --tokens (the text fixes the input)")
-            report, extra = _text_report(directory, text, pair, shares, plot_path, layer, head)
+            report, extra = _text_report(directory, text, pair, shares, plot_path, layer, head, layers)
         out = _json(report, extra) if fmt == "json" else report.to_text() + _extra_text(extra)
     except SymuatError as exc:
         click.echo(f"symuat: error: {exc}", err=True)
@@ -115,11 +126,11 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
     click.echo(out)
 
 
-def _text_report(directory, text, pair, shares, plot_path, layer, head):
+def _text_report(directory, text, pair, shares, plot_path, layer, head, layers=None):
     from .model import load
     from .report import model_report
 
-    model = load(directory)
+    model = load(directory, layers=layers)
     if model.tokenizer is None:
         raise InvalidValueError(f"{directory!r} has no tokenizer: --text needs one")
     form = model.duat_form(text=text)

@@ -414,19 +414,29 @@ def _given_tokenizer(tokenizer: Any, vocab: int) -> Any:
     return tokenizer
 
 
-def load(source: Any, tokenizer: Any = None) -> Model:
+def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
     library's model) or from a transformers module already in memory (its weights are copied).
 
     ``tokenizer`` (a transformers tokenizer, or a local directory holding one) replaces the checkpoint's own (a
-    module in memory has none): :meth:`Model.duat_form` then takes ``text=`` and every form keeps its tokens."""
+    module in memory has none): :meth:`Model.duat_form` then takes ``text=`` and every form keeps its tokens.
+
+    ``layers=k`` (a directory only): the library's base model cut to its first ``k`` layers, final norm kept, no LM
+    head (:mod:`symuat.models.prefix`), to check a prefix of a model too big to load whole."""
     from .heads import probe_head, read_head
     from .importer import FAMILIES, from_module, load_pretrained
 
     torch = require_torch()
+    if layers is not None and not isinstance(source, (str, Path)):
+        raise InvalidValueError(f"layers={layers!r} needs a checkpoint directory, got a {type(source).__name__}")
     if isinstance(source, (str, Path)):
         with sharing():
-            library, stack = load_pretrained(source)
+            if layers is None:
+                library, stack = load_pretrained(source)
+            else:
+                from .prefix import load_prefix
+
+                library, stack = load_prefix(source, layers)
             own = _tokenizer(Path(source))
             base = getattr(library, "base_model", library)
             parts = _embeddings(base, library.config.model_type)

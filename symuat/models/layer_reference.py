@@ -1,0 +1,252 @@
+r"""The per-layer library reference for models too big for the library's whole float64 forward (issue 30, item 2).
+
+:func:`layer_reference` runs the library's *own* decoder-layer modules one at a time in float64, chained:
+
+1. the base model is built on the ``meta`` device (``AutoModel.from_config``: no memory; the library's own
+   attention implementation is chosen as for a loaded model);
+2. the input :math:`X = E[t]` is the library's ``embed_tokens`` output: the module must be a plain
+   ``torch.nn.Embedding`` (whose forward is the row look-up ``F.embedding``), and only the rows of the prompt's
+   ids are read from the memory-mapped safetensors file, so the :math:`V\times M` table is never widened;
+3. the rotary tables are the output of the library's ``rotary_emb`` module, built on the CPU exactly as
+   ``from_pretrained`` builds it (its ``inv_freq`` is bit-identical to a loaded model's), at positions
+   :math:`0..N-1`;
+4. the mask of layer :math:`i` is what the family's ``forward`` passes it, made by the public
+   ``transformers.masking_utils`` functions: ``create_causal_mask`` (Llama; Mistral without a sliding window; a
+   ``full_attention`` layer of Qwen2/Qwen3) or ``create_sliding_window_causal_mask`` (Mistral with
+   ``sliding_window``; a ``sliding_attention`` layer);
+5. layer :math:`i` (``base.layers[i]``) is materialised with ``to_empty(device="cpu")``, its tensors read with
+   ``safetensors.safe_open`` at their stored dtype (bf16 included) and widened to float64, every key checked
+   (missing, unexpected, wrong shape, non-finite: :class:`~symuat.errors.InvalidValueError`), run under
+   :func:`~symuat.models.library_float64` on the previous layer's output, and freed (``to_empty(device="meta")``)
+   before the next one.
+
+The peak memory is one layer in float64 plus :math:`O(N\cdot M)` per layer output.  Supported families: those
+whose base model is ``embed_tokens``, ``layers``, ``rotary_emb``, ``norm`` and whose ``forward`` is the chain
+above (:data:`REFERENCE_FAMILIES`); any other is refused with one :class:`~symuat.errors.UnsupportedError`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ._torch import require_torch
+from .precision import library_float64
+
+__all__ = ["REFERENCE_FAMILIES", "LayerReference", "layer_reference"]
+
+
+def _full(config: Any, i: int) -> str:
+    return "full_attention"
+
+
+def _mistral(config: Any, i: int) -> str:
+    return "full_attention" if getattr(config, "sliding_window", None) is None else "sliding_attention"
+
+
+def _typed(config: Any, i: int) -> str:
+    return str(config.layer_types[i])
+
+
+#: ``model_type`` → the attention type its ``forward`` gives layer ``i`` (what mask it passes).
+REFERENCE_FAMILIES: Dict[str, Callable[[Any, int], str]] = {
+    "llama": _full, "mistral": _mistral, "qwen2": _typed, "qwen3": _typed,
+}
+
+
+@dataclass(frozen=True)
+class LayerReference:
+    r"""The library's layer-by-layer outputs for one row of token ids.
+
+    Attributes
+    ----------
+    inputs_embeds : (N, M) array
+        :math:`X = E[t]`, the library's embedding output (the DUAT form's :math:`X_0`).
+    outputs : tuple of (N, M) arrays
+        ``outputs[i]`` is the output of decoder layer ``i`` (0-based), before any final norm.
+    """
+
+    inputs_embeds: np.ndarray
+    outputs: Tuple[np.ndarray, ...]
+
+    def __post_init__(self) -> None:
+        shapes = {a.shape for a in (self.inputs_embeds, *self.outputs)}
+        if len(shapes) != 1 or self.inputs_embeds.ndim != 2:
+            raise ShapeError(f"layer outputs of shapes {sorted(shapes)}: expected one (N, M) shape")
+
+
+class _Weights:
+    """The checkpoint's tensors by name, each read from its safetensors file when asked: a file is memory-mapped only
+    while it is read, so the pages of the layers already run do not stay in the process."""
+
+    def __init__(self, path: Path):
+        from safetensors import safe_open
+
+        index = path / "model.safetensors.index.json"
+        files = sorted({str(path / f) for f in json.loads(index.read_text())["weight_map"].values()}) \
+            if index.is_file() else sorted(str(f) for f in path.glob("*.safetensors"))
+        if not files:
+            raise InvalidValueError(f"{str(path)!r} is not a checkpoint: no *.safetensors weights")
+        self.where: Dict[str, str] = {}
+        self.shapes: Dict[str, Tuple[int, ...]] = {}
+        for f in files:
+            with safe_open(f, framework="pt") as h:
+                for key in h.keys():
+                    self.where[key] = f
+                    self.shapes[key] = tuple(h.get_slice(key).get_shape())
+        prefixes = [p for p in ("", "model.") if f"{p}embed_tokens.weight" in self.where]
+        if len(prefixes) != 1:
+            raise InvalidValueError(f"the checkpoint {str(path)!r} has {'no' if not prefixes else 'two'} "
+                                    "embed_tokens.weight (expected exactly one, with or without 'model.')")
+        self.prefix = prefixes[0]
+
+    def shape(self, key: str) -> Tuple[int, ...]:
+        return self.shapes[key]
+
+    def rows(self, key: str, ids: np.ndarray) -> Any:
+        """Rows ``ids`` (sorted, unique) of a 2-D tensor, read without the rest of it, widened to float64."""
+        from safetensors import safe_open
+
+        torch = require_torch()
+        with safe_open(self.where[key], framework="pt") as h:
+            sl = h.get_slice(key)
+            return torch.stack([sl[int(i):int(i) + 1][0] for i in ids]).to(torch.float64)
+
+    def stored(self, key: str) -> Any:
+        """The tensor at its stored dtype (bf16 included), copied out of the file."""
+        from safetensors import safe_open
+
+        with safe_open(self.where[key], framework="pt") as h:
+            return h.get_tensor(key).clone()
+
+
+def _load_layer(layer: Any, weights: _Weights, i: int) -> None:
+    """Materialise ``layer`` on the CPU and copy its tensors in, each widened from its stored dtype in place (no
+    float64 copy besides the layer's own)."""
+    torch = require_torch()
+    prefix = f"{weights.prefix}layers.{i}."
+    want = {name: tuple(t.shape) for name, t in layer.state_dict().items()}
+    have = {k[len(prefix):] for k in weights.where if k.startswith(prefix)}
+    missing, unexpected = sorted(set(want) - have), sorted(have - set(want))
+    if missing or unexpected:
+        raise InvalidValueError(f"layer {i} of the checkpoint does not match its config: missing {missing}, "
+                                f"unexpected {unexpected}; symuat never uses randomly initialised weights")
+    for name, shape in want.items():
+        if weights.shape(prefix + name) != shape:
+            raise InvalidValueError(f"{prefix}{name}: checkpoint {weights.shape(prefix + name)}, model {shape}")
+    layer.to_empty(device="cpu")
+    with torch.no_grad():
+        for name, target in layer.state_dict(keep_vars=True).items():  # the layer's own tensors
+            target.copy_(weights.stored(prefix + name))
+            if not bool(torch.isfinite(target).all()):
+                raise InvalidValueError(f"{prefix}{name} has NaN or infinite entries: the model's weights are "
+                                        "not finite")
+
+
+def _config(path: Path, layers: Optional[int]) -> Any:
+    from transformers import AutoConfig
+
+    model_type = json.loads((path / "config.json").read_text()).get("model_type") \
+        if (path / "config.json").is_file() else None
+    if model_type not in REFERENCE_FAMILIES:
+        raise UnsupportedError(f"layer_reference: model type {model_type!r} of {str(path)!r} is not supported; "
+                               f"supported: {sorted(REFERENCE_FAMILIES)}")
+    config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+    if config.model_type != model_type:  # transformers read the config as another family's
+        raise UnsupportedError(f"layer_reference: the config of {str(path)!r} says {model_type!r} but transformers "
+                               f"reads it as {config.model_type!r}")
+    total = int(config.num_hidden_layers)
+    if layers is None:
+        layers = total
+    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or not 1 <= layers <= total:
+        raise InvalidValueError(f"layers={layers!r}: expected an int in 1..{total} (the checkpoint's depth)")
+    return config, int(layers)
+
+
+def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None) -> LayerReference:
+    r"""The library's decoder layers run one at a time in float64 on one row of ``input_ids`` (module docstring).
+
+    Parameters
+    ----------
+    directory
+        A local ``save_pretrained`` checkpoint of a family in :data:`REFERENCE_FAMILIES` (safetensors).
+    input_ids : 1-D sequence of ints
+    layers : int, optional
+        Run only the first ``layers`` decoder layers (default: all of them).
+
+    Returns
+    -------
+    LayerReference
+        The embedding output and every layer's output; each is what the library's whole float64 forward computes
+        at that layer (``tests/test_layer_reference.py`` checks it within 1e-12).
+
+    >>> ref = layer_reference("path/to/llama", [1, 2, 3], layers=2)   # doctest: +SKIP
+    >>> len(ref.outputs), ref.outputs[0].shape                          # doctest: +SKIP
+    (2, (3, 4096))
+    """
+    torch = require_torch()
+    path = Path(directory)
+    if not path.is_dir():
+        raise InvalidValueError(f"{str(path)!r} is not a directory (expected a save_pretrained checkpoint)")
+    config, depth = _config(path, layers)
+    ids = np.asarray(input_ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        raise InvalidValueError(f"input_ids of shape {ids.shape} and dtype {ids.dtype}: expected a non-empty 1-D "
+                                "row of ints")
+    V = int(config.vocab_size)
+    if ids.min() < 0 or ids.max() >= V:
+        raise InvalidValueError(f"input_ids outside 0..{V - 1} (vocab_size): {int(ids.min())}..{int(ids.max())}")
+    weights = _Weights(path)
+    from transformers import AutoModel
+    from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+
+    with torch.device("meta"):
+        base = AutoModel.from_config(config, dtype=torch.float64)
+    if not all(hasattr(base, a) for a in ("embed_tokens", "layers", "rotary_emb", "norm")):
+        raise UnsupportedError(f"{type(base).__name__} is not embed_tokens, layers, rotary_emb, norm")
+    if type(base.embed_tokens) is not torch.nn.Embedding:
+        raise UnsupportedError(f"the embedding module is a {type(base.embed_tokens).__name__}, not an nn.Embedding")
+    emb_key = f"{weights.prefix}embed_tokens.weight"
+    if weights.shape(emb_key) != (V, int(config.hidden_size)):
+        raise InvalidValueError(f"{emb_key}: checkpoint {weights.shape(emb_key)}, config "
+                                f"({V}, {config.hidden_size})")
+    rows, inverse = np.unique(ids, return_inverse=True)
+    table = weights.rows(emb_key, rows)
+    if not bool(torch.isfinite(table).all()):
+        raise InvalidValueError(f"{emb_key} has NaN or infinite entries at the prompt's ids")
+    config = base.config  # with the attention implementation the library chose, as a loaded model's
+    rotary = type(base.rotary_emb)(config=config)  # on the CPU, as from_pretrained builds it
+    kind = REFERENCE_FAMILIES[config.model_type]
+    outputs = []
+    with torch.no_grad(), library_float64():
+        h = torch.nn.functional.embedding(torch.from_numpy(inverse.reshape(1, -1)), table)  # = nn.Embedding(ids)
+        X = h[0].numpy().copy()
+        position_ids = torch.arange(ids.size)[None]
+        position_embeddings = rotary(h, position_ids)
+        masks = {}
+        for i in range(depth):
+            attention = kind(config, i)
+            if attention not in masks:
+                make = {"full_attention": create_causal_mask,
+                        "sliding_attention": create_sliding_window_causal_mask}.get(attention)
+                if make is None:
+                    raise UnsupportedError(f"layer {i} has attention type {attention!r}")
+                if attention == "sliding_attention" and getattr(config, "sliding_window", None) is None:
+                    raise InvalidValueError(f"layer {i} is a sliding_attention layer but the config's "
+                                            "sliding_window is None")
+                masks[attention] = make(config=config, inputs_embeds=h, attention_mask=None, past_key_values=None,
+                                        position_ids=position_ids)
+            layer = base.layers[i]
+            _load_layer(layer, weights, i)
+            h = layer(h, attention_mask=masks[attention], position_ids=position_ids,
+                      position_embeddings=position_embeddings, past_key_values=None, use_cache=False)
+            layer.to_empty(device="meta")  # frees the layer's float64 tensors before the next one
+            if isinstance(h, tuple):  # older releases return (hidden_states, ...)
+                h = h[0]
+            outputs.append(h[0].detach().numpy().copy())
+    return LayerReference(X, tuple(outputs))
