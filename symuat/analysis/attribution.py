@@ -51,12 +51,12 @@ import numpy as np
 from ..errors import InvalidValueError, OutputError
 from ..numeric.memory import check_memory, form_bytes, format_bytes, out_of_memory
 from ..numeric.moe import MoEFFNWeights
-from ..progress import progress
-from .attribution_file import AttributionWriter, load_attribution
+from ._bar import bar
+from .attribution_file import AttributionWriter, read_attribution
 from .frozen import frozen
 from .pullback import pullback, pullback_bytes
 
-__all__ = ["Attribution", "attribution", "attribution_bytes", "BY"]
+__all__ = ["Attribution", "attribution", "attribution_bytes", "load_attribution", "BY"]
 
 BY = ("term", "source", "layer", "head", "neuron", "expert")
 #: working memory of one chunk of parts propagated together (sources, or routed units)
@@ -131,6 +131,13 @@ class Attribution:
         """``|values[p, n]|`` or ``‖values[p, n]‖`` per part (and token): a heat map."""
         v = self.values
         return np.abs(v) if v.ndim <= 2 else np.linalg.norm(v, axis=-1)
+
+
+def load_attribution(path: Any, target: Any = None, position: Optional[int] = None) -> Attribution:
+    """The attribution written by ``attribution(..., out=path)``, its ``values`` mapped from the file."""
+    values, small = read_attribution(path)
+    return Attribution(str(small["by"]), tuple(str(p) for p in small["parts"]), values, small["rest"],
+                       small["output"], target, position)
 
 
 def _groups(form: Any, by: str):
@@ -250,13 +257,10 @@ def _chunks(form: Any, by: str, quiet: bool):
     bounds = [(lo, min(P, lo + chunk)) for lo in range(0, P, chunk)]
 
     def gen():
-        with progress(quiet or len(bounds) == 1, f"attribution by {by}") as (start, done):
-            if start is not None:
-                start(len(bounds))
+        with bar(quiet or len(bounds) == 1, f"attribution by {by}", len(bounds)) as step:
             for lo, hi in bounds:
                 yield (lo, hi) + run(lo, hi)
-                if done is not None:
-                    done(f"parts {lo}..{hi - 1}")
+                step(f"parts {lo}..{hi - 1}")
     return parts, gen()
 
 
@@ -346,6 +350,5 @@ def _full(form, by, W, b, target, position, out, quiet) -> Attribution:
         raise
     if writer is not None:
         writer.close(parts, rest, output, by)
-        a = load_attribution(out)
-        return Attribution(by, a.parts, a.values, a.rest, a.output, target, position)
+        return load_attribution(out, target, position)
     return Attribution(by, parts, values, rest, output, target, position)

@@ -4,7 +4,7 @@ A full attribution's ``values`` (P, N, M) can exceed the memory (neurons of Mini
 :class:`AttributionWriter` writes it into an uncompressed ``.npz`` member ``values.npy`` as the chunks come (the
 ``.npy`` header first, then the rows in C order), with ``parts``, ``rest``, ``output`` and ``by`` beside it;
 every member has a fixed date, so the same call writes byte-identical files.  ``numpy.load(path)`` reads it as
-any ``.npz``; :func:`load_attribution` maps ``values`` from the file (``numpy.memmap``, nothing loaded).
+any ``.npz``; :func:`read_attribution` maps ``values`` from the file (``numpy.memmap``, nothing loaded).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, OutputError
 
-__all__ = ["AttributionWriter", "load_attribution"]
+__all__ = ["AttributionWriter", "read_attribution"]
 
 _DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -72,10 +72,9 @@ class AttributionWriter:
             self.path.unlink(missing_ok=True)
 
 
-def load_attribution(path: Any) -> Any:
-    """The :class:`~symuat.analysis.attribution.Attribution` in ``path``, ``values`` mapped from the file."""
-    from .attribution import Attribution
-
+def read_attribution(path: Any) -> Tuple[np.memmap, dict]:
+    """``(values, rest)`` of the file ``path``: ``values`` mapped from it, the small members (``parts``, ``rest``,
+    ``output``, ``by``) in a dict."""
     path = Path(path)
     with zipfile.ZipFile(path) as z:
         info = z.getinfo("values.npy")
@@ -90,6 +89,4 @@ def load_attribution(path: Any) -> Any:
         read = np.lib.format.read_array_header_2_0 if version == (2, 0) else np.lib.format.read_array_header_1_0
         shape, fortran, dtype = read(fh)
         offset = fh.tell()
-    values = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
-    return Attribution(str(small["by"]), tuple(str(p) for p in small["parts"]), values, small["rest"],
-                       small["output"])
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C"), small

@@ -32,7 +32,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from ..progress import progress
+from ._bar import bar
 from .frozen import _block_norm, _layout, _norm_const, _norm_d, hold_block, hold_input
 
 __all__ = ["Pullback", "pullback", "pullback_bytes"]
@@ -196,9 +196,7 @@ def pullback(form: Any, w: np.ndarray, position: int, direct: bool = False, show
     heads: List[Any] = [None] * L
     neurons: List[Any] = [None] * L
     inputs = _inputs(form)
-    with progress(not show, "reverse mode") as (start, done):
-        if start is not None:
-            start(L)
+    with bar(not show, "reverse mode", L) as step:
         for k in range(L - 1, -1, -1):
             reads: dict = {}
             hd, x = hold_block(stack, k, inputs[k], form.attention_mask, reads)
@@ -210,8 +208,7 @@ def pullback(form: Any, w: np.ndarray, position: int, direct: bool = False, show
             rest += r
             heads[k], neurons[k] = out.get("heads"), out.get("neurons")
             del hd, reads, x
-            if done is not None:
-                done(f"layer {k}")
+            step(f"layer {k}")
     box, _ = hold_input(stack, form.X0)
     if stack.input_norm is not None:
         rest += _dot(G, _norm_const(stack.input_norm))

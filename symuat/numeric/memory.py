@@ -5,8 +5,8 @@ weights: one layer's attention matrices :math:`H_h` (:math:`HN^2`, twice: scores
 hidden activations (:math:`NF`, four arrays for a gated FFN) and :math:`L+6` vectors of length :math:`NM`
 (the carried terms of the table and the layer input), all float64.
 
-:func:`available_bytes` is the memory available *now* (``psutil.virtual_memory().available`` when psutil is
-installed, else ``MemAvailable`` of ``/proc/meminfo``), capped by the environment variable
+:func:`available_bytes` is the memory available *now* (``MemAvailable`` of ``/proc/meminfo``, the kernel's estimate
+that ``psutil.virtual_memory().available`` also reports; elsewhere the free pages), capped by the environment variable
 ``SYMUAT_MEMORY_LIMIT`` (bytes, or a number with ``K``, ``M``, ``G`` or ``T``: ``SYMUAT_MEMORY_LIMIT=4G``), a budget
 a user can set for symuat on a shared machine.  :func:`check_memory` refuses a computation whose estimate exceeds
 it, with both numbers, *before* anything is allocated: the kernel never has to kill the process.
@@ -67,19 +67,13 @@ def _limit() -> Any:
 
 def _system_available() -> Tuple[int, str]:
     try:
-        import psutil  # optional: the same number as MemAvailable on Linux
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        return int(psutil.virtual_memory().available), "available now"
-    try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024, "available now"
     except OSError:  # pragma: no cover - not Linux
         pass
-    try:  # pragma: no cover - neither psutil nor /proc
+    try:  # pragma: no cover - no /proc
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_AVPHYS_PAGES")), "free now"
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         return 2 ** 62, "available (unknown)"

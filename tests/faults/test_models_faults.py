@@ -422,8 +422,8 @@ def test_real_memory_need_is_refused_before_allocating():
 
     stack = random_stack(np.random.default_rng(0), 1, 8, 2, 8, kind="pre_ln")
     with pytest.raises(OutOfMemoryError, match=r"out of memory evaluating the DUAT form at N=200000: about 1\.2 TiB "
-                                               r"needed, \d+\.\d [KMGT]iB (available now|allowed by SYMUAT_MEMORY_LIMIT)"
-                                               r"; use fewer tokens$"):
+                                               r"needed, \d+\.\d [KMGT]iB (available now|allowed by "
+                                               r"SYMUAT_MEMORY_LIMIT); use fewer tokens$"):
         duat_form(stack, np.random.default_rng(0).standard_normal((200000, 8)))
 
 
