@@ -53,7 +53,7 @@ from ..numeric.memory import check_memory, form_bytes, format_bytes, out_of_memo
 from ..numeric.moe import MoEFFNWeights
 from ._bar import bar
 from .attribution_file import AttributionWriter, read_attribution
-from .frozen import frozen
+from .frozen import frozen, held_bytes
 from .pullback import pullback, pullback_bytes
 
 __all__ = ["Attribution", "attribution", "attribution_bytes", "load_attribution", "BY"]
@@ -90,12 +90,6 @@ def attribution_bytes(form: Any, by: str, target: Any = None, position: Any = No
     """Bytes of the ``values`` of ``form.attribution(by, target, position)`` (float64, (P, N, ·)), plus ``rest``."""
     N = form.X0.shape[0]
     return 8 * (_parts(form, by) + 1) * (1 if position is not None else N) * int(np.prod(_tail(form, target)))
-
-
-def _held_bytes(form: Any) -> int:
-    """The frozen network's held numbers: every layer's :math:`H_h`, gates and reads."""
-    N, M = form.X0.shape
-    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M for b in form.stack.blocks)
 
 
 @dataclass(frozen=True)
@@ -319,10 +313,11 @@ def _full(form, by, W, b, target, position, out, quiet) -> Attribution:
     shape = (P,) + (() if position is not None else (N,)) + tail
     values_bytes = 8 * int(np.prod(shape))
     work = 4 * min(CHUNK_BYTES, 8 * P * N * max(M, max(b_.ffn.hidden for b_ in form.stack.blocks)))
-    need = (0 if out is not None else values_bytes) + _held_bytes(form) + work + form_bytes(form.stack, N) // 4
+    need = (0 if out is not None else values_bytes) + held_bytes(form) + work + form_bytes(form.stack, N) // 4
     hint = "stream it to disk (out='….npz'), use a coarser `by`, a position, or fewer tokens"
-    if by != "term":
-        check_memory(need, f"in the attribution by {by!r} (full method, values {shape})", hint)
+    if by == "term":
+        need = 2 * values_bytes + 8 * form.depth * N * M
+    check_memory(need, f"in the attribution by {by!r} (full method, values {shape})", hint)
     if out is not None:
         free = shutil.disk_usage(Path(out).resolve().parent).free if Path(out).resolve().parent.is_dir() else None
         if free is not None and values_bytes > free:

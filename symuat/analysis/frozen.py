@@ -36,9 +36,10 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import head_attention_weights
 from ..numeric.ffn import activation_function
 from ..numeric.layernorm import LayerNormWeights, inverse_rms
+from ..numeric.memory import check_memory
 from ..numeric.moe import MoEFFNWeights
 
-__all__ = ["Frozen", "frozen", "hold_block", "hold_input"]
+__all__ = ["Frozen", "frozen", "held_bytes", "hold_block", "hold_input"]
 
 
 def _norm_d(X: np.ndarray, norm: Any) -> np.ndarray:
@@ -333,6 +334,12 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
     return hd, _layout(stack.kind, x, mha, ffn, norm)
 
 
+def held_bytes(form: Any) -> int:
+    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`)."""
+    N, M = form.X0.shape
+    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M for b in form.stack.blocks)
+
+
 def frozen(form: Any, gates: str = "held") -> Frozen:
     """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates).
 
@@ -341,6 +348,8 @@ def frozen(form: Any, gates: str = "held") -> Frozen:
     """
     if gates not in ("held", "live", "eq11"):
         raise InvalidValueError(f"gates must be 'held', 'live' or 'eq11', got {gates!r}")
+    check_memory(held_bytes(form), f"holding the network's dynamic parameters (N={form.X0.shape[0]})",
+                 "for one target use form.attribution(by, target=…, position=…), which holds one layer at a time")
     stack = form.stack
     box, x = hold_input(stack, form.X0)
     held: list = []

@@ -56,6 +56,9 @@ def _small():
      r"in the attribution by 'neuron' of one target \(reverse mode, N=16\)"),
     (lambda f: f.attribution("head"), r"in the attribution by 'head' \(full method, values \(7, 16, 8\)\)"),
     (lambda f: duat_form(f.stack, f.X0), r"evaluating the DUAT form at N=16"),
+    (lambda f: f.frozen(), r"holding the network's dynamic parameters \(N=16\)"),
+    (lambda f: f.intervene(("head", 0, 1)), r"holding the network's dynamic parameters \(N=16\)"),
+    (lambda f: f.attribution("term"), r"in the attribution by 'term' \(full method, values \(4, 16, 8\)\)"),
 ])
 def test_a_budget_too_small(call, what, monkeypatch):
     form = _small()
