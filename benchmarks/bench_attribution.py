@@ -3,15 +3,20 @@
 For each checkpoint and length N: symuat's form of one input (``model.duat_form(input_ids=...)``) is timed, then
 the attribution of one target (the logit of token 5 with an LM head, else a fixed output direction) at the last
 token by ``source`` and by ``neuron`` (``form.attribution(by, target=..., position=N-1)``: one pullback through the
-held network).  Times are the best of ``--repeats`` runs; peak memory is the traced NumPy/Python peak of a separate
-traced run (``tracemalloc``), the form's evaluation against the attribution's call.  At ``--check-tokens`` (small N)
-the reverse mode is compared with the full method (``method="full"``: one propagation per source or routed unit),
-largest absolute difference over every part and ``rest``.
+held network).  Times (wall clock and process CPU, the fair figure on a shared machine) are the best of
+``--repeats`` runs; peak memory is the traced NumPy/Python peak of a separate traced run (``tracemalloc``), the
+form's evaluation against the attribution's call (``--repeats 0``: one traced run gives both, for the big row).
+At ``--check-tokens`` (small N) the reverse mode is compared with the full method (``method="full"``: one
+propagation per source or routed unit), largest absolute difference over every part and ``rest``.
 
-Targets: source and neuron attribution <= 5x the form's time; peak <= 2x the form's; <= 1e-12 from the full method.
+Targets: source and neuron attribution <= 5x the form's (CPU) time; peak <= 2x the form's; <= 1e-12 from the
+full method.
 
     nice python benchmarks/bench_attribution.py [--only gpt2-6x384,minilm-6x384] [--tokens 128,512] [--json]
-    nice python benchmarks/bench_attribution.py --only llama-16x2048 --tokens 2048 --repeats 1
+    nice python benchmarks/bench_attribution.py --only llama-16x2048 --tokens 2048 --repeats 0 --check-tokens 0
+
+The Llama-shaped checkpoint (16 layers; its weights take 6.8 GB in float64) is loaded from a ``save_pretrained``
+directory (``--dir``, written once), so that the library and symuat share one copy of its weights.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import os
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
@@ -39,9 +45,10 @@ CHECKPOINTS = {
 
 
 def _timed(f):
-    t0 = time.perf_counter()
+    """``((wall, cpu), out)``: wall-clock and process CPU seconds (CPU is the fair figure on a shared machine)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = f()
-    return time.perf_counter() - t0, out
+    return (time.perf_counter() - t0, time.process_time() - c0), out
 
 
 def _traced(f):
@@ -56,21 +63,29 @@ def _target(form):
     return 5 if form.unembedding is not None else np.random.default_rng(0).standard_normal(form.X0.shape[1])
 
 
+def _measure(f, repeats):
+    """``(wall, cpu, peak, out)``: best of ``repeats`` untimed-traced runs, then one traced run for the peak;
+    ``repeats=0``: time and peak from the one traced run (the big row)."""
+    if repeats:
+        times = [_timed(f)[0] for _ in range(repeats)]
+        peak, out = _traced(f)
+        return min(t[0] for t in times), min(t[1] for t in times), peak, out
+    ((wall, cpu), (peak, out)) = _timed(lambda: _traced(f))
+    return wall, cpu, peak, out
+
+
 def run(name, model, tokens, repeats):
     ids = np.random.default_rng(tokens).integers(0, 1000, tokens)
-    t_form = min(_timed(lambda: model.duat_form(input_ids=ids))[0] for _ in range(repeats))
-    peak_form, form = _traced(lambda: model.duat_form(input_ids=ids))
+    wall, cpu, peak_form, form = _measure(lambda: model.duat_form(input_ids=ids), repeats)
     target, pos = _target(form), tokens - 1
     row = {"checkpoint": name, "layers": form.depth, "width": form.X0.shape[1], "tokens": tokens,
-           "target": "logit 5" if isinstance(target, int) else "direction", "form_s": t_form,
+           "target": "logit 5" if isinstance(target, int) else "direction", "form_wall_s": wall, "form_cpu_s": cpu,
            "form_peak_MiB": peak_form / 2 ** 20}
     for by in ("source", "neuron"):
-        def call():
-            return form.attribution(by, target=target, position=pos, quiet=True)
-        t = min(_timed(call)[0] for _ in range(repeats))
-        peak, a = _traced(call)
-        row.update({f"{by}_s": t, f"{by}_x_form": t / t_form, f"{by}_peak_MiB": peak / 2 ** 20,
-                    f"{by}_peak_x_form": peak / peak_form, f"{by}_error": a.error})
+        w, c, peak, a = _measure(lambda: form.attribution(by, target=target, position=pos, quiet=True), repeats)
+        row.update({f"{by}_wall_s": w, f"{by}_cpu_s": c, f"{by}_cpu_x_form": c / cpu, f"{by}_wall_x_form": w / wall,
+                    f"{by}_peak_MiB": peak / 2 ** 20, f"{by}_peak_x_form": peak / peak_form,
+                    f"{by}_error": a.error})
     return row
 
 
@@ -96,11 +111,18 @@ def main():
     ap.add_argument("--check-tokens", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dir", default=None, help="save_pretrained directory of the checkpoint (written if absent)")
     args = ap.parse_args()
     rows = []
     for name in args.only.split(","):
         torch.manual_seed(0)
-        model = load(random_init(CHECKPOINTS[name](T)))
+        if args.dir:
+            path = Path(args.dir) / name
+            if not (path / "config.json").exists():
+                random_init(CHECKPOINTS[name](T)).save_pretrained(path)
+            model = load(path)
+        else:
+            model = load(random_init(CHECKPOINTS[name](T)))
         if args.check_tokens:
             rows.append(check(name, model, args.check_tokens))
             print(json.dumps(rows[-1]) if args.json else rows[-1], flush=True)

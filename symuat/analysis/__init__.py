@@ -8,11 +8,12 @@ it (docs/architecture.md).  Importing it registers each analysis as a method of
 
 from ..numeric.analyses import register_analysis
 from . import views
-from .attribution import BY, Attribution, attribution, attribution_bytes
+from .attribution import BY, Attribution, attribution, attribution_bytes, load_attribution
 from .export import Saved, attribution_graph, load_saved, save_form
 from .frozen import Frozen, frozen
 from .interventions import Intervention, intervene, scaled_stack
 from .plot import plot_form, term_layer_shares
+from .pullback import Pullback, pullback
 from .views import DynamicTerm, KroneckerFactor, LayerParameters
 
 for _name in ("attention", "layer_parameters", "A_tilde", "c_tilde", "dynamic_term", "token_terms",
@@ -27,7 +28,9 @@ register_analysis("plot", plot_form)
 
 __all__ = [
     # attributions (exact: the parts sum to the output)
-    "BY", "Attribution", "attribution", "attribution_bytes",
+    "BY", "Attribution", "attribution", "attribution_bytes", "load_attribution",
+    # one target's pullback through the held network (reverse mode)
+    "Pullback", "pullback",
     # the held network and interventions
     "Frozen", "frozen", "Intervention", "intervene", "scaled_stack",
     # named views of a form
