@@ -78,7 +78,7 @@ def test_hostile_calls(call, match):
         call(f)
 
 
-def test_source_chunks_and_memory_refusal(monkeypatch):
+def test_chunks_and_memory_refusal(monkeypatch):
     import importlib
 
     from symuat.numeric.memory import OutOfMemoryError
@@ -87,13 +87,17 @@ def test_source_chunks_and_memory_refusal(monkeypatch):
 
     rng = np.random.default_rng(2)
     f = duat_form(random_stack(rng, 2, 8, 2, 12, kind="pre_ln", causal=True), rng.standard_normal((5, 8)))
-    whole = f.attribution("source").values
-    monkeypatch.setattr(mod, "CHUNK_BYTES", 1)  # one source token per batch
-    assert np.max(np.abs(f.attribution("source").values - whole)) <= 1e-14
-    monkeypatch.setattr(mod, "_physical_memory", lambda: mod.attribution_bytes(f, "neuron") - 1)
-    with pytest.raises(OutOfMemoryError, match="attribution by 'neuron'"):
+    whole = {by: f.attribution(by) for by in ("source", "neuron")}
+    monkeypatch.setattr(mod, "CHUNK_BYTES", 1)  # one part per chunk: every chunk is its own pass
+    for by, a in whole.items():
+        b = f.attribution(by)
+        assert np.max(np.abs(b.values - a.values)) <= 1e-14 and np.max(np.abs(b.rest - a.rest)) <= 1e-14
+    monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", str(mod.attribution_bytes(f, "neuron")))  # the values alone fit
+    with pytest.raises(OutOfMemoryError, match=r"attribution by 'neuron' \(full method, values \(27, 5, 8\)\): "
+                                               r"about .* needed, .* allowed by SYMUAT_MEMORY_LIMIT; stream it"):
         f.attribution("neuron")
-    assert f.attribution("head").error <= TOL  # a coarser attribution still fits
+    monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "64M")
+    assert f.attribution("head").error <= TOL  # it fits a budget
 
 
 def test_padded_form_attributions_are_exact():

@@ -80,14 +80,12 @@ def test_a_non_selected_expert_does_not_enter():
     assert np.max(np.abs(scaled(used) - stack_output(stack, X))) > 1e-3
 
 
-@pytest.mark.parametrize("by", ["source", "layer", "head", "neuron"])
-def test_attributions_that_hold_the_network_refuse_a_mixture_of_experts(by):
-    """The routing gates D(u) are not held by form.frozen(): refused by name, never a silently dense FFN."""
-    from symuat.errors import UnsupportedError
-
-    stack, X = _stack("pre_ln", False)
+@pytest.mark.parametrize("by", ["term", "source", "layer", "head", "neuron", "expert"])
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_attributions_hold_the_routing_gates(kind, by):
+    """form.frozen() holds the routing diagonal D(u) (issue 32): every attribution of a mixture of experts sums to
+    the output, in every layout."""
+    stack, X = _stack(kind, True)
     form = duat_form(stack, X)
-    with pytest.raises(UnsupportedError, match=r"mixture-of-experts FFN \(layer 0\) are not implemented"):
-        form.attribution(by)
-    terms = form.attribution("term")  # the DUAT terms are exact for MoE too
-    assert np.max(np.abs(terms.values.sum(0) + terms.rest - form.output)) <= 1e-12
+    a = form.attribution(by)
+    assert np.max(np.abs(a.values.sum(0) + a.rest - form.output)) <= 1e-12

@@ -8,7 +8,7 @@ it (docs/architecture.md).  Importing it registers each analysis as a method of
 
 from ..numeric.analyses import register_analysis
 from . import views
-from .attribution import BY, Attribution, attribution, attribution_bytes
+from .attribution import BY, Attribution, attribution, attribution_bytes, load_attribution
 from .batch import attributions, mean_shares
 from .cache import Activations, activations, logit_lens, resid
 from .export import Saved, attribution_graph, load_saved, save_form, write_graph
@@ -16,6 +16,7 @@ from .frozen import Frozen, frozen
 from .interventions import Intervention, intervene, scaled_stack
 from .patching import MODES, SWEEPS, Patched, PatchSweep, patch, patch_sweep
 from .plot import plot_form, plot_patching, term_layer_shares
+from .pullback import Pullback, pullback
 from .sites import SITE_KINDS, Site, run_sites
 from .views import DynamicTerm, KroneckerFactor, LayerParameters
 
@@ -34,7 +35,9 @@ for _name, _function in (("resid", resid), ("activations", activations), ("logit
 
 __all__ = [
     # attributions (exact: the parts sum to the output)
-    "BY", "Attribution", "attribution", "attribution_bytes", "attributions", "mean_shares",
+    "BY", "Attribution", "attribution", "attribution_bytes", "load_attribution", "attributions", "mean_shares",
+    # one target's pullback through the held network (reverse mode)
+    "Pullback", "pullback",
     # the held network and interventions
     "Frozen", "frozen", "Intervention", "intervene", "scaled_stack",
     # named activations, the logit lens, activation patching and edits

@@ -11,6 +11,9 @@ token).  :class:`Frozen` holds them (``held``).  Optionally it also holds the ac
 * gated FFN, the gate branch :math:`a = \mathrm{act}(x W_g + b_g)` is held as a number, so
   :math:`a \odot (x W_u + b_u)` is linear in the up branch.
 
+* mixture of experts (:mod:`symuat.numeric.moe`): the routing diagonal :math:`D(u)` (which experts, with which
+  weights) is held in every mode, and the experts' gate branch as for a gated FFN.
+
 With ``gates="held"`` the network is *affine* in its input and in every residual-stream write;
 with ``gates="live"`` σ (and the gate branch) is re-applied in every layer: the network with its Eq. 20 parameters
 held.  ``gates="eq11"`` is the DUAT function of Eq. 11 itself,
@@ -33,9 +36,10 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import head_attention_weights
 from ..numeric.ffn import activation_function
 from ..numeric.layernorm import LayerNormWeights, inverse_rms
+from ..numeric.memory import check_memory
 from ..numeric.moe import MoEFFNWeights
 
-__all__ = ["Frozen", "frozen"]
+__all__ = ["Frozen", "frozen", "held_bytes", "hold_block", "hold_input"]
 
 
 def _norm_d(X: np.ndarray, norm: Any) -> np.ndarray:
@@ -119,6 +123,8 @@ class Frozen:
         if f.gated:
             up = u @ f.W_up + (0.0 if f.b_up is None else f.b_up)
             gate = hold["a"] if self.gates == "held" else act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            if "D" in hold:  # a mixture of experts: the routing diagonal is held in every mode
+                gate = hold["D"] * gate
             A, W2, b2 = gate * up, f.W_down, f.b_down
         else:
             z = u @ f.W1 + (0.0 if f.b1 is None else f.b1)
@@ -208,11 +214,13 @@ class Frozen:
         self._run(self.form.X0, _Mode(), {}, record=rec)
         return rec
 
-    def direct(self, route: Callable, n_slots: int, scales: Optional[dict] = None) -> np.ndarray:
+    def direct(self, route: Callable, n_slots: int, scales: Optional[dict] = None,
+               reads: Optional[dict] = None) -> np.ndarray:
         """Each unit's write propagated along the residual path only (every read held at the clean run's):
-        returns ``(n_slots, N, M)``, unit writes in ``route(unit)``, constants in the last slot."""
-        return self._run(self.form.X0, _Mode(self.reads(), route), _check_scales(self.form, scales),
-                         n_slots=n_slots)
+        returns ``(n_slots, N, M)``, unit writes in ``route(unit)``, constants in the last slot.  ``reads`` (from
+        :meth:`reads`) saves recomputing the clean run when this is called chunk by chunk."""
+        return self._run(self.form.X0, _Mode(self.reads() if reads is None else reads, route),
+                         _check_scales(self.form, scales), n_slots=n_slots)
 
 
 def _check_scales(form: Any, scales: Optional[dict]) -> dict:
@@ -263,21 +271,8 @@ def _block_norm(block: Any, i: int) -> Any:
     return getattr(block, f"ln{i}")
 
 
-def frozen(form: Any, gates: str = "held") -> Frozen:
-    """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates).
-
-    A mixture-of-experts FFN is refused: its routing gates ``D(u)`` are not held here yet.
-    """
-    if gates not in ("held", "live", "eq11"):
-        raise InvalidValueError(f"gates must be 'held', 'live' or 'eq11', got {gates!r}")
-    moe = [k for k, b in enumerate(form.stack.blocks) if isinstance(b.ffn, MoEFFNWeights)]
-    if moe:
-        raise UnsupportedError(f"attributions and interventions of a mixture-of-experts FFN (layer {moe[0]}) are not "
-                               "implemented: its routing gates D(u) are not held; the DUAT terms "
-                               "(form.token_terms(), attribution by='term') are")
-    stack, X = form.stack, form.X0
-    mask = form.attention_mask
-    held: list = []
+def hold_input(stack: Any, X: np.ndarray) -> tuple:
+    """The input transform at ``X`` with its norm's diagonal held: ``(box, x)``, ``box["in"]`` when there is one."""
     box: dict = {}
     s = 1.0 if stack.input_scale is None else stack.input_scale
     x = s * X
@@ -287,37 +282,79 @@ def frozen(form: Any, gates: str = "held") -> Frozen:
         box["in"] = _norm_d(x, stack.input_norm)
         c = _norm_const(stack.input_norm)
         x = _norm_lin(x, stack.input_norm, box["in"]) + (0.0 if c is None else c)
-    for k, b in enumerate(stack.blocks):
-        act = activation_function(stack.block_activation(k))
-        hd: dict = {}
+    return box, x
 
-        def norm(i, V, key, b=b, hd=hd):
-            nrm = _block_norm(b, i)
-            hd[key] = _norm_d(V, nrm)
-            c = _norm_const(nrm)
-            return _norm_lin(V, nrm, hd[key]) + (0.0 if c is None else c)
 
-        def mha(u, b=b, hd=hd):
-            hd["H"] = [np.asarray(H) for H in head_attention_weights(u, b.attention, mask)]
-            a = b.attention
-            V = u @ a.W_V + (0.0 if a.b_V is None else a.b_V)
-            out = sum(hd["H"][h] @ V[:, a.kv_slice(h)] @ a.W_O[a.head_slice(h)] for h in range(a.n_heads))
-            return out + (0.0 if a.b_O is None else a.b_O)
+def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dict] = None) -> tuple:
+    r"""Block ``k`` at its input ``x`` with its dynamic parameters held: ``(held, output)``.
 
-        def ffn(u, b=b, hd=hd, act=act):
-            f = b.ffn
-            if f.gated:
-                hd["a"] = act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
-                A = hd["a"] * (u @ f.W_up + (0.0 if f.b_up is None else f.b_up))
-                return A @ f.W_down + (0.0 if f.b_down is None else f.b_down)
-            z = u @ f.W1 + (0.0 if f.b1 is None else f.b1)
-            y = act(z)
-            nz = z != 0
-            hd["g"] = np.where(nz, y / np.where(nz, z, 1.0), 0.0)
-            hd["r"] = np.where(nz, 0.0, y)
-            return y @ f.W2 + (0.0 if f.b2 is None else f.b2)
+    ``held`` has ``"H"`` (every head's :math:`H_h`), each norm's diagonal (``"n1"``…), and the gates: ``"g"``,
+    ``"r"`` (plain FFN), ``"a"`` (gated FFN), and for a mixture of experts also ``"D"``, the routing diagonal
+    :math:`D(u)` (:mod:`symuat.numeric.moe`).  ``reads``, when given, receives the sublayers' inputs
+    ``{(k, "attn"|"ffn"): u}``.
+    """
+    b = stack.blocks[k]
+    act = activation_function(stack.block_activation(k))
+    hd: dict = {}
 
-        x = _layout(stack.kind, x, mha, ffn, norm)
+    def norm(i, V, key):
+        nrm = _block_norm(b, i)
+        hd[key] = _norm_d(V, nrm)
+        c = _norm_const(nrm)
+        return _norm_lin(V, nrm, hd[key]) + (0.0 if c is None else c)
+
+    def mha(u):
+        if reads is not None:
+            reads[(k, "attn")] = u
+        hd["H"] = [np.asarray(H) for H in head_attention_weights(u, b.attention, mask)]
+        a = b.attention
+        V = u @ a.W_V + (0.0 if a.b_V is None else a.b_V)
+        out = sum(hd["H"][h] @ V[:, a.kv_slice(h)] @ a.W_O[a.head_slice(h)] for h in range(a.n_heads))
+        return out + (0.0 if a.b_O is None else a.b_O)
+
+    def ffn(u):
+        if reads is not None:
+            reads[(k, "ffn")] = u
+        f = b.ffn
+        if f.gated:
+            hd["a"] = act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            gate = hd["a"]
+            if isinstance(f, MoEFFNWeights):
+                hd["D"] = f.gates(u)
+                gate = hd["D"] * gate
+            A = gate * (u @ f.W_up + (0.0 if f.b_up is None else f.b_up))
+            return A @ f.W_down + (0.0 if f.b_down is None else f.b_down)
+        z = u @ f.W1 + (0.0 if f.b1 is None else f.b1)
+        y = act(z)
+        nz = z != 0
+        hd["g"] = np.where(nz, y / np.where(nz, z, 1.0), 0.0)
+        hd["r"] = np.where(nz, 0.0, y)
+        return y @ f.W2 + (0.0 if f.b2 is None else f.b2)
+
+    return hd, _layout(stack.kind, x, mha, ffn, norm)
+
+
+def held_bytes(form: Any) -> int:
+    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`)."""
+    N, M = form.X0.shape
+    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M for b in form.stack.blocks)
+
+
+def frozen(form: Any, gates: str = "held") -> Frozen:
+    """Hold the dynamic parameters of ``form`` (and, with ``gates="held"``, its activation gates).
+
+    A mixture-of-experts FFN has its routing diagonal :math:`D(u)` held in every mode (which experts, and their
+    weights): ``gates="live"`` re-applies only the experts' activations.
+    """
+    if gates not in ("held", "live", "eq11"):
+        raise InvalidValueError(f"gates must be 'held', 'live' or 'eq11', got {gates!r}")
+    check_memory(held_bytes(form), f"holding the network's dynamic parameters (N={form.X0.shape[0]})",
+                 "for one target use form.attribution(by, target=…, position=…), which holds one layer at a time")
+    stack = form.stack
+    box, x = hold_input(stack, form.X0)
+    held: list = []
+    for k in range(stack.depth):
+        hd, x = hold_block(stack, k, x, form.attention_mask)
         held.append(hd)
     if stack.final_norm is not None:
         box["final"] = _norm_d(x, stack.final_norm)

@@ -33,7 +33,7 @@ from .analyses import analysis
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
 from .layer_params import LayerParams
-from .memory import form_bytes, out_of_memory
+from .memory import check_memory, form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
 from .residual_params import ResidualParams, _layer_params
@@ -142,10 +142,11 @@ class DUATForm:
         return analysis("token_terms")(self)
 
     # ---- attributions, interventions, export, pictures (issue 21) -------------------------------------------------
-    def attribution(self, by: str = "term", target: Any = None) -> Any:
-        """Exact attribution by ``"term"``, ``"source"``, ``"layer"``, ``"head"`` or ``"neuron"``
-        (:mod:`symuat.analysis.attribution`); ``target="logits"`` or a token id maps it through the LM head."""
-        return analysis("attribution")(self, by, target)
+    def attribution(self, by: str = "term", target: Any = None, position: Any = None, **options: Any) -> Any:
+        """Exact attribution by ``"term"``, ``"source"``, ``"layer"``, ``"head"``, ``"neuron"`` or ``"expert"``
+        (:mod:`symuat.analysis.attribution`); ``target="logits"``, a token id or a direction; with ``position``,
+        one target at one token by reverse mode."""
+        return analysis("attribution")(self, by, target, position, **options)
 
     def frozen(self, gates: str = "held") -> Any:
         """The DUAT function with this input's dynamic parameters held (:mod:`symuat.analysis.frozen`)."""
@@ -265,9 +266,12 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
     UnsupportedError
         A stack mixing plain and gated FFNs.
     OutOfMemoryError
-        The evaluation does not fit in memory (the message gives the estimate of ``memory.form_bytes``).
+        The evaluation does not fit in the memory available now (or in ``SYMUAT_MEMORY_LIMIT``): refused before it
+        starts, with the estimate of ``memory.form_bytes`` and the memory available.
     """
     X, mask = check_input(stack, X0, attention_mask)
+    check_memory(form_bytes(stack, X.shape[0]), f"evaluating the DUAT form at N={X.shape[0]}",
+                 "use fewer tokens")  # refused before anything is allocated (memory.py)
     try:
         return _evaluate(stack, X, mask, on_box)
     except MemoryError as exc:

@@ -131,21 +131,21 @@ class PromptRunner:
                 int(np.argmax(logits[-1])) if opts.target == "top" else opts.target)
             if not 0 <= target < vocab:
                 raise InvalidValueError(f"target token id {target} is outside the vocabulary [0, {vocab})")
-            att = form.attribution(opts.by, target=target)
-            values, rest, value = att.values[:, -1], float(att.rest[-1]), float(att.output[-1])
+            att = form.attribution(opts.by, target=target, position=-1, quiet=True)  # reverse mode: one pullback
+            values, rest, value = att.values, float(att.rest), float(att.output)
             library_value = float(logits[-1, target])
         else:
             if prompt.target is not None or opts.target != "top":
                 raise InvalidValueError("a target token needs an LM head; this model has none (or a head that is "
                                         "not per token): its rows attribute the last token's output direction")
             target = None
-            att = form.attribution(opts.by)
-            x = att.output[-1]
+            x = form.output[-1]
             norm = float(np.linalg.norm(x))
             if norm == 0.0:
                 raise InvalidValueError("the last token's output is 0: it has no direction to attribute")
             u = x / norm
-            values, rest, value = att.values[:, -1] @ u, float(att.rest[-1] @ u), norm
+            att = form.attribution(opts.by, target=u, position=-1, quiet=True)
+            values, rest, value = att.values, float(att.rest), float(att.output)
             library_value = float(hidden[-1] @ u)
         error = max(error, abs(value - library_value) / max(abs(library_value), 1.0))
         parts, vals, other = list(att.parts), [float(v) for v in values], 0.0

@@ -152,7 +152,7 @@ def test_heads_symuat_does_not_import_are_refused_by_name(cls, tmp_path):
 
 
 def test_logit_target_out_of_the_vocabulary(cohere):
-    with pytest.raises(InvalidValueError, match=rf"token id in \[0, {V}\), got {V}"):
+    with pytest.raises(InvalidValueError, match=rf"token id in \[0, {V}\) or a direction, got {V}"):
         cohere.duat_form(input_ids=IDS).attribution("head", target=V)
 
 
