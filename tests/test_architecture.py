@@ -146,9 +146,9 @@ def test_no_module_imports_the_package_root():
     assert offenders == []
 
 
-#: Optional dependencies of the sweep (the torch extra's pyarrow, psutil, threadpoolctl; the ray extra), imported
-#: inside its functions so that ``import symuat`` never needs them.
-SWEEP_LAZY = ("pyarrow", "ray", "psutil", "threadpoolctl")
+#: Optional dependencies of the sweep (the torch extra's pyarrow and threadpoolctl; the ray extra), imported inside
+#: its functions so that ``import symuat`` never needs them.
+SWEEP_LAZY = ("pyarrow", "ray", "threadpoolctl")
 
 
 def test_no_function_local_imports_outside_models():

@@ -14,14 +14,13 @@ depth, heads, FFN width and vocabulary from ``config.json``, and a fixed base fo
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidValueError
 
-__all__ = ["worker_bytes", "available_bytes", "BASE_BYTES"]
+__all__ = ["worker_bytes", "BASE_BYTES"]
 
 #: a worker's interpreter with numpy, torch and transformers imported (measured: about 0.5 GiB)
 BASE_BYTES = 768 * 2 ** 20
@@ -77,21 +76,3 @@ def worker_bytes(directory: Any, tokens: int, by: str) -> int:
     parts = {"term": L + 2, "layer": L + 1, "head": 1 + L * (H + 1), "neuron": 1 + L * (F + 1), "source": N}[by]
     W = _parameters(directory)
     return 8 * (W + 2 * H * N * N + 4 * N * F + (2 * L + 8) * N * M + N * V + (parts + 1) * N * M) + BASE_BYTES
-
-
-def available_bytes() -> int:
-    """Memory available now (``psutil.virtual_memory().available``, else ``MemAvailable`` of /proc/meminfo)."""
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
-    except ImportError:  # pragma: no cover - psutil comes with the torch extra
-        pass
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover
-        pass
-    return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_AVPHYS_PAGES"))

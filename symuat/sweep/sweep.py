@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import InvalidValueError, OutOfMemoryError
-from ..numeric.memory import format_bytes
+from ..numeric.memory import available_bytes, format_bytes
 from .engines import ENGINES, one_thread, run_engine
-from .estimate import available_bytes, worker_bytes
+from .estimate import worker_bytes
 from .options import SweepOptions, model_hash, prompt_key
 from .prompts import read_prompts
 from .runner import encode_prompt
@@ -63,11 +63,11 @@ def _check_memory(directory: Path, prompts, by: str, workers: int, engine: str, 
     tokens = min(_longest(prompts, False), max_tokens)
     each = worker_bytes(directory, tokens, by)
     count = 1 if engine == "serial" else workers
-    need, have = each * count, available_bytes()
+    need, (have, how) = each * count, available_bytes()  # SYMUAT_MEMORY_LIMIT caps it
     if need > have:
         raise OutOfMemoryError(f"the sweep needs about {format_bytes(need)} ({count} worker(s) × "
                                f"{format_bytes(each)} at {tokens} tokens by {by!r}), but only {format_bytes(have)} "
-                               "is available now; use fewer --workers, a coarser --by or shorter prompts")
+                               f"is {how}; use fewer --workers, a coarser --by or shorter prompts")
     return each
 
 
@@ -139,7 +139,7 @@ def sweep(model: Any, prompts: Any, out: Any, *, by: str = "head", target: Any =
         wanted = workers or max(1, os.cpu_count() or 1)
         each = _check_memory(directory, [p for _, p in work], options.by, wanted, engine, _max_tokens(directory))
         if workers is None and engine == "local":  # as many as fit in the memory available now
-            wanted = max(1, min(wanted, available_bytes() // max(each, 1)))
+            wanted = max(1, min(wanted, available_bytes()[0] // max(each, 1)))
         payloads = [encode_prompt(k, p) for k, p in work]
         batches = [payloads[i:i + batch_size] for i in range(0, len(payloads), batch_size)]
         with one_thread():
