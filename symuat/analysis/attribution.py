@@ -211,8 +211,9 @@ class _Projection:
     c: float = 0.0
 
 
-def _projection(form: Any, target: Any, position: Optional[int]) -> Optional[_Projection]:
-    """The target's map (:class:`_Projection`); None: no target (the output itself)."""
+def _target_spec(form: Any, target: Any) -> Optional[tuple]:
+    """The target, checked (nothing computed): None, ``("direction", w)`` or ``("head", head, vocab rows or
+    None)``."""
     if target is None:
         return None
     M = form.X0.shape[1]
@@ -221,23 +222,33 @@ def _projection(form: Any, target: Any, position: Optional[int]) -> Optional[_Pr
         if w is None or w.shape != (M,) or not np.all(np.isfinite(w)):
             raise InvalidValueError(f"target must be 'logits', a token id or a finite direction of shape ({M},), "
                                     f"got {target!r}")
-        return _Projection(lambda t: t @ w, 0.0, True, w, 0.0)
+        return ("direction", w)
     head = as_head(getattr(form, "unembedding", None))  # a refused head raises its reason
     if head is None:
         raise InvalidValueError("target needs the model's head (an LM or classification head): form.unembedding "
                                 "is None (the model has no LM head); give a direction of length M instead")
     if isinstance(target, str) and target == "logits":
-        vocab = None
-    elif isinstance(target, (int, np.integer)) and 0 <= target < head.vocab:
-        vocab = np.array([int(target)])
-    else:
-        raise InvalidValueError(f"target must be 'logits', a token id in [0, {head.vocab}) or a direction, "
-                                f"got {target!r}")
+        return ("head", head, None)
+    if isinstance(target, (int, np.integer)) and 0 <= target < head.vocab:
+        return ("head", head, np.array([int(target)]))
+    raise InvalidValueError(f"target must be 'logits', a token id in [0, {head.vocab}) or a direction, "
+                            f"got {target!r}")
+
+
+def _projection(form: Any, spec: Optional[tuple], position: Optional[int]) -> Optional[_Projection]:
+    """The target's map (:class:`_Projection`) held at the output rows (one row with a position): called after the
+    memory check, since a head held at every row holds its (N, V) logits."""
+    if spec is None:
+        return None
+    if spec[0] == "direction":
+        w = spec[1]
+        return _Projection(lambda t: t @ w, 0.0, True, w, 0.0)
+    _, head, vocab = spec
     x = form.output if position is None else form.output[position:position + 1]
     L, k = head.held(x, vocab)
     if vocab is None:
         return _Projection(L, k, False)
-    w = direction(head, x, int(target))[0] if position is not None else None
+    w = direction(head, x, int(vocab[0]))[0] if position is not None else None
     return _Projection(lambda t: L(t)[..., 0], k[..., 0], True, w, float(k[0, 0]) if position is not None else 0.0)
 
 
@@ -344,15 +355,16 @@ def attribution(form: Any, by: str = "term", target: Any = None, position: Any =
     if method not in _METHODS:
         raise InvalidValueError(f"method must be one of {_METHODS}, got {method!r}")
     position = _check_position(form, position)
-    proj = _projection(form, target, position)
-    scalar = proj is not None and proj.scalar
+    spec = _target_spec(form, target)
+    scalar = spec is not None and (spec[0] == "direction" or spec[2] is not None)
     if method == "reverse" and (position is None or not scalar or by == "term"):
         raise InvalidValueError("method='reverse' needs one number: a token id or a direction as target, a position, "
                                 f"and by one of {BY[1:]}, got target={target!r}, position={position!r}, by={by!r}")
     if method != "full" and position is not None and scalar and by != "term" and out is None:
+        proj = _projection(form, spec, position)  # one row: the logit's direction there
         result = _reverse(form, by, proj.w, proj.c, target, position, quiet)
     else:
-        result = _full(form, by, proj, target, position, out, quiet)
+        result = _full(form, by, spec, target, position, out, quiet)
     reference, rows = _reference(form, target, position)
     return dataclasses.replace(result, reference=reference, reference_rows=rows)
 
@@ -381,7 +393,7 @@ def _reverse(form, by, w, b, target, position, quiet) -> Attribution:
     return Attribution(by, parts, values, np.asarray(rest), np.asarray(output), target, position)
 
 
-def _full(form, by, proj, target, position, out, quiet) -> Attribution:
+def _full(form, by, spec, target, position, out, quiet) -> Attribution:
     N, M = form.X0.shape
     P = _parts(form, by)
     tail = _tail(form, target)
@@ -392,7 +404,10 @@ def _full(form, by, proj, target, position, out, quiet) -> Attribution:
     hint = "stream it to disk (out='….npz'), use a coarser `by`, a position, or fewer tokens"
     if by == "term":
         need = 2 * values_bytes + 8 * form.depth * N * M
+    if spec is not None and spec[0] == "head":  # the head held at the rows: its constant (rows, V), and gates
+        need += (1 if spec[1].affine else 3) * 8 * (1 if position is not None else N) * int(np.prod(tail or (1,)))
     check_memory(need, f"in the attribution by {by!r} (full method, values {shape})", hint)
+    proj = _projection(form, spec, position)
     if out is not None:
         free = shutil.disk_usage(Path(out).resolve().parent).free if Path(out).resolve().parent.is_dir() else None
         if free is not None and values_bytes > free:

@@ -58,12 +58,20 @@ def tolerance(n_ops: int, mags: np.ndarray, ref_eps: float = 0.0) -> np.ndarray:
     return FLOAT_SAFETY * n_ops * eps * mags + tiny
 
 
+class _ReferenceRaised(Exception):
+    """The claim's reference function raised: its exception propagates (the audit names the entry), never read as
+    a float64 overflow or a function float64 lacks."""
+
+
 def _compare_at(inst: Instance, values, fld: RealField):
     """Derived side, reference, magnitudes, the reference's precision and its description at one point."""
     memo: dict = {}
     got = np.asarray(inst.side("rhs", values, fld, memo), dtype=float)
     ref_eps = 0.0
-    raw = inst.reference(values)
+    try:
+        raw = inst.reference(values)
+    except (UnsupportedError, ZeroDivisionError, OverflowError) as exc:  # the claim's own code: not a float fact
+        raise _ReferenceRaised() from exc
     if raw is not None:
         raw = np.asarray(raw)
         if not (np.issubdtype(raw.dtype, np.floating) or np.issubdtype(raw.dtype, np.integer)
@@ -152,6 +160,8 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             try:
                 got, want, mags, ref_eps, source = _compare_at(inst, scaled, fld)
+            except _ReferenceRaised as exc:
+                raise exc.__cause__ from None
             except OverflowError:
                 continue
             except (UnsupportedError, ZeroDivisionError) as exc:
