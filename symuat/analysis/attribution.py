@@ -407,12 +407,12 @@ def _full(form, by, spec, target, position, out, quiet) -> Attribution:
     if spec is not None and spec[0] == "head":  # the head held at the rows: its constant (rows, V), and gates
         need += (1 if spec[1].affine else 3) * 8 * (1 if position is not None else N) * int(np.prod(tail or (1,)))
     check_memory(need, f"in the attribution by {by!r} (full method, values {shape})", hint)
-    proj = _projection(form, spec, position)
     if out is not None:
         free = shutil.disk_usage(Path(out).resolve().parent).free if Path(out).resolve().parent.is_dir() else None
         if free is not None and values_bytes > free:
             raise OutputError(f"cannot stream the attribution by {by!r} to {str(out)!r}: its values {shape} need "
                               f"{format_bytes(values_bytes)}, {format_bytes(free)} free on that disk")
+    proj = _projection(form, spec, position)  # after the checks: a head held at every row holds (N, V) arrays
     writer = AttributionWriter(out, shape) if out is not None else None
     try:
         parts, chunks = _chunks(form, by, quiet)
