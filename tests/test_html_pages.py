@@ -13,9 +13,19 @@ from chromium_support import screenshot
 
 from symuat import Correction, Entry, Identity, Paper, Prose, Status, audit, dims_grid, register_source
 from symuat.html import site_files
+from symuat.ledger import sources
 from symuat.ledger.stable import stable_records
 
-register_source(Paper("pages", "Pages paper", authors=("Zoë Ærø",), title="Pages", equations=("eq1", "eq2")))
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_sources():
+    """This module's paper, registered while its tests run only: the registry is global, and the session's own
+    documents (tests/test_determinism.py) must not list another paper."""
+    saved = dict(sources._REGISTRY)
+    register_source(Paper("pages", "Pages paper", authors=("Zoë Ærø",), title="Pages", equations=("eq1", "eq2")))
+    yield
+    sources._REGISTRY.clear()
+    sources._REGISTRY.update(saved)
 
 
 def _transpose(rhs) -> Identity:

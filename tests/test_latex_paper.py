@@ -19,14 +19,24 @@ import pytest
 from symuat import Correction, Entry, Identity, Origin, Paper, Prose, Status, audit, dims_grid, register_source
 from symuat.build import latex_files
 from symuat.latex.front import is_own_paper
+from symuat.ledger import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRE_TEX = os.environ.get("SYMUAT_REQUIRE_TEX") == "1"
 
-register_source(Paper("accents", "Accent paper", authors=("François Fleuret", "Łukasz Kaiser", "Jürgen Schmidhuber"),
-                      title="Transposes of products, revisited", venue="Notes, 2026",
-                      equations=("eq1", "eq2", "eq3", "eq4", "eq5", "eq6")))
-register_source(Origin("accents-notes", "Accent notes"))
+@pytest.fixture(scope="module", autouse=True)
+def _own_sources():
+    """This module's paper, registered while its tests run only: the registry is global, and the session's own
+    documents (tests/test_determinism.py) must not list another paper."""
+    saved = dict(sources._REGISTRY)
+    register_source(Paper("accents", "Accent paper",
+                          authors=("François Fleuret", "Łukasz Kaiser", "Jürgen Schmidhuber"),
+                          title="Transposes of products, revisited", venue="Notes, 2026",
+                          equations=("eq1", "eq2", "eq3", "eq4", "eq5", "eq6")))
+    register_source(Origin("accents-notes", "Accent notes"))
+    yield
+    sources._REGISTRY.clear()
+    sources._REGISTRY.update(saved)
 
 
 def _transpose(rhs) -> Identity:

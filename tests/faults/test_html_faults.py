@@ -22,6 +22,7 @@ from symuat import Entry, Prose
 from symuat.errors import LedgerError
 from symuat.html import mathml, site_files
 from symuat.latex.render import write_files
+from symuat.ledger import sources
 from symuat.ledger.audit import audit_entry
 from symuat.ledger.entry import Status
 from symuat.ledger.sources import Origin, register_source
@@ -122,7 +123,8 @@ def test_no_payload_runs_in_chromium(tmp_path):
 
 
 @pytest.mark.parametrize("page", ["dependencies", "figures"])  # "index": through the command line, below
-def test_a_source_named_like_a_site_page_is_refused_by_name(page):
+def test_a_source_named_like_a_site_page_is_refused_by_name(page, monkeypatch):
+    monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))  # the registry is global: leave it as found
     key = register_source(Origin(page, f"A source keyed {page}")).key
     with pytest.raises(LedgerError, match=rf"source key '{key}' cannot have a page in the HTML ledger: its page "
                                           rf"'{key}\.html' is the site's own"):
