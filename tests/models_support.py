@@ -84,3 +84,22 @@ def assert_reproduces(model, stack, X: np.ndarray, mask=None, tol: float = TOL):
     errs = [row_errors(w, g, real) for w, g in zip(want, got)]
     assert max(errs) <= tol, f"per-layer relative errors {['%.1e' % e for e in errs]} exceed {tol:g}"
     return errs
+
+
+def assert_padded_batch(model, side: str, N: int, V: int, tol: float = TOL) -> None:
+    """A batch of 3 rows of random ids (N, 5 and 2 real tokens, padded on ``side``): every real token of every form
+    within ``tol`` (relative, per token) of the library's own ``last_hidden_state`` for the same call."""
+    import torch
+
+    from symuat.models import library_float64
+
+    ids = np.random.default_rng(5).integers(1, V, size=(3, N))
+    mask = np.zeros_like(ids)
+    for b, n in enumerate([N, 5, 2]):
+        mask[b, slice(N - n, N) if side == "left" else slice(0, n)] = 1
+    forms = model.duat_form(input_ids=ids, attention_mask=mask)
+    with torch.no_grad(), library_float64():
+        want = model.library(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
+    for b, form in enumerate(forms):
+        w = want[b].numpy()[mask[b].astype(bool)]
+        assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= tol, (side, b)

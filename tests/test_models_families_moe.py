@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from models_support import assert_reproduces, randomize, require_torch
+from models_support import assert_padded_batch, assert_reproduces, randomize, require_torch
 
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
@@ -59,16 +59,7 @@ def test_every_token_every_layer(saved):
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_token_ids_padded_batch(saved, side):
     family, _, _, model = saved
-    ids = np.random.default_rng(5).integers(1, V, size=(3, N))
-    mask = np.zeros_like(ids)
-    for b, n in enumerate([N, 5, 2]):
-        mask[b, slice(N - n, N) if side == "left" else slice(0, n)] = 1
-    forms = model.duat_form(input_ids=ids, attention_mask=mask)
-    with torch.no_grad(), library_float64():
-        want = model.library(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
-    for b, form in enumerate(forms):
-        w = want[b].numpy()[mask[b].astype(bool)]
-        assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= 1e-12
+    assert_padded_batch(model, side, N, V)
 
 
 def _routing(stack, X):
