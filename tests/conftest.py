@@ -115,3 +115,12 @@ def audited_files(audited):
     from symuat.build import latex_files
 
     return latex_files(audited)
+
+
+@pytest.fixture(autouse=True)
+def _paper_registry_as_found(monkeypatch):
+    """Every test leaves the registry of paper sources as it found it: the registry is global, and the session's own
+    documents list every registered paper (tests/test_determinism.py compares them with the committed latex/)."""
+    from symuat.ledger import sources
+
+    monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))
