@@ -16,6 +16,10 @@ import pytest
 
 from symuat import load_entries
 
+#: tests/papers/ holds other papers' derivations (data for tests/test_papers.py), not tests: importing them for
+#: doctests would register their sources for the whole session.
+collect_ignore = ["papers"]
+
 _OWN_CACHE = "_SYMUAT_TEST_CACHE_DIR"
 #: Seed of the session's whole-ledger audit: the build's default, so that the session writes the committed latex/
 #: (tests/test_determinism.py, which also checks that another seed reaches the randomized levels).
@@ -115,6 +119,18 @@ def audited_files(audited):
     from symuat.build import latex_files
 
     return latex_files(audited)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _paper_registry_as_found_by_the_module():
+    """A module's fixtures (a corpus of papers loaded once) register sources before any test's own copy: the
+    registry is restored when the module ends."""
+    from symuat.ledger import sources
+
+    saved = dict(sources._REGISTRY)
+    yield
+    sources._REGISTRY.clear()
+    sources._REGISTRY.update(saved)
 
 
 @pytest.fixture(autouse=True)
