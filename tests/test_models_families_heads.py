@@ -12,7 +12,6 @@ from models_support import randomize, require_torch
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
-from symuat.errors import UnsupportedError  # noqa: E402
 from symuat.models import library_float64, load  # noqa: E402
 from symuat.numeric.head import as_head  # noqa: E402
 
@@ -54,7 +53,6 @@ HEADS = {
     "exaone4": ("Exaone4ForCausalLM", "Exaone4Config", _H),
     "nemotron": ("NemotronForCausalLM", "NemotronConfig", _H),
 }
-_MOE = {"granitemoe", "granitemoeshared", "phimoe"}  # the library's eager expert loop
 #: the default run checks one head of each kind (scaled, ALiBi, learned positions, rotary); CI's slow step all of them
 _DEFAULT = {"granite", "cohere", "bloom", "opt", "glm"}
 
@@ -72,10 +70,6 @@ def test_form_logits_are_the_library_logits(family):
     with torch.no_grad(), library_float64():
         want = library(input_ids=torch.as_tensor(ids)[None]).logits[0].numpy()
     assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
-    if family in _MOE:  # attributions through a mixture of experts: refused by name (symuat.analysis)
-        with pytest.raises(UnsupportedError, match="mixture-of-experts FFN"):
-            form.attribution("head", target="logits")
-        return
     for by in ("head", "source", "neuron"):  # every attribution sums to the library's logits
         a = form.attribution(by, target="logits")
         assert np.max(np.abs(a.values.sum(0) + a.rest - want)) <= 1e-11 * max(1.0, np.max(np.abs(want)))

@@ -73,8 +73,8 @@ def _compare_at(inst: Instance, values, fld: RealField):
     ref_eps = 0.0
     try:
         raw = inst.reference(values)
-    except (UnsupportedError, ZeroDivisionError, OverflowError) as exc:  # the claim's own code: not a float fact
-        raise _ReferenceRaised() from exc
+    except (UnsupportedError, ZeroDivisionError) as exc:  # the claim's own code failed: not a float64 fact
+        raise _ReferenceRaised() from exc  # (an OverflowError is float64's: the inputs are scaled down and retried)
     if raw is not None:
         raw = np.asarray(raw)
         if not (np.issubdtype(raw.dtype, np.floating) or np.issubdtype(raw.dtype, np.integer)
