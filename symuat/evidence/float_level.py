@@ -175,13 +175,15 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         return shape_failure(Level.FLOAT, exc, point)
     fld = RealField()
     values = inst.bind(fld, np.random.default_rng([run.seed, 7]))
+    failed = None  # the reference's own error at every scale so far
     for shrink in _shrinks(claim):
         scaled = {s: v * shrink for s, v in values.items()}
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             try:
                 got, want, mags, ref_eps, source = _compare_at(inst, scaled, fld)
-            except _ReferenceRaised as exc:
-                raise exc.__cause__ from None
+            except _ReferenceRaised as exc:  # e.g. a float underflow to 0 in a quotient: try smaller inputs
+                failed = exc.__cause__
+                continue
             except OverflowError:
                 continue
             except (UnsupportedError, ZeroDivisionError) as exc:
@@ -195,6 +197,8 @@ def float_level(claim: Claim, run: Run) -> Evidence:
             raise InvalidValueError(f"the reference returned NaN or infinite entries at {inst.where} (seed "
                                     f"{run.seed}) where the derived side is finite")
     else:
+        if failed is not None:  # the reference raised at every scale: the claim's code fails (the audit names it)
+            raise failed
         return _fallback(inst, values, f"float64 overflows even with inputs scaled by {SHRINK[-1]:g}", run.seed)
     mags = np.where(mags > 0, mags, _floor(scaled, want))
     tol = tolerance(got.size + inst.input_count(), mags, ref_eps)
