@@ -28,8 +28,6 @@ See ``docs/evidence.md``.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import mpmath
 import numpy as np
 
@@ -39,7 +37,6 @@ from .interval import disjoint
 from .levels import Run, entry_label, instance_at, register_level, shape_failure
 from .protocol import Claim, Instance
 from .verdict import Evidence, Level
-from .witness import Witness
 
 __all__ = ["FLOAT_SAFETY", "SHRINK", "PRECISIONS", "float_level", "tolerance"]
 
@@ -136,23 +133,6 @@ def _interval(inst: Instance, values) -> tuple[str, int, object]:
     return "undecided", 0, reason
 
 
-def _reference_apart(inst: Instance, values, prec: int, i: int, ref: float, tol: float) -> Optional[Witness]:
-    """A witness that the independent reference is not the statement: entry ``i``'s enclosure (mpmath, ``prec``
-    bits, exact at the float64 inputs) lies farther than the float tolerance ``tol`` from the reference's value;
-    None when it does not (the reference may only round more than the tolerance allows)."""
-    lhs, rhs = inst.enclosures(values, prec)
-    a = lhs[i]
-    with mpmath.workprec(PRECISIONS[-1]):
-        lo, hi = mpmath.mpf(a.a) - tol, mpmath.mpf(a.b) + tol
-        if lo <= ref <= hi:
-            return None
-    base = inst.real_witness(i, a, rhs[i], values, prec)
-    return Witness(base.field, base.point, base.lhs, f"{ref!r} (the reference, float64)",
-                   f"the statement's entry, enclosed by mpmath intervals at {prec} bits, is farther than the float "
-                   f"tolerance {tol:.1e} from the independent reference: the statement is not what the reference "
-                   "computes")
-
-
 def _width(a, b):
     """The width of the hull of two overlapping intervals, as an mpmath number (at the enclosures' precision)."""
     with mpmath.workprec(PRECISIONS[-1]):
@@ -235,12 +215,6 @@ def float_level(claim: Claim, run: Run) -> Evidence:
         if outcome == "agree" and source.startswith("the left-hand side"):
             return Evidence(Level.FLOAT, True, f"{detail}, but mpmath interval arithmetic at {at} bits finds both "
                                                f"sides equal within 2^-{at // 2} relative: float64 rounding")
-        if outcome == "agree":  # the sides agree: is the independent reference far from them at this entry?
-            apart = _reference_apart(inst, scaled, at, i, float(want[i]), float(tol[i]))
-            if apart is not None:
-                return Evidence(Level.FLOAT, False, f"{detail}; {apart.checked_by}",
-                                {**inst.point, "seed": run.seed, "entry": entry, "derived": float(got[i]),
-                                 "reference": float(want[i]), "tolerance": float(tol[i])}, witness=apart)
         why = ("both sides agree in mpmath intervals: the reference rounds more than the tolerance allows, or "
                "computes something else" if outcome == "agree" else f"mpmath intervals cannot decide ({extra})")
         return Evidence(Level.FLOAT, None, f"undecided: {detail}; {why}")
