@@ -79,3 +79,25 @@ def test_ray_equals_serial_and_survives_a_killed_actor(setup, tmp_path):
           on_rows=on_rows)
     assert len(killed) == 1
     _check(setup, tmp_path / "killed")
+
+
+def test_ray_interrupted_then_resumed_equals_uninterrupted(setup, tmp_path):
+    """Ctrl-C on the Ray engine after the first written batch: the re-run on Ray computes only the rest, and the
+    dataset equals the serial run's byte for byte."""
+    require("ray", flag="SYMUAT_REQUIRE_RAY")
+    seen = []
+
+    def interrupt(n):
+        seen.append(n)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(setup / "gpt2", setup / "prompts.jsonl", tmp_path / "out", engine="ray", workers=2, batch_size=2,
+              on_rows=interrupt)
+    assert len(seen) == 1 and len(list((tmp_path / "out" / "staging").glob("*.parquet"))) == 1
+    resumed = sweep(setup / "gpt2", setup / "prompts.jsonl", tmp_path / "out", engine="ray", workers=2,
+                    batch_size=2)
+    total = len(GOOD) + len(REASONS)
+    assert (resumed.computed, resumed.skipped) == (total - seen[0], seen[0])
+    _check(setup, tmp_path / "out")
+    assert not list((tmp_path / "out" / "staging").iterdir())

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from ..errors import SymuatError
 from .engines import ENGINES
-from .options import BY
+from .options import BY, PATCH, PATCH_MODES
 from .summary import summary_text
 from .sweep import sweep
 
@@ -74,6 +74,11 @@ def _target(value: str) -> Any:
               help="'top' (the library's predicted token at the last position) or a token id.")
 @click.option("--top", "top", type=click.IntRange(min=0), default=0, show_default=True,
               help="Keep each row's K largest parts, the others summed in 'other' (0 keeps all).")
+@click.option("--patch", type=click.Choice(PATCH), default=None,
+              help="A patching sweep: patch each (layer, position) of resid/attn/ffn, or each (layer, head), from the "
+                   "prompt's run into its 'corrupt' / 'corrupt_ids' run; rows hold the target logit of each patch.")
+@click.option("--patch-mode", type=click.Choice(PATCH_MODES), default="recomputed", show_default=True,
+              help="recomputed: the network after the patch responds to it; frozen: its dynamic parameters held.")
 @click.option("--out", required=True, type=click.Path(), help="The sweep's directory (new, or one to resume).")
 @click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
               help="local: a process pool here; serial: this process; ray: Ray Data (pip install 'symuat[ray]').")
@@ -83,17 +88,19 @@ def _target(value: str) -> Any:
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Prompts per task; each finished batch is written at once.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def sweep_command(model_dir: str, prompts: str, by: str, target: str, top: int, out: str, engine: str,
-                  workers: Optional[int], address: Optional[str], batch_size: int, quiet: bool) -> None:
-    """Exact attributions of MODEL_DIR's target logit over every prompt, as a Parquet dataset in OUT/data.
+def sweep_command(model_dir: str, prompts: str, by: str, target: str, top: int, patch: Optional[str],
+                  patch_mode: str, out: str, engine: str, workers: Optional[int], address: Optional[str],
+                  batch_size: int, quiet: bool) -> None:
+    """Exact attributions of MODEL_DIR's target logit over every prompt, as a Parquet dataset in OUT/data
+    (with --patch: exact activation patching from each prompt into its corrupted run).
 
     Re-running the same command skips the prompts already done (resume after Ctrl-C or a crash).
     """
     try:
         with _bar(quiet) as (on_start, on_rows):
             result = sweep(model_dir, prompts, out, by=by, target=_target(target), top=top, engine=engine,
-                           workers=workers, address=address, batch_size=batch_size, on_start=on_start,
-                           on_rows=on_rows)
+                           workers=workers, address=address, batch_size=batch_size, patch=patch,
+                           patch_mode=patch_mode, on_start=on_start, on_rows=on_rows)
     except SymuatError as exc:
         click.echo(f"symuat: error: {exc}", err=True)
         sys.exit(2)

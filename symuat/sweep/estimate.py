@@ -7,6 +7,8 @@ attribution's :math:`(P, N, M)` values (:math:`P` parts of ``by``), all float64:
 .. math::
     8\,\bigl(W + 2HN^2 + 4NF + (2L + 8)NM + NV + (P + 1)NM\bigr) + \text{base},
 
+and, for a patching sweep, twice the form and library terms (the clean and the corrupted run) and the clean
+run's recorded sites, :math:`3(L+1)NM`, instead of the attribution's values;
 with :math:`W` the checkpoint's parameter count (read from the safetensors headers), :math:`M, L, H, F, V` width,
 depth, heads, FFN width and vocabulary from ``config.json``, and a fixed base for Python, torch and transformers.
 """
@@ -62,8 +64,9 @@ def _first(cfg: dict, *names: str, default: Any = None) -> int:
     return int(default)
 
 
-def worker_bytes(directory: Any, tokens: int, by: str) -> int:
-    """Estimated peak bytes of one worker at ``tokens`` tokens attributing by ``by`` (module docstring)."""
+def worker_bytes(directory: Any, tokens: int, by: str, patch: bool = False) -> int:
+    """Estimated peak bytes of one worker at ``tokens`` tokens attributing by ``by``, or patching (module
+    docstring)."""
     directory = Path(directory)
     cfg = _config(directory)
     M = _first(cfg, "hidden_size", "n_embd", "d_model")
@@ -75,4 +78,7 @@ def worker_bytes(directory: Any, tokens: int, by: str) -> int:
     N = int(tokens)
     parts = {"term": L + 2, "layer": L + 1, "head": 1 + L * (H + 1), "neuron": 1 + L * (F + 1), "source": N}[by]
     W = _parameters(directory)
+    if patch:
+        runs = 2 * (2 * H * N * N + 4 * N * F + (2 * L + 8) * N * M + N * V)
+        return 8 * (W + runs + 3 * (L + 1) * N * M) + BASE_BYTES
     return 8 * (W + 2 * H * N * N + 4 * N * F + (2 * L + 8) * N * M + N * V + (parts + 1) * N * M) + BASE_BYTES

@@ -11,15 +11,19 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import InvalidValueError
 from .prompts import Prompt
 
-__all__ = ["BY", "SweepOptions", "model_hash", "prompt_key"]
+__all__ = ["BY", "PATCH", "PATCH_MODES", "SweepOptions", "model_hash", "prompt_key"]
 
 #: the parts a sweep attributes the target to (``symuat.analysis.attribution``)
 BY = ("head", "source", "neuron", "layer", "term")
+#: what a patching sweep patches from the clean into the corrupted run (``symuat.analysis.patching.SWEEPS``)
+PATCH = ("resid", "attn", "ffn", "head")
+#: how the network after a patch is evaluated (``symuat.analysis.patching.MODES``)
+PATCH_MODES = ("recomputed", "frozen")
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,20 @@ class SweepOptions:
         Keep the ``top`` parts of largest magnitude per row and sum the others into ``other`` (0: keep all).
     tolerance : float
         A row whose error against the library exceeds it has status ``"inexact"``, never ``"ok"``.
+    patch : str, optional
+        A patching sweep instead of an attribution (``by`` is then unused): one of :data:`PATCH`.  Each prompt's
+        run is the clean one and its ``corrupt`` / ``corrupt_ids`` the corrupted one; a row holds the target
+        logit of the corrupted run with each (layer, position) — or (layer, head) — patched from the clean run.
+    patch_mode : str
+        One of :data:`PATCH_MODES`.
     """
 
     by: str = "head"
     target: Any = "top"
     top: int = 0
     tolerance: float = 1e-10
+    patch: Optional[str] = None
+    patch_mode: str = "recomputed"
 
     def __post_init__(self):
         if self.by not in BY:
@@ -55,9 +67,19 @@ class SweepOptions:
             raise InvalidValueError(f"top must be an integer >= 0 (0 keeps every part), got {self.top!r}")
         if not (isinstance(self.tolerance, float) and 0 < self.tolerance < 1):
             raise InvalidValueError(f"tolerance must be a float in (0, 1), got {self.tolerance!r}")
+        if self.patch is not None and self.patch not in PATCH:
+            raise InvalidValueError(f"patch must be one of {PATCH} (or None for an attribution), got {self.patch!r}")
+        if self.patch_mode not in PATCH_MODES:
+            raise InvalidValueError(f"patch_mode must be one of {PATCH_MODES}, got {self.patch_mode!r}")
+        if self.patch is None and self.patch_mode != "recomputed":
+            raise InvalidValueError("patch_mode is for a patching sweep: give patch too")
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The options as canonical JSON data; an attribution sweep's has no patch keys (its rows keep their keys)."""
+        out = asdict(self)
+        if self.patch is None:
+            del out["patch"], out["patch_mode"]
+        return out
 
 
 def model_hash(directory: Any, chunk: int = 1 << 22) -> str:

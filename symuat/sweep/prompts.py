@@ -1,11 +1,13 @@
 r"""The prompts of a sweep: read from a ``.jsonl``, ``.parquet`` or ``.txt`` file, each keyed by its content.
 
-A prompt is a text or a row of token ids, with an optional target token id.  The formats:
+A prompt is a text or a row of token ids, with an optional target token id and, for a patching sweep
+(``--patch``), a corrupted counterpart of the same length: ``corrupt`` (a text) or ``corrupt_ids``.  The formats:
 
 - ``.txt``: one text per line (empty lines are prompts too: they become error rows, never silently dropped);
 - ``.jsonl``: one JSON object per line, ``{"text": "…"}`` or ``{"input_ids": [1, 5, 9]}``, optionally
-  ``"target": <token id>``;
-- ``.parquet``: a column ``text`` or ``input_ids`` (a list of integers), optionally ``target``.
+  ``"target": <token id>``, and ``"corrupt": "…"`` or ``"corrupt_ids": [1, 6, 9]``;
+- ``.parquet``: a column ``text`` or ``input_ids`` (a list of integers), optionally ``target``, ``corrupt`` or
+  ``corrupt_ids``.
 
 A line that cannot be read (bad JSON, both or neither of ``text`` and ``input_ids``) is still a prompt: its row
 is an error row with the reason, so that the dataset has one row per line of the file.
@@ -30,7 +32,8 @@ FORMATS = (".jsonl", ".parquet", ".txt")
 class Prompt:
     r"""One prompt: ``index`` (0-based line or row of the file) and exactly one of ``text`` and ``input_ids``.
 
-    ``problem`` is set, and the rest empty, when the line could not be read: the sweep writes an error row.
+    ``corrupt`` / ``corrupt_ids`` is the corrupted run of a patching sweep (at most one of them).  ``problem`` is
+    set, and the rest empty, when the line could not be read: the sweep writes an error row.
     """
 
     index: int
@@ -38,15 +41,30 @@ class Prompt:
     input_ids: Optional[tuple] = None
     target: Optional[int] = None
     problem: Optional[str] = None
+    corrupt: Optional[str] = None
+    corrupt_ids: Optional[tuple] = None
 
     def __post_init__(self):
         if self.problem is None and (self.text is None) == (self.input_ids is None):
             raise InvalidValueError(f"prompt {self.index}: give exactly one of text and input_ids")
+        if self.corrupt is not None and self.corrupt_ids is not None:
+            raise InvalidValueError(f"prompt {self.index}: give at most one of corrupt and corrupt_ids")
+
+    @property
+    def has_corrupt(self) -> bool:
+        """Whether the prompt names a corrupted run (a patching sweep needs one)."""
+        return self.corrupt is not None or self.corrupt_ids is not None
 
     def content(self) -> dict:
-        """What the prompt's key is computed from (its index is not: the same prompt twice is one row)."""
-        return {"text": self.text, "input_ids": None if self.input_ids is None else list(self.input_ids),
-                "target": self.target, "problem": self.problem}
+        """What the prompt's key is computed from (its index is not: the same prompt twice is one row).  The
+        corrupted run is part of it only when given, so an attribution prompt keeps the key it always had."""
+        out = {"text": self.text, "input_ids": None if self.input_ids is None else list(self.input_ids),
+               "target": self.target, "problem": self.problem}
+        if self.corrupt is not None:
+            out["corrupt"] = self.corrupt
+        if self.corrupt_ids is not None:
+            out["corrupt_ids"] = list(self.corrupt_ids)
+        return out
 
 
 def _token_id(value: Any, what: str) -> int:
@@ -72,7 +90,16 @@ def _from_record(index: int, record: Any) -> Prompt:
         target = record.get("target")
         if target is not None:
             target = _token_id(target, "'target'")
-        return Prompt(index, text=text, input_ids=ids, target=target)
+        corrupt, corrupt_ids = record.get("corrupt"), record.get("corrupt_ids")
+        if corrupt is not None and corrupt_ids is not None:
+            raise ValueError("give at most one of 'corrupt' and 'corrupt_ids'")
+        if corrupt is not None and not isinstance(corrupt, str):
+            raise ValueError(f"'corrupt' must be a string, got {type(corrupt).__name__}")
+        if corrupt_ids is not None:
+            if not isinstance(corrupt_ids, (list, tuple)):
+                raise ValueError(f"'corrupt_ids' must be a list of integers, got {type(corrupt_ids).__name__}")
+            corrupt_ids = tuple(_token_id(i, "each of 'corrupt_ids'") for i in corrupt_ids)
+        return Prompt(index, text=text, input_ids=ids, target=target, corrupt=corrupt, corrupt_ids=corrupt_ids)
     except ValueError as exc:
         return Prompt(index, problem=str(exc))
 

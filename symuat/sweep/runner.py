@@ -22,6 +22,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..analysis.patching import patch_sweep
+from ..analysis.sites import Site
 from ..errors import InvalidValueError, SymuatError
 from ..models import library_outputs, load, quiet_library
 from ..numeric.head import as_head
@@ -38,9 +40,10 @@ def encode_prompt(key: str, prompt: Prompt) -> str:
 
 def decode_prompt(payload: str) -> tuple[str, Prompt]:
     d = json.loads(payload)
-    ids = d.get("input_ids")
+    ids, bad = d.get("input_ids"), d.get("corrupt_ids")
     return d["key"], Prompt(d["index"], text=d.get("text"), input_ids=None if ids is None else tuple(ids),
-                            target=d.get("target"), problem=d.get("problem"))
+                            target=d.get("target"), problem=d.get("problem"), corrupt=d.get("corrupt"),
+                            corrupt_ids=None if bad is None else tuple(bad))
 
 
 def error_row(key: str, prompt: Prompt, reason: str, ids: Optional[list] = None, tokens: Optional[list] = None) -> dict:
@@ -48,7 +51,7 @@ def error_row(key: str, prompt: Prompt, reason: str, ids: Optional[list] = None,
     return {"key": key, "index": prompt.index, "status": "error", "reason": reason,
             "n_tokens": None if ids is None else len(ids), "token_ids": ids, "tokens": tokens, "target_id": None,
             "value": None, "library_value": None, "error": None, "parts": None, "values": None, "other": None,
-            "rest": None}
+            "rest": None, "corrupt_token_ids": None, "corrupted_value": None}
 
 
 def _lm_head(form: Any) -> bool:
@@ -83,15 +86,24 @@ class PromptRunner:
         self.model = load(directory)
 
     # ---- one prompt ----------------------------------------------------------------------------------------------
-    def _ids(self, prompt: Prompt) -> list:
-        if prompt.input_ids is not None:
-            return [int(i) for i in prompt.input_ids]
-        tok = self.model.tokenizer
-        if tok is None:
-            raise InvalidValueError("the model has no tokenizer: give input_ids instead of text")
-        ids = list(tok(prompt.text)["input_ids"])
+    def _ids(self, prompt: Prompt, corrupt: bool = False) -> list:
+        given, text = (prompt.corrupt_ids, prompt.corrupt) if corrupt else (prompt.input_ids, prompt.text)
+        what = "the corrupted " if corrupt else "the "
+        which = "corrupted " if corrupt else ""
+        if given is not None:
+            ids = [int(i) for i in given]
+        else:
+            tok = self.model.tokenizer
+            if tok is None:
+                raise InvalidValueError(f"the model has no tokenizer: give {'corrupt_ids' if corrupt else 'input_ids'}"
+                                        f" instead of {'corrupt' if corrupt else 'text'}")
+            ids = list(tok(text)["input_ids"])
         if not ids:
-            raise InvalidValueError("the text has no tokens")
+            raise InvalidValueError(f"{what}prompt has no tokens")
+        vocab = self.model.word_embeddings.shape[0]
+        bad = [i for i in ids if not 0 <= i < vocab]
+        if bad:
+            raise InvalidValueError(f"{which}token id {bad[0]} is outside the vocabulary [0, {vocab})")
         return ids
 
     def _tokens(self, ids: list) -> list:
@@ -106,13 +118,14 @@ class PromptRunner:
         tokens: Optional[list] = None
         try:
             ids = self._ids(prompt)
-            vocab = self.model.word_embeddings.shape[0]
-            bad = [i for i in ids if not 0 <= i < vocab]
-            if bad:
-                raise InvalidValueError(f"token id {bad[0]} is outside the vocabulary [0, {vocab})")
             tokens = self._tokens(ids)
             if len(ids) > self.model.max_tokens:
                 raise InvalidValueError(f"{len(ids)} tokens, more than the model's {self.model.max_tokens}")
+            if self.options.patch is not None:
+                return self._patch(key, prompt, ids, tokens)
+            if prompt.has_corrupt:
+                raise InvalidValueError("the prompt has a corrupted run, but the sweep is an attribution: give "
+                                        "--patch for a patching sweep")
             return self._attribute(key, prompt, ids, tokens)
         except SymuatError as exc:
             return error_row(key, prompt, str(exc), ids, tokens)
@@ -126,11 +139,7 @@ class PromptRunner:
         hidden, logits = library_outputs(self.model, ids)
         error = _relative(form.output, hidden)
         if _lm_head(form) and logits is not None and logits.ndim == 2:
-            vocab = logits.shape[-1]
-            target = prompt.target if prompt.target is not None else (
-                int(np.argmax(logits[-1])) if opts.target == "top" else opts.target)
-            if not 0 <= target < vocab:
-                raise InvalidValueError(f"target token id {target} is outside the vocabulary [0, {vocab})")
+            target = self._target(prompt, logits)
             att = form.attribution(opts.by, target=target, position=-1, quiet=True)  # reverse mode: one pullback
             values, rest, value = att.values, float(att.rest), float(att.output)
             library_value = float(logits[-1, target])
@@ -154,6 +163,53 @@ class PromptRunner:
             keep = order[:opts.top]
             other = float(sum(vals[p] for p in order[opts.top:]))
             parts, vals = [parts[p] for p in keep], [vals[p] for p in keep]
+        return self._row(key, prompt, ids, tokens, target, value, library_value, error, parts, vals, other, rest)
+
+    def _target(self, prompt: Prompt, logits: np.ndarray) -> int:
+        """The target token id: the prompt's, the option's, or the library's top token at the last position."""
+        vocab = logits.shape[-1]
+        opts = self.options
+        target = prompt.target if prompt.target is not None else (
+            int(np.argmax(logits[-1])) if opts.target == "top" else opts.target)
+        if not 0 <= target < vocab:
+            raise InvalidValueError(f"target token id {target} is outside the vocabulary [0, {vocab})")
+        return target
+
+    def _patch(self, key: str, prompt: Prompt, ids: list, tokens: list) -> dict:
+        """A patching sweep's row (module docstring)."""
+        opts = self.options
+        if not prompt.has_corrupt:
+            raise InvalidValueError("a patching sweep needs each prompt's corrupted run: 'corrupt' (a text) or "
+                                    "'corrupt_ids' (token ids)")
+        bad = self._ids(prompt, corrupt=True)
+        if len(bad) != len(ids):
+            raise InvalidValueError(f"the clean run has {len(ids)} tokens and the corrupted run {len(bad)}: "
+                                    "patching needs the same length")
+        clean, corrupted = self.model.duat_form(input_ids=ids), self.model.duat_form(input_ids=bad)
+        if not _lm_head(clean):
+            raise InvalidValueError("a patching sweep's target is a logit: this model has no LM head")
+        (hidden, logits), (hidden_bad, logits_bad) = library_outputs(self.model, ids), library_outputs(self.model, bad)
+        target = self._target(prompt, logits)
+        grid = patch_sweep(corrupted, clean, opts.patch, target=target, position=-1, mode=opts.patch_mode,
+                           quiet=True)
+        error = max(_relative(clean.output, hidden), _relative(corrupted.output, hidden_bad),
+                    abs(grid.clean - logits[-1, target]) / max(abs(float(logits[-1, target])), 1.0),
+                    abs(grid.corrupted - logits_bad[-1, target]) / max(abs(float(logits_bad[-1, target])), 1.0))
+        rows, cols = grid.values.shape
+        parts = [(Site("head", r, c) if opts.patch == "head" else Site(opts.patch, r, None, (c,))).label()
+                 for r in range(rows) for c in range(cols)]
+        vals = [float(v) for v in grid.values.ravel()]
+        if opts.top and opts.top < len(parts):  # the K patches that move the target most; no sum of the others
+            order = sorted(range(len(parts)), key=lambda p: (-abs(vals[p] - grid.corrupted), p))[:opts.top]
+            parts, vals = [parts[p] for p in order], [vals[p] for p in order]
+        return self._row(key, prompt, ids, tokens, target, grid.clean, float(logits[-1, target]), error, parts,
+                         vals, None, None, corrupt_ids=bad, corrupted_value=grid.corrupted)
+
+    def _row(self, key: str, prompt: Prompt, ids: list, tokens: list, target: Any, value: float,
+             library_value: float, error: float, parts: list, vals: list, other: Any, rest: Any,
+             corrupt_ids: Any = None, corrupted_value: Any = None) -> dict:
+        """A computed row: ``ok`` when finite and within the tolerance, ``inexact`` otherwise."""
+        opts = self.options
         finite = np.isfinite(error) and np.isfinite(value) and all(np.isfinite(vals))
         status = "ok" if finite and error <= opts.tolerance else "inexact"
         return {"key": key, "index": prompt.index, "status": status,
@@ -161,7 +217,7 @@ class PromptRunner:
                                                       f"{opts.tolerance:g}" if finite else "a value is not finite",
                 "n_tokens": len(ids), "token_ids": ids, "tokens": tokens, "target_id": target, "value": value,
                 "library_value": library_value, "error": float(error), "parts": parts, "values": vals,
-                "other": other, "rest": rest}
+                "other": other, "rest": rest, "corrupt_token_ids": corrupt_ids, "corrupted_value": corrupted_value}
 
     # ---- Ray Data ------------------------------------------------------------------------------------------------
     def __call__(self, batch: dict) -> dict:

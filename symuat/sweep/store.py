@@ -32,7 +32,7 @@ SCHEMA_FIELDS = (
     ("key", "string"), ("index", "int64"), ("status", "string"), ("reason", "string"), ("n_tokens", "int64"),
     ("token_ids", "list<int64>"), ("tokens", "list<string>"), ("target_id", "int64"), ("value", "float64"),
     ("library_value", "float64"), ("error", "float64"), ("parts", "list<string>"), ("values", "list<float64>"),
-    ("other", "float64"), ("rest", "float64"),
+    ("other", "float64"), ("rest", "float64"), ("corrupt_token_ids", "list<int64>"), ("corrupted_value", "float64"),
 )
 
 

@@ -2,8 +2,9 @@ r"""Rank the parts of a sweep across its prompts (``symuat summary OUT``).
 
 For each part :math:`p` over the rows with status ``ok`` that list it: the number of rows, the mean contribution
 :math:`\bar z^{(p)}`, the mean magnitude :math:`\overline{|z^{(p)}|}` and the largest magnitude.  Parts are ranked
-by mean magnitude.  (With ``--top K`` a row lists only its K largest parts: a part missing from a row counts 0 there
-in the means, and ``rows`` says in how many rows it was listed.)
+by mean magnitude.  In a patching sweep (rows with a ``corrupted_value``) a part's number is its patch's effect on
+the target, :math:`z^{(p)} - z_\text{corrupted}`.  (With ``--top K`` a row lists only its K largest parts: a part
+missing from a row counts 0 there in the means, and ``rows`` says in how many rows it was listed.)
 
 The same from the dataset in one pyarrow/pandas line::
 
@@ -42,14 +43,17 @@ def summary(out: Any, top: int = 20) -> tuple[tuple[PartRank, ...], dict]:
         raise InvalidValueError(f"{str(out)!r} holds no finished sweep (no {str(data)}/part-*.parquet)")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InvalidValueError(f"top must be an integer >= 1, got {top!r}")
-    rows = [r for f in files for r in pq.read_table(f, columns=["status", "parts", "values"]).to_pylist()]
+    rows = [r for f in files
+            for r in pq.read_table(f, columns=["status", "parts", "values", "corrupted_value"]).to_pylist()]
     counts: dict = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     ok = [r for r in rows if r["status"] == "ok"]
     stats: dict = {}
     for r in ok:
+        base = r["corrupted_value"] or 0.0  # a patching sweep ranks each patch's effect
         for part, value in zip(r["parts"], r["values"]):
+            value -= base
             n, s, a, m = stats.get(part, (0, 0.0, 0.0, 0.0))
             stats[part] = (n + 1, s + value, a + abs(value), max(m, abs(value)))
     total = max(len(ok), 1)

@@ -58,10 +58,12 @@ def _longest(prompts, tokenizer_free: bool) -> int:
     return n
 
 
-def _check_memory(directory: Path, prompts, by: str, workers: int, engine: str, max_tokens: int) -> int:
+def _check_memory(directory: Path, prompts, options: SweepOptions, workers: int, engine: str,
+                  max_tokens: int) -> int:
     """Refuse before any worker starts when the workers' estimate exceeds the memory available now."""
     tokens = min(_longest(prompts, False), max_tokens)
-    each = worker_bytes(directory, tokens, by)
+    by = options.by if options.patch is None else f"patch {options.patch}"
+    each = worker_bytes(directory, tokens, options.by, patch=options.patch is not None)
     count = 1 if engine == "serial" else workers
     need, (have, how) = each * count, available_bytes()  # SYMUAT_MEMORY_LIMIT caps it
     if need > have:
@@ -84,7 +86,8 @@ def _max_tokens(directory: Path) -> int:
 
 def sweep(model: Any, prompts: Any, out: Any, *, by: str = "head", target: Any = "top", top: int = 0,
           engine: str = "local", workers: Optional[int] = None, address: Optional[str] = None, batch_size: int = 8,
-          tolerance: float = 1e-10, on_start: Any = None, on_rows: Any = None) -> SweepResult:
+          tolerance: float = 1e-10, patch: Optional[str] = None, patch_mode: str = "recomputed",
+          on_start: Any = None, on_rows: Any = None) -> SweepResult:
     r"""Attribute every prompt of the file ``prompts`` with the checkpoint ``model`` into the dataset ``out``.
 
     Parameters
@@ -95,8 +98,9 @@ def sweep(model: Any, prompts: Any, out: Any, *, by: str = "head", target: Any =
         ``.jsonl``, ``.parquet`` or ``.txt`` (:func:`~symuat.sweep.prompts.read_prompts`).
     out : path
         The sweep's directory (new, empty, or an earlier run of the same sweep to resume).
-    by, target, top, tolerance
-        :class:`~symuat.sweep.options.SweepOptions`.
+    by, target, top, tolerance, patch, patch_mode
+        :class:`~symuat.sweep.options.SweepOptions`; with ``patch``, a patching sweep (each prompt with its
+        ``corrupt`` or ``corrupt_ids``) instead of an attribution.
     engine : {"local", "serial", "ray"}
         :mod:`symuat.sweep.engines`.
     workers : int, optional
@@ -108,7 +112,7 @@ def sweep(model: Any, prompts: Any, out: Any, *, by: str = "head", target: Any =
     on_start, on_rows : callables, optional
         ``on_start(total, done)`` once, ``on_rows(n)`` after each written batch (the CLI's progress bar).
     """
-    options = SweepOptions(by=by, target=target, top=top, tolerance=tolerance)
+    options = SweepOptions(by=by, target=target, top=top, tolerance=tolerance, patch=patch, patch_mode=patch_mode)
     if engine not in ENGINES:
         raise InvalidValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -137,7 +141,7 @@ def sweep(model: Any, prompts: Any, out: Any, *, by: str = "head", target: Any =
     start = time.perf_counter()
     if work:
         wanted = workers or max(1, os.cpu_count() or 1)
-        each = _check_memory(directory, [p for _, p in work], options.by, wanted, engine, _max_tokens(directory))
+        each = _check_memory(directory, [p for _, p in work], options, wanted, engine, _max_tokens(directory))
         if workers is None and engine == "local":  # as many as fit in the memory available now
             wanted = max(1, min(wanted, available_bytes()[0] // max(each, 1)))
         payloads = [encode_prompt(k, p) for k, p in work]
