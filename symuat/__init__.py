@@ -7,6 +7,7 @@ DUAT expansion → evidence → ledger.  Two subpackages are public too:
 :mod:`symuat.analysis` (attribution, the held network, interventions, views, export and plots of a form).
 """
 
+import importlib as _importlib
 import os as _os
 
 # SymPy keeps the last 1000 results of its cached constructors (SYMPY_CACHE_SIZE, read when SymPy is first
@@ -14,8 +15,8 @@ import os as _os
 # 20000 for about 12 MB.  Set only when symuat is imported before SymPy, and never over a value of yours.
 _os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
-# registers the all-sizes evidence level, and the analyses of a DUAT form (form.attribution(...), …)
-from . import allsizes, analysis  # noqa: E402, F401
+# registers the all-sizes evidence level
+from . import allsizes  # noqa: E402, F401
 from .algebra.diamond import CHAIN_READINGS, DiamondReading, chain, diamond
 from .algebra.matrices import identity_matrix, kron, ones, symbolic_matrix, symbolic_vector, unvec_r, vec_r
 from .errors import (
@@ -58,6 +59,23 @@ from .ledger.entry import CoqLink, Correction, Denial, Entry, Prose, Readings, S
 from .ledger.registry import load_entries
 from .ledger.sources import Origin, Paper, origin, origins, paper, papers, register_source
 from .ledger.steps import Expr, Step, StepTable, bind
+from .numeric.analyses import add_loader as _add_loader
+
+
+def _load_analysis():
+    """Import :mod:`symuat.analysis`, which registers the analyses of a DUAT form (``form.attribution(...)``, …)."""
+    return _importlib.import_module(f"{__name__}.analysis")
+
+
+_add_loader(_load_analysis)  # on first use: ``import symuat`` and the CLI's audit need none of it
+
+
+def __getattr__(name):
+    """``symuat.analysis`` on first access (PEP 562)."""
+    if name == "analysis":
+        return _load_analysis()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     # algebra

@@ -9,6 +9,7 @@ is printed as one line on stderr with exit code 2.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -94,8 +95,29 @@ _cache_option = click.option("--no-cache", "no_cache", is_flag=True, default=Fal
 _quiet_option = click.option("--quiet", "-q", is_flag=True, default=False, help="No progress bar.")
 
 
+#: commands defined by the layers above the ledger: ``name → "module:attribute"``, imported when first used (click's
+#: lazily loaded subcommands), so that ``symuat audit`` does not import torch's importers, the site or the sweep
+_LAZY = {
+    "model": "symuat.models.cli:model_command",
+    "families": "symuat.models.cli:families_command",
+    "html": "symuat.html.cli:html_command",
+    "sweep": "symuat.sweep.cli:sweep_command",
+    "summary": "symuat.sweep.cli:summary_command",
+}
+
+
 class _Group(click.Group):
-    """The ``symuat`` group: every usage error (unknown option, bad value, missing argument) is one line, exit 2."""
+    """The ``symuat`` group: every usage error (unknown option, bad value, missing argument) is one line, exit 2;
+    the commands of :data:`_LAZY` are imported when they are used or listed."""
+
+    def list_commands(self, ctx) -> list:
+        return sorted({*super().list_commands(ctx), *_LAZY})
+
+    def get_command(self, ctx, name):
+        if name in _LAZY and name not in self.commands:
+            module, attribute = _LAZY[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -281,18 +303,6 @@ def soundness_command(sample: int, depth: int, seed: int, quiet: bool) -> None:
         outcomes += table_kill_outcomes(depth, seed=seed)
     click.echo(kill_rates(outcomes).to_text())
 
-
-from .models.cli import families_command, model_command  # noqa: E402  (models: `symuat model`, `symuat families`)
-
-main.add_command(model_command)
-main.add_command(families_command)
-from .html.cli import html_command  # noqa: E402  (html: the `symuat html` command)
-
-main.add_command(html_command)
-from .sweep.cli import summary_command, sweep_command  # noqa: E402  (sweep: `symuat sweep`, `symuat summary`)
-
-main.add_command(sweep_command)
-main.add_command(summary_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -177,3 +177,24 @@ def test_the_checker_sees_cycles_and_resolves_relative_imports():
     modules = _module_graph()
     assert "symuat.numeric.operators" in modules["symuat.numeric.stack"] or "symuat.numeric.attention" in modules[
         "symuat.numeric.stack"]
+
+
+def test_the_cli_and_the_package_import_no_analysis_importer_or_site():
+    """``import symuat.cli`` (every ``symuat audit``) loads neither the analyses of a form, nor the model importers,
+    the site or the sweep: they are imported on first use (``numeric.analyses.add_loader``, the CLI's lazy
+    commands), and a form still finds its analyses."""
+    import subprocess
+    import sys
+
+    code = ("import sys, symuat.cli\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[:2] in (['symuat', 'analysis'], "
+            "['symuat', 'models'], ['symuat', 'html'], ['symuat', 'sweep']) or m.split('.')[0] == 'torch')\n"
+            "assert heavy == [], heavy\n"
+            "from symuat.numeric import random_stack, duat_form\n"
+            "import numpy as np\n"
+            "form = duat_form(random_stack(np.random.default_rng(0), 1, 4, 2, 8), np.ones((3, 4)))\n"
+            "assert 'symuat.analysis' not in sys.modules\n"
+            "att = form.attribution('layer')\n"
+            "assert 'symuat.analysis' in sys.modules and att.parts\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr

@@ -2,8 +2,10 @@ r"""The analyses of a :class:`~symuat.numeric.duat_form.DUATForm`, registered fr
 
 The numeric core holds the form's data and knows no analysis (docs/architecture.md): the convenience methods of
 ``DUATForm`` (``form.attribution(...)``, ``form.frozen()``, ``form.attention(l, h)``, …) look their function up
-here by name, and :mod:`symuat.analysis` registers each one when it is imported (which ``import symuat`` does).
-This is pandas' accessor pattern: an extension plugs into the value without the value importing it.
+here by name, and :mod:`symuat.analysis` registers each one when it is imported.  This is pandas' accessor
+pattern: an extension plugs into the value without the value importing it.  The package root adds a *loader*
+(:func:`add_loader`) that imports :mod:`symuat.analysis` the first time an analysis is looked up, so that
+``import symuat`` (and every CLI command that never touches a form's analyses) does not pay for importing them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from ..errors import UnsupportedError
 
 #: name → function(form, *args, **kwargs); filled by :mod:`symuat.analysis`.
 _ANALYSES: dict[str, Callable] = {}
+#: callables run once, in order, the first time a name is missing (each registers analyses)
+_LOADERS: list[Callable[[], object]] = []
+
+
+def add_loader(loader: Callable[[], object]) -> None:
+    """Run ``loader()`` (which registers analyses) the first time an analysis is looked up and missing."""
+    _LOADERS.append(loader)
 
 
 def register_analysis(name: str, function: Callable) -> Callable:
@@ -28,6 +37,8 @@ def analysis(name: str) -> Callable:
     >>> analysis("attribution").__module__
     'symuat.analysis.attribution'
     """
+    while name not in _ANALYSES and _LOADERS:
+        _LOADERS.pop(0)()
     try:
         return _ANALYSES[name]
     except KeyError:
@@ -35,4 +46,4 @@ def analysis(name: str) -> Callable:
                                f"registered: {sorted(_ANALYSES)}") from None
 
 
-__all__ = ["register_analysis", "analysis"]
+__all__ = ["register_analysis", "add_loader", "analysis"]
