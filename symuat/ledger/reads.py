@@ -20,6 +20,8 @@ a FIFO, a device, a socket, anything in    *untrackable*: the audit is not cache
 ``/proc`` or ``/sys``, a file that is gone
 or changed while the audit ran, a network
 connection
+symuat's memory probe: ``/proc/meminfo``   nothing: it can only refuse, and a refusal stops the audit
+read before a DUAT form is evaluated       (:func:`symuat.numeric.memory.probing`)
 =========================================  ===================================================================
 
 Files opened only for writing, or created or truncated by the opening (``"w"``, ``"x"``, ``O_TRUNC``,
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..numeric.memory import probing
 from .dependencies import file_sources, is_library_path, listing_digest
 
 __all__ = ["Reads", "recording", "note", "read_sources"]
@@ -126,7 +129,7 @@ def _self_written(mode: Any, flags: Any) -> bool:
 
 
 def _hook(event: str, args: tuple) -> None:
-    if not _ACTIVE or getattr(_GUARD, "busy", False):
+    if not _ACTIVE or getattr(_GUARD, "busy", False) or probing():  # the memory probe is no source (its doc)
         return
     if event not in _EVENTS:
         return

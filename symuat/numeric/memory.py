@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from typing import Any, Tuple
 
 from ..errors import InvalidValueError, OutOfMemoryError
@@ -65,7 +66,23 @@ def _limit() -> Any:
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
+#: set while this thread reads the kernel's memory figures (:func:`probing`)
+_PROBE = threading.local()
+
+
+def probing() -> bool:
+    r"""Whether this thread is reading the memory available now.
+
+    Such a read is a probe, never a source of a result: a computation it refuses raises :class:`OutOfMemoryError`,
+    which no evidence level catches (an audit that meets one stops), and a computation it lets run does not see the
+    number.  The audit's read tracking (:mod:`symuat.ledger.reads`) therefore skips it; a derivation that reads
+    ``/proc/meminfo`` itself is still live kernel state, and its audit is not cached.
+    """
+    return getattr(_PROBE, "active", False)
+
+
 def _system_available() -> Tuple[int, str]:
+    _PROBE.active = True
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -73,6 +90,8 @@ def _system_available() -> Tuple[int, str]:
                     return int(line.split()[1]) * 1024, "available now"
     except OSError:  # pragma: no cover - not Linux
         pass
+    finally:
+        _PROBE.active = False
     try:  # pragma: no cover - no /proc
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_AVPHYS_PAGES")), "free now"
     except (ValueError, OSError, AttributeError):  # pragma: no cover

@@ -196,6 +196,7 @@ UNTRACKABLE = {
     "dev_urandom": ('def _k():\n    with open("/dev/urandom", "rb") as fh:\n        fh.read(1)\n    return 2\n',
                     None),
     "proc": ('def _k():\n    Path("/proc/self/status").read_text()\n    return 2\n', None),
+    "proc_meminfo_read_by_the_derivation": ('def _k():\n    Path("/proc/meminfo").read_text()\n    return 2\n', None),
     "vanished": ('def _k():\n    with open(DATA, "w") as fh:\n        fh.write("2")\n'
                  '    k = int(Path(DATA).read_text())\n    os.unlink(DATA)\n    return k\n', None),
     "changed_while_read": ('def _k():\n    k = int(Path(DATA).read_text()[:1])\n'
@@ -291,3 +292,35 @@ def test_a_sqlite_database_is_a_source(cache):
         con.close()
 
     _cached_then_refuted(root, log, edit)
+
+
+#: k from a DUAT form the builder evaluates: ``duat_form`` checks the memory available (reads /proc/meminfo) first
+FORM = ('import numpy as np\nfrom symuat.numeric import duat_form, random_stack\n'
+        'def _k():\n    form = duat_form(random_stack(np.random.default_rng(0), 1, 4, 2, 8), np.ones((2, 4)))\n'
+        '    assert np.all(np.isfinite(form.output))\n'
+        '    return int(Path(DATA, "k.txt").read_text())\n')
+
+
+def test_symuats_own_memory_probe_is_no_source_and_the_audit_is_cached(cache):
+    """Evaluating a DUAT form reads /proc/meminfo (the memory check), yet the audit is cached; the data file read
+    after it is still a source (an edit is recomputed)."""
+    data, log = cache / "data", cache / "runs.log"
+    _set_k(data, 2, "text")
+    root = _derivation(cache / "d", log, data, FORM)
+    _cached_then_refuted(root, log, lambda: _set_k(data, 3, "text"))
+
+
+def test_a_memory_refusal_inside_a_builder_stops_the_audit_and_nothing_is_cached(cache, monkeypatch):
+    """With 1 KiB available the form's memory check refuses: the audit stops with that refusal, named by entry (no
+    level turns it into a verdict), and the next audit with memory computes afresh."""
+    from symuat.errors import DerivationError
+
+    data, log = cache / "data", cache / "runs.log"
+    _set_k(data, 2, "text")
+    root = _derivation(cache / "d", log, data, FORM)
+    monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "1K")
+    with pytest.raises(DerivationError, match=r"entry 'duat:eq1': out of memory evaluating the DUAT form at N=2"):
+        _audit(root)
+    assert not list((cache / "cache").glob("audit-*.cache"))
+    monkeypatch.delenv("SYMUAT_MEMORY_LIMIT")
+    assert _audit(root) == [True] and _runs(log) > 0
