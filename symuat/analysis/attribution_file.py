@@ -20,6 +20,8 @@ a ``.zarr`` store is a directory, which cannot be replaced in one step, so an ex
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -46,15 +48,14 @@ def _partial(path: Path) -> Path:
 
 
 def zarr_available() -> bool:
-    """Whether ``zarr`` (``pip install 'symuat[zarr]'``) can be imported; it is imported only when writing one."""
-    import importlib.util
-
+    """Whether ``zarr`` (``pip install 'symuat[zarr]'``) is installed; it is imported only when a store is used."""
     return importlib.util.find_spec("zarr") is not None
 
 
 def _zarr():
     try:
-        import zarr
+        zarr = importlib.import_module("zarr")
+        importlib.import_module("zarr.codecs")
     except ImportError:
         raise UnsupportedError("out='….zarr' needs zarr: pip install 'symuat[zarr]' (or stream to an .npz "
                                "file)") from None
