@@ -221,7 +221,7 @@ def test_frozen_patching_and_expert_interventions_match_library_hooks(saved):
     E = stack.blocks[L - 1].ffn.n_experts
     first = min(k for k, b in enumerate(stack.blocks) if isinstance(b.ffn, MoEFFNWeights))  # later routing responds
     moved = []
-    for unit in [("attn", L - 1, [1, 3]), ("resid", L, 5)] + [("expert", L - 1, e) for e in range(E)]:
+    for unit in [("attn", L - 1, [1, 3]), ("resid", L, 5), ("expert", L - 1, 0), ("expert", L - 1, E - 1, [3, 6])]:
         want = library_frozen(model, corrupted, unit=unit, clean_ids=clean)
         got = fx.patch(unit, fc, mode="frozen", gates="live").output
         assert rel(got, want) <= 1e-12, unit
