@@ -80,11 +80,13 @@ def test_the_viewer_loads_a_logit_graph(tmp_path):
 def test_the_viewer_loads_a_direction_graph_of_a_model_without_head(tmp_path):
     form = _form("post_ln", head=False)
     d = np.random.default_rng(1).standard_normal(M)
-    g = form.graph(d, position=1, feature_links=False, target_label="sentiment")
+    g = form.graph(d, position=1, target_label="sentiment")  # post-LN: feature links through the held norms
     out = load_in_viewer(g, tmp_path)
     assert out["connected"] and out["logitPct"] == [None] and out["logitClerp"] == ['Output "sentiment" (p=n/a)']
+    assert out["featureLinks"] == g["metadata"]["symuat"]["feature_links"] > 0
     want = float(form.output[1] @ d)  # from the form's output, not from the attribution
-    total = sum(li["weight"] for li in g["links"]) + g["metadata"]["symuat"]["rest"]
+    logit = next(n["node_id"] for n in g["nodes"] if n["feature_type"] == "logit")
+    total = sum(li["weight"] for li in g["links"] if li["target"] == logit) + g["metadata"]["symuat"]["rest"]
     assert abs(total - want) <= 1e-12 and g["metadata"]["symuat"]["error_max"] <= 1e-12
 
 
