@@ -13,7 +13,7 @@ beside it, ``parts`` and ``by`` in the group's attributes (a row larger than a c
 Rows are buffered until a chunk is full, so every chunk is written once.  :func:`read_attribution` opens
 ``values`` as a ``zarr.Array`` (indexing reads only the chunks touched).
 
-Both are atomic: the file or store is written under a temporary name beside the target (``.{name}.partial``) and
+Both are atomic: the file or store is written under a temporary name beside the target (``.{name}.{pid}.partial``) and
 renamed when complete, and removed if the computation fails.  An ``.npz`` replaces an existing file only then;
 a ``.zarr`` store is a directory, which cannot be replaced in one step, so an existing one is refused.
 """
@@ -44,7 +44,8 @@ SUFFIXES = (".npz", ".zarr")
 
 
 def _partial(path: Path) -> Path:
-    return path.with_name(f".{path.name}.partial")
+    """The temporary name beside ``path`` (one per process: two writers of one path never share it)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.partial")
 
 
 def zarr_available() -> bool:
