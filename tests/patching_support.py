@@ -177,3 +177,105 @@ def assert_patching_matches_library(model, tol=1e-12):
     assert all(v > 1e-9 for u, v in changed if u[0] != "expert"), [c for c in changed if c[1] <= 1e-9]
     assert any(v > 1e-9 for u, v in changed if u[0] == "expert") or not any(u[0] == "expert" for u, _ in changed)
     return changed
+
+
+class LibraryHold:
+    """Hold the routing and the norms of the library run: capture each router's output (``mlp.gate``, and Qwen2-MoE's
+    ``shared_expert_gate``, whose sigmoid is the shared expert's gate) and each RMSNorm's input and output in one
+    run, then replay them in the next: a router returns its captured output (which experts, and their weights), a
+    norm returns ``input * (output0 / input0)`` — its held diagonal times its weight, read from the library's own
+    values.  With ``gates=True`` every activation module (``act_fn``) also replays its outputs, call by call (the
+    routing is held, so the experts are called in the same order; ``paused`` lets a hook's own extra calls through).
+    Attention is not held: units after the last layer's attention, or a one-token input (its attention is 1)."""
+
+    def __init__(self, base, gates=False):
+        self.mode, self.saved, self.handles, self.paused = "capture", {}, [], False
+        self.calls: dict = {}
+        for name, module in base.named_modules():
+            router = name.endswith("mlp.gate") or name.endswith("mlp.shared_expert_gate")
+            if router or type(module).__name__.endswith("RMSNorm"):
+                self.handles.append(module.register_forward_hook(self._hook(name, router)))
+            elif gates and name.endswith("act_fn"):
+                self.handles.append(module.register_forward_hook(self._act(name)))
+
+    def _hook(self, name, router):
+        def hook(module, args, out):
+            if self.mode == "capture":
+                self.saved[name] = (args[0].clone(), out)
+                return out
+            x0, y0 = self.saved[name]
+            return y0 if router else args[0] * (y0 / x0)
+        return hook
+
+    def _act(self, name):
+        def hook(module, args, out):
+            if self.paused:
+                return out
+            if self.mode == "capture":
+                self.saved.setdefault(name, []).append(out)
+                return out
+            i = self.calls.get(name, 0)
+            self.calls[name] = i + 1
+            return self.saved[name][i]
+        return hook
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def scale_expert(layer, experts_path, e, scale, holder=None):
+    """A hook scaling routed expert ``e``'s weighted output by ``scale`` (the library's own expert loop, ``e``
+    only; a ``holder``'s activation replay paused for that extra call: the expert's input is unchanged there)."""
+    import torch
+
+    experts = _get(layer, experts_path)
+
+    def hook(module, args, out):
+        hidden, index, weights = args[:3]
+        only = torch.where(index == e, index, torch.full_like(index, experts.num_experts))
+        if holder is not None:
+            holder.paused = True
+        try:
+            return out + (scale - 1.0) * experts.forward(hidden, only, weights)
+        finally:
+            if holder is not None:
+                holder.paused = False
+    return experts.register_forward_hook(hook)
+
+
+def library_frozen(model, corrupted_ids, *, unit=None, clean_ids=None, scale=None, hold=True, gates=False):
+    """The library's last hidden state on ``corrupted_ids`` with its routing and norms (``gates=True``: and its
+    activations) held (:class:`LibraryHold`; ``hold=False``: live) and either ``unit`` patched from the run on
+    ``clean_ids`` or routed expert ``unit = ("expert", k, e)`` scaled by ``scale`` (float64, under
+    ``library_float64``)."""
+    import torch
+
+    from symuat.models import library_float64
+
+    library = model.library
+    base = getattr(library, "base_model", library)
+    run = lambda ids: base(input_ids=torch.as_tensor(ids)[None]).last_hidden_state[0]  # noqa: E731
+    handles, holder = [], None
+    try:
+        with torch.no_grad(), library_float64():
+            if scale is None:
+                patcher = LibraryPatch(base, unit, model.stack.blocks[0].attention.head_dim)
+                handles.append(patcher.register())
+                run(clean_ids)
+                value = patcher.value
+            if hold:
+                holder = LibraryHold(base, gates)
+                run(corrupted_ids)
+                holder.mode = "replay"
+            if scale is None:
+                patcher.value, patcher.mode = value, "patch"
+            else:
+                layers, _, _, experts, *_ = PATHS[base.config.model_type]
+                handles.append(scale_expert(_get(base, layers)[unit[1]], experts, unit[2], scale, holder))
+            return run(corrupted_ids).numpy()
+    finally:
+        for h in handles:
+            h.remove()
+        if holder is not None:
+            holder.remove()

@@ -10,40 +10,20 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from moe_support import random_moe_stack
 
 from symuat.errors import InvalidValueError
 from symuat.numeric import (
-    AttentionWeights,
-    BlockWeights,
-    GatedFFNWeights,
-    MoEFFNWeights,
-    TransformerStack,
     duat_form,
     random_stack,
 )
-from symuat.numeric.norms import RMSNormWeights
-from symuat.numeric.stack import _NEEDS
 
 TOL = 1e-12
 BY = ("source", "layer", "head", "neuron", "expert")
 
 
-def _moe_stack(kind: str, shared: bool, seed: int = 0, M: int = 8, F: int = 6, E: int = 4):
-    rng = np.random.default_rng(seed)
-
-    def ex(f=F):
-        return GatedFFNWeights(*(rng.standard_normal(s) / 3 for s in ((M, f), (M, f), (f, M))))
-
-    blocks = []
-    for _ in range(2):
-        a = AttentionWeights(*(rng.standard_normal((M, M)) / 3 for _ in range(4)), n_heads=2, causal=True)
-        moe = MoEFFNWeights(tuple(ex() for _ in range(E)), rng.standard_normal((M, E)), 2, normalize=shared,
-                            scaling=1.5 if shared else 1.0, shared=ex(5) if shared else None,
-                            shared_gate=rng.standard_normal(M) if shared else None)
-        norms = [RMSNormWeights(1 + 0.2 * rng.standard_normal(M), eps=1e-6) if f"ln{k}" in _NEEDS[kind] else None
-                 for k in range(1, 5)]
-        blocks.append(BlockWeights(a, moe, *norms))
-    return TransformerStack(blocks, kind, "silu", final_norm=RMSNormWeights(np.ones(M), eps=1e-6))
+def _moe_stack(kind: str, shared: bool, seed: int = 0):
+    return random_moe_stack(np.random.default_rng(seed), kind, shared, final_norm=True)
 
 
 def _random(**kw):

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_support import direct_path
 
-from symuat.analysis import run_sites
 from symuat.analysis.export import attribution_graph, write_graph
-from symuat.analysis.graph_links import _Held, _lin, direct_weights, feature_links
+from symuat.analysis.graph_links import _Held, direct_weights, feature_links
 from symuat.errors import InvalidValueError, UnsupportedError
 from symuat.numeric import duat_form, random_stack
+from symuat.numeric.head import as_head, direction
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SYMUAT_VIEWER_CACHE", ROOT / ".ci" / "cache"))
@@ -79,11 +80,13 @@ def test_the_viewer_loads_a_logit_graph(tmp_path):
 def test_the_viewer_loads_a_direction_graph_of_a_model_without_head(tmp_path):
     form = _form("post_ln", head=False)
     d = np.random.default_rng(1).standard_normal(M)
-    g = form.graph(d, position=1, feature_links=False, target_label="sentiment")
+    g = form.graph(d, position=1, target_label="sentiment")  # post-LN: feature links through the held norms
     out = load_in_viewer(g, tmp_path)
     assert out["connected"] and out["logitPct"] == [None] and out["logitClerp"] == ['Output "sentiment" (p=n/a)']
+    assert out["featureLinks"] == g["metadata"]["symuat"]["feature_links"] > 0
     want = float(form.output[1] @ d)  # from the form's output, not from the attribution
-    total = sum(li["weight"] for li in g["links"]) + g["metadata"]["symuat"]["rest"]
+    logit = next(n["node_id"] for n in g["nodes"] if n["feature_type"] == "logit")
+    total = sum(li["weight"] for li in g["links"] if li["target"] == logit) + g["metadata"]["symuat"]["rest"]
     assert abs(total - want) <= 1e-12 and g["metadata"]["symuat"]["error_max"] <= 1e-12
 
 
@@ -97,10 +100,11 @@ def test_the_harness_can_fail(tmp_path):
         load_in_viewer(g, tmp_path)
 
 
-@pytest.mark.parametrize("kind", ["pre_ln", "parallel", "standard", "sandwich", "sublayer_post_ln"])
+@pytest.mark.parametrize("kind", ["pre_ln", "parallel", "standard", "sandwich", "sublayer_post_ln", "post_ln"])
 def test_feature_links_are_the_held_networks_direct_paths(kind):
-    """u -> v equals v's direct contribution when the stream entering v's layer holds u's write only (a forward run
-    of the held network, minus the run on a zero stream), and each unit's link to the target is its attribution."""
+    """u -> v equals the change of the target when u's output changes by itself and only the residual path carries
+    it to v, and v's change only the residual path to the output (tests/graph_support.py); on ``post_ln`` (BERT) that
+    path crosses every held norm.  Each unit's link to the target is its attribution."""
     form = _form(kind)
     units = [("head", k, h) for k in range(3) for h in range(2)] + [("neuron", k, n) for k in range(3)
                                                                    for n in (0, 5, 11)]
@@ -109,17 +113,11 @@ def test_feature_links_are_the_held_networks_direct_paths(kind):
             for t, k, i in units]
     assert np.max(np.abs(direct_weights(form, 3, 3, units) - want)) <= 1e-12
     held = _Held(form, 3, 3)
+    g0 = direction(as_head(form.unembedding), form.output[3:4], 3)[0]
     links = feature_links(form, 3, 3, units)
     assert len(links) == sum(1 for v in units if v[0] == "head" for u in units if u[1] < v[1])
     for u, v, w in links:
-        k, h = v[1], v[2]
-        z = [run_sites(form.stack, form.X0, held=held.held, start=(k, x), record={("head", k, h)})[1][("head", k, h)]
-             for x in (held.write(u), np.zeros((N, M)))]
-        attn = form.stack.blocks[k].attention
-        raw = (z[0] - z[1]) @ attn.W_O[attn.head_slice(h)]
-        nd = held.norm(k, "attn_out")
-        write = raw if nd is None else _lin(nd[0], nd[1], raw)
-        assert abs(w - float(write[3] @ held.g)) <= 1e-12, (u, v)
+        assert abs(w - direct_path(form, held.held, u, v, g0, 3)) <= 1e-12 * max(1.0, abs(w)), (u, v)
 
 
 def test_pruning_keeps_the_error_node_exact():
@@ -154,5 +152,7 @@ def test_bad_graph_arguments(kwargs, error, match):
 def test_refusals_name_the_missing_piece():
     with pytest.raises(InvalidValueError, match="no LM head; give target= an output direction"):
         _form(head=False).graph(3)
-    with pytest.raises(UnsupportedError, match="'post_ln' layout has one"):
-        _form("post_ln").graph(3)
+    with pytest.raises(UnsupportedError, match="residual path around attention; the 'paper' layout has none"):
+        _form("paper").graph(3)
+    g = _form("paper").graph(3, feature_links=False)  # without links the graph is exact on every layout
+    assert g["metadata"]["symuat"]["error_max"] <= 1e-12

@@ -162,3 +162,43 @@ def test_patching_matches_library_hooks(case):
     from patching_support import assert_patching_matches_library
 
     assert_patching_matches_library(case[1])
+
+
+def test_minilm_shaped_bert_graph_links_through_the_held_post_ln(tmp_path):
+    """A MiniLM-shaped BERT (post-LN, an embedding LayerNorm, no final norm; 3 layers, 3 heads, FFN 4× wide) has an
+    exact graph with feature links: the links into the target plus the pruned weight and rest equal the held
+    output's value along the direction and the library's within 1e-12, and every head -> head and neuron -> head
+    link equals the same link recomputed by runs of the held network (tests/graph_support.py)."""
+    from graph_support import direct_path
+
+    from symuat.analysis import frozen
+
+    cfg = dict(hidden_size=24, num_attention_heads=3, num_hidden_layers=3, intermediate_size=96,
+               max_position_embeddings=32, vocab_size=V)
+    randomize(transformers.BertModel(transformers.BertConfig(**cfg)), seed=5).save_pretrained(tmp_path)
+    model = load(tmp_path)
+    form = model.duat_form(input_ids=IDS)
+    assert form.stack.kind == "post_ln" and form.stack.final_norm is None
+    d = np.random.default_rng(2).standard_normal(24)
+    pos = 2
+    g = form.graph(d, position=pos, max_features=12)
+    meta = g["metadata"]["symuat"]
+    with torch.no_grad(), library_float64():
+        lib = model.library(input_ids=torch.as_tensor(IDS)[None]).last_hidden_state[0].numpy()
+    target = next(n["node_id"] for n in g["nodes"] if n["feature_type"] == "logit")
+    into = sum(li["weight"] for li in g["links"] if li["target"] == target) + meta["pruned_weight"]
+    assert abs(into + meta["rest"] - float(form.output[pos] @ d)) <= TOL * max(1.0, abs(meta["value"]))
+    assert abs(into + meta["rest"] - float(lib[pos] @ d)) <= TOL * max(1.0, abs(meta["value"]))
+    assert meta["error_max"] <= TOL and meta["feature_links"] > 0
+    held = frozen(form).held
+    from symuat.analysis.graph_links import feature_links
+
+    kept = [_unit(n["clerp"]) for n in g["nodes"] if n["feature_type"] == "cross layer transcoder"]
+    for u, v, w in feature_links(form, d, pos, kept):
+        assert abs(w - direct_path(form, held, u, v, d, pos)) <= TOL * max(1.0, abs(w)), (u, v)
+
+
+def _unit(clerp):
+    """``"L1 head 0"`` -> ``("head", 1, 0)``."""
+    layer, kind, index = clerp.split()
+    return kind, int(layer[1:]), int(index)

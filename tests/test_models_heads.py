@@ -99,10 +99,13 @@ def test_graph_logit_is_the_library_logit(case):
     name, model, form, reads, want = case
     if reads != "every":
         pytest.skip("the graph reads the last token's logit; this head's library logits are one row")
-    g = form.graph(3, [str(i) for i in IDS], list(IDS), feature_links=form.stack.kind != "post_ln")
+    g = form.graph(3, [str(i) for i in IDS], list(IDS))
     meta = g["metadata"]["symuat"]
     assert meta["value_from"] == "library" and meta["value"] == pytest.approx(want[-1, 3], abs=1e-12)
     assert meta["error_max"] <= 1e-11 * max(1.0, np.max(np.abs(want)))
+    into = [li["weight"] for li in g["links"] if li["target"] == f"{form.depth + 1}_3_{len(IDS) - 1}"]
+    assert abs(sum(into) + meta["rest"] - want[-1, 3]) <= 1e-11 * max(1.0, np.max(np.abs(want)))
+    assert meta["feature_links"] == len(g["links"]) - len(into) > 0  # BERT's post-LN included
 
 
 def test_a_head_symuat_does_not_import_is_refused_by_name(tmp_path):

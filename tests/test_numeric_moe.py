@@ -7,41 +7,23 @@ import dataclasses
 
 import numpy as np
 import pytest
+from moe_support import random_moe_stack
 
 from symuat.numeric import (
     LAYOUTS,
-    AttentionWeights,
-    BlockWeights,
-    GatedFFNWeights,
-    MoEFFNWeights,
-    TransformerStack,
     duat_form,
     duat_relative_error,
     routing_gates,
     stack_output,
 )
-from symuat.numeric.norms import RMSNormWeights
-from symuat.numeric.stack import _NEEDS
 
 M, F, N, E = 8, 6, 7, 4
 
 
 def _stack(kind, shared, seed=0):
     rng = np.random.default_rng(seed)
-
-    def ex(f=F):
-        return GatedFFNWeights(*(rng.standard_normal(s) / 3 for s in ((M, f), (M, f), (f, M))))
-
-    blocks = []
-    for _ in range(2):
-        a = AttentionWeights(*(rng.standard_normal((M, M)) / 3 for _ in range(4)), n_heads=2, causal=True)
-        moe = MoEFFNWeights(tuple(ex() for _ in range(E)), rng.standard_normal((M, E)), 2, normalize=shared,
-                            scaling=1.5 if shared else 1.0, shared=ex(5) if shared else None,
-                            shared_gate=rng.standard_normal(M) if shared else None)
-        norms = [RMSNormWeights(1 + 0.2 * rng.standard_normal(M), eps=1e-6) if f"ln{k}" in _NEEDS[kind] else None
-                 for k in range(1, 5)]
-        blocks.append(BlockWeights(a, moe, *norms))
-    return TransformerStack(blocks, kind, "silu"), rng.standard_normal((N, M))
+    stack = random_moe_stack(rng, kind, shared, M=M, F=F, E=E)
+    return stack, rng.standard_normal((N, M))
 
 
 @pytest.mark.parametrize("shared", [False, True])

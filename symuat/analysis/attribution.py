@@ -40,9 +40,10 @@ pullback starts from the logit's direction at that token with the head held
 (P, N, M) attribution.
 
 **The full attribution** is computed in chunks of parts (a rich progress bar on a terminal); ``out="a.npz"``
-streams it to that file instead of memory (:mod:`symuat.analysis.attribution_file`).  Every call first estimates
-its working memory and refuses with both numbers when it exceeds the memory available now
-(:func:`symuat.numeric.memory.check_memory`; ``SYMUAT_MEMORY_LIMIT`` caps it).
+(or ``out="a.zarr"``, a chunked Zarr store: ``pip install 'symuat[zarr]'``) streams it to that file instead of
+memory, written atomically (:mod:`symuat.analysis.attribution_file`); ``values`` is then read from it lazily.
+Every call first estimates its working memory and refuses with both numbers when it exceeds the memory available
+now (:func:`symuat.numeric.memory.check_memory`; ``SYMUAT_MEMORY_LIMIT`` caps it).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from ..numeric.head import as_head, direction
 from ..numeric.memory import check_memory, form_bytes, format_bytes, out_of_memory
 from ..numeric.moe import MoEFFNWeights
 from ._bar import bar
-from .attribution_file import AttributionWriter, read_attribution
+from .attribution_file import chunk_bytes, open_writer, read_attribution
 from .frozen import frozen, held_bytes
 from .pullback import pullback, pullback_bytes
 
@@ -124,7 +125,7 @@ class Attribution:
     def error(self) -> float:
         """Largest absolute entry of ``values.sum(0) + rest`` minus the library's own output (``reference``, at
         its ``reference_rows``) when the form came from a library model, else minus ``output`` (to rounding)."""
-        total = np.asarray(self.values.sum(0) + self.rest)
+        total = _sum_parts(self.values) + np.asarray(self.rest)
         if self.reference is None:
             return float(np.max(np.abs(total - self.output)))
         reference = np.asarray(self.reference)
@@ -149,6 +150,17 @@ class Attribution:
         """``|values[p, n]|`` or ``‖values[p, n]‖`` per part (and token): a heat map."""
         v = self.values
         return np.abs(v) if v.ndim <= 2 else np.linalg.norm(v, axis=-1)
+
+
+def _sum_parts(values: Any) -> np.ndarray:
+    """``values.sum(0)`` of an array in memory, mapped, or in a Zarr store (read one chunk of parts at a time)."""
+    if isinstance(values, np.ndarray):
+        return values.sum(0)
+    step = max(1, values.chunks[0])
+    total = np.zeros(values.shape[1:])
+    for lo in range(0, values.shape[0], step):
+        total += np.asarray(values[lo:lo + step]).sum(0)
+    return total
 
 
 def load_attribution(path: Any, target: Any = None, position: Optional[int] = None) -> Attribution:
@@ -347,8 +359,8 @@ def attribution(form: Any, by: str = "term", target: Any = None, position: Any =
     """The exact attribution of ``form.output`` (module docstring).
 
     ``target``: None, ``"logits"``, a token id or a direction (length M); ``position``: one token (reverse mode
-    when ``target`` is one number and ``method`` is ``"auto"`` or ``"reverse"``); ``out``: an ``.npz`` path to
-    stream the full attribution to; ``quiet``: no progress bar.
+    when ``target`` is one number and ``method`` is ``"auto"`` or ``"reverse"``); ``out``: an ``.npz`` or ``.zarr``
+    path to stream the full attribution to; ``quiet``: no progress bar.
     """
     if by not in BY:
         raise InvalidValueError(f"by must be one of {BY}, got {by!r}")
@@ -400,8 +412,9 @@ def _full(form, by, spec, target, position, out, quiet) -> Attribution:
     shape = (P,) + (() if position is not None else (N,)) + tail
     values_bytes = 8 * int(np.prod(shape))
     work = 4 * min(CHUNK_BYTES, 8 * P * N * max(M, max(b_.ffn.hidden for b_ in form.stack.blocks)))
-    need = (0 if out is not None else values_bytes) + held_bytes(form) + work + form_bytes(form.stack, N) // 4
-    hint = "stream it to disk (out='….npz'), use a coarser `by`, a position, or fewer tokens"
+    need = (chunk_bytes(out, shape) if out is not None else values_bytes) + held_bytes(form) + work + \
+        form_bytes(form.stack, N) // 4
+    hint = "stream it to disk (out='….npz' or '….zarr'), use a coarser `by`, a position, or fewer tokens"
     if by == "term":
         need = 2 * values_bytes + 8 * form.depth * N * M
     if spec is not None and spec[0] == "head":  # the head held at the rows: its constant (rows, V), and gates
@@ -413,7 +426,7 @@ def _full(form, by, spec, target, position, out, quiet) -> Attribution:
             raise OutputError(f"cannot stream the attribution by {by!r} to {str(out)!r}: its values {shape} need "
                               f"{format_bytes(values_bytes)}, {format_bytes(free)} free on that disk")
     proj = _projection(form, spec, position)  # after the checks: a head held at every row holds (N, V) arrays
-    writer = AttributionWriter(out, shape) if out is not None else None
+    writer = open_writer(out, shape) if out is not None else None
     try:
         parts, chunks = _chunks(form, by, quiet)
         values = None if writer is not None else np.empty(shape)

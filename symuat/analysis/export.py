@@ -248,7 +248,8 @@ def attribution_graph(form: Any, target: Any, tokens: Optional[Sequence[str]] = 
         error node stays the exact remainder (0 to rounding).
     feature_links, link_threshold
         Add the links head → head and neuron → head through the held network (:mod:`symuat.analysis.graph_links`)
-        between kept nodes, pruned to ``|weight| >= link_threshold`` times the largest.
+        between kept nodes, pruned to ``|weight| >= link_threshold`` times the largest; on every layout with a
+        residual path around attention (BERT's post-LN too: through its held LayerNorms), refused on ``paper``.
     """
     N, L = form.X0.shape[0], form.depth
     tokens = list(tokens) if tokens is not None else list(getattr(form, "tokens", None) or [str(n) for n in range(N)])

@@ -22,7 +22,9 @@ tilde parameter held (:meth:`~symuat.numeric.duat_form.DUATForm.dynamic`); it di
 :math:`X_0`, because :math:`\tilde\beta_j` carries the earlier layers' nonlinear terms *at* :math:`X_0`.  Every
 mode gives ``F(form.X0) == form.output`` (to rounding); ``F(X_b)`` is what input B gives under A's parameters.
 
-Units that can be scaled (ablated with scale 0): ``("head", layer, h)``, ``("neuron", layer, n)`` (0-based).
+Units that can be scaled (ablated with scale 0): ``("head", layer, h)``, ``("neuron", layer, n)`` and, in a
+mixture-of-experts layer, ``("expert", layer, e)`` (expert :math:`e`'s columns of the stacked gated FFN, its
+routing gate :math:`g_e` held) — 0-based.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from ..numeric.layernorm import LayerNormWeights, inverse_rms
 from ..numeric.memory import check_memory
 from ..numeric.moe import MoEFFNWeights
 
-__all__ = ["Frozen", "frozen", "held_bytes", "hold_block", "hold_input"]
+__all__ = ["Frozen", "frozen", "held_bytes", "hold_block", "hold_input", "unit_count"]
 
 
 def _norm_d(X: np.ndarray, norm: Any) -> np.ndarray:
@@ -130,8 +132,8 @@ class Frozen:
             z = u @ f.W1 + (0.0 if f.b1 is None else f.b1)
             A = hold["g"] * z + hold["r"] if self.gates == "held" else act(z)
             W2, b2 = f.W2, f.b2
-        col = np.array([scales.get(("neuron", k, n), 1.0) for n in range(A.shape[-1])])
-        if np.any(col != 1.0):
+        col = _columns(f, k, scales)
+        if col is not None:
             A = A * col
         W = np.zeros(state_shape)
         if mode.direct:
@@ -184,7 +186,8 @@ class Frozen:
     def __call__(self, X: Any, scales: Optional[Dict[tuple, float]] = None) -> np.ndarray:
         """``F(X)`` with every dynamic parameter (and with ``gates="held"`` every gate) at the form's input.
 
-        ``scales`` maps units ``("head", k, h)`` / ``("neuron", k, n)`` to a factor on their write.
+        ``scales`` maps units ``("head", k, h)`` / ``("neuron", k, n)`` / ``("expert", k, e)`` to a factor on their
+        write.
         """
         X = np.asarray(X, dtype=float)
         if X.shape[-2:] != self.form.X0.shape:
@@ -223,16 +226,36 @@ class Frozen:
                          _check_scales(self.form, scales), n_slots=n_slots)
 
 
+def _columns(f: Any, k: int, scales: dict) -> Optional[np.ndarray]:
+    """The factor on each hidden unit of layer ``k``'s FFN ``f`` from the neuron and expert scales (None: all 1)."""
+    col = np.array([scales.get(("neuron", k, n), 1.0) for n in range(f.hidden)])
+    if isinstance(f, MoEFFNWeights):
+        F = f.experts[0].hidden
+        for e in range(f.n_experts):
+            col[e * F:(e + 1) * F] *= scales.get(("expert", k, e), 1.0)
+    return col if np.any(col != 1.0) else None
+
+
+def unit_count(block: Any, kind: str) -> int:
+    """How many heads, hidden units or experts (0 for a dense FFN) ``block`` has."""
+    if kind == "head":
+        return block.attention.n_heads
+    if kind == "expert":
+        return block.ffn.n_experts if isinstance(block.ffn, MoEFFNWeights) else 0
+    return block.ffn.hidden
+
+
 def _check_scales(form: Any, scales: Optional[dict]) -> dict:
     scales = dict(scales or {})
     L = form.depth
     for unit, v in scales.items():
-        ok = isinstance(unit, tuple) and len(unit) == 3 and unit[0] in ("head", "neuron") and 0 <= unit[1] < L
-        if ok:
-            b = form.stack.blocks[unit[1]]
-            ok = 0 <= unit[2] < (b.attention.n_heads if unit[0] == "head" else b.ffn.hidden)
+        ok = (isinstance(unit, tuple) and len(unit) == 3 and unit[0] in ("head", "neuron", "expert")
+              and isinstance(unit[1], (int, np.integer)) and 0 <= unit[1] < L)
+        ok = ok and isinstance(unit[2], (int, np.integer)) and 0 <= unit[2] < unit_count(form.stack.blocks[unit[1]],
+                                                                                          unit[0])
         if not ok:
-            raise InvalidValueError(f"unknown unit {unit!r}; expected ('head', layer, h) or ('neuron', layer, n)")
+            raise InvalidValueError(f"unknown unit {unit!r}; expected ('head', layer, h), ('neuron', layer, n) or, "
+                                    "in a mixture-of-experts layer, ('expert', layer, e)")
         if not np.isfinite(float(v)):
             raise InvalidValueError(f"scale of {unit!r} must be finite, got {v!r}")
     return scales

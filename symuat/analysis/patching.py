@@ -11,8 +11,8 @@ output :math:`z_h`, a neuron, an expert).  :func:`patch` replaces one site of ``
     the same patch done by a torch hook (tests/patching_support.py) within :math:`10^{-12}`.
 ``mode="frozen"``
     Every downstream dynamic parameter held at ``form``'s run (:func:`~symuat.analysis.frozen.frozen`, ``gates``
-    ``"held"`` or ``"live"``): with held gates the output is affine in the patched value, so the effect is the
-    patch's direct path through the held network.
+    ``"held"`` or ``"live"``; a mixture of experts' routing held in both): with held gates the output is affine in
+    the patched value, so the effect is the patch's direct path through the held network.
 
 :func:`patch_sweep` patches every (layer, position) of the residual stream or of a sublayer, or every (layer, head),
 and returns one number per patch (:class:`PatchSweep`, plotted by :func:`~symuat.analysis.plot.plot_patching`).
@@ -162,7 +162,13 @@ def patch(form: Any, unit: Any, source: Any = None, *, value: Any = None, mode: 
     InvalidValueError, ShapeError
         An unknown unit (the message lists the valid forms), a source of another model or length, a bad value.
     UnsupportedError
-        ``mode="frozen"`` on a mixture of experts (its routing gates are not held), a neuron of an MoE layer.
+        A neuron of a mixture-of-experts layer (patch its ``expert``), an expert of a dense layer.
+
+    Notes
+    -----
+    In ``mode="frozen"`` a mixture of experts keeps its routing diagonal :math:`D(u)` held (which experts each token
+    uses, their weights and the shared expert's gate): with ``gates="live"`` it equals the library run whose routers
+    replay their output and whose norms replay their diagonal (tests/test_models_families_moe.py).
     """
     mode = _check_mode(mode)
     s = site(form.stack, form.X0.shape[0], unit)

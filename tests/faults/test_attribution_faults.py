@@ -33,11 +33,13 @@ def test_full_attribution_beyond_memory(big_vocab):
         big_vocab.attribution("source", target="logits")
 
 
-def test_stream_beyond_the_disk(big_vocab, tmp_path):
-    out = tmp_path / "a.npz"
-    with pytest.raises(OutputError, match=rf"cannot stream the attribution by 'source' to .*a\.npz': its values "
+@pytest.mark.parametrize("name", ["a.npz", "a.zarr"])
+def test_stream_beyond_the_disk(big_vocab, tmp_path, name):
+    out = tmp_path / name
+    with pytest.raises(OutputError, match=rf"cannot stream the attribution by 'source' to .*{name[2:]}': its values "
                                           rf"\(1024, 1024, 1000000\) need 7\.6 TiB, {NUM} free on that disk"):
         big_vocab.attribution("source", target="logits", out=out)
+    assert list(tmp_path.iterdir()) == []  # refused before anything is written
     assert not out.exists()
 
 

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from symuat.analysis import activations, patch, patch_sweep
+from symuat.analysis import activations, frozen, patch, patch_sweep
 from symuat.errors import InvalidValueError, ShapeError
 from symuat.numeric import duat_form, random_stack
 
@@ -102,3 +102,18 @@ def test_a_patched_run_with_itself_is_the_run(pair):
         for mode in ("recomputed", "frozen"):
             got = patch(corrupted, unit, corrupted, mode=mode).output
             assert np.max(np.abs(got - corrupted.output)) <= 1e-12, (unit, mode)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda f: f.intervene(("expert", 0, 0)), "Unsupported", r"layer 0 has a dense FFN, it has no experts"),
+    (lambda f: f.intervene(("expert", 0, 0), float("nan")), "Unsupported", "no experts"),
+    (lambda f: f.intervene(("expert", 0)), "InvalidValue", r"unknown unit \('expert', 0\)"),
+    (lambda f: frozen(f)(f.X0, {("expert", 0, 0): 0.0}), "InvalidValue", r"in a mixture-of-experts layer"),
+    (lambda f: frozen(f)(f.X0, {("head", 0, 0): float("inf")}), "InvalidValue", "must be finite"),
+])
+def test_hostile_expert_interventions_on_a_dense_stack(pair, call, error, match):
+    """An expert of a dense layer is refused by name, in intervene and in the held network's scales."""
+    from symuat import errors
+
+    with pytest.raises(getattr(errors, f"{error}Error"), match=match):
+        call(pair[0])
