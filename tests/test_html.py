@@ -140,6 +140,7 @@ def test_figures_are_svg_files_the_pages_show(html_site):
     assert all(b"<dc:date>" not in (html_site / s).read_bytes() for s in svgs)
 
 
+@pytest.mark.slow  # a second rendering of the whole site in another process (CI's slow step)
 def test_the_site_is_byte_identical_in_another_process_and_hash_seed(html_site, audited, session_seed, tmp_path):
     """A fresh ``symuat html`` (reading the session's audit from the cache) under another PYTHONHASHSEED."""
     out = tmp_path / "again"

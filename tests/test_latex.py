@@ -117,6 +117,7 @@ def test_no_formula_is_scaled(audited_files):
 @pytest.mark.skipif(shutil.which("pdflatex") is None and not REQUIRE_TEX,
                     reason="pdflatex not installed (CI sets SYMUAT_REQUIRE_TEX=1 and installs it)")
 @pytest.mark.xdist_group("audit")
+@pytest.mark.slow  # pdflatex on the whole appendix (CI's slow step; smaller documents compile in the default run)
 def test_full_document_compiles_cleanly(tmp_path, audited_files):
     assert shutil.which("pdflatex"), "SYMUAT_REQUIRE_TEX=1 but pdflatex is missing"
     write_files(tmp_path, audited_files)
