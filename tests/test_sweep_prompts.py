@@ -15,6 +15,15 @@ def test_jsonl_lines_with_ids_text_and_targets(tmp_path):
     assert got == (Prompt(0, input_ids=(1, 2)), Prompt(1, text="a b", target=4))
 
 
+def test_a_corrupted_run_is_read_and_keyed_only_when_given(tmp_path):
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"input_ids": [1, 2], "corrupt_ids": [1, 3]}\n{"text": "a b", "corrupt": "a c"}\n'
+                 '{"input_ids": [1, 2]}\n')
+    a, b, plain = read_prompts(p)
+    assert (a.corrupt_ids, b.corrupt, plain.has_corrupt) == ((1, 3), "a c", False)
+    assert "corrupt_ids" in a.content() and "corrupt" not in plain.content() and "corrupt_ids" not in plain.content()
+
+
 @pytest.mark.parametrize("line, problem", [
     ("[1, 2]", "expected an object with 'text' or 'input_ids', got list"),
     ('{"text": "a", "input_ids": [1]}', "give exactly one of 'text' and 'input_ids'"),
@@ -25,6 +34,10 @@ def test_jsonl_lines_with_ids_text_and_targets(tmp_path):
     ('{"input_ids": [true]}', "each of 'input_ids' must be an integer token id, got True"),
     ('{"input_ids": [1], "target": "x"}', "'target' must be an integer token id, got 'x'"),
     ("{not json", "line 1 is not JSON: Expecting property name enclosed in double quotes"),
+    ('{"input_ids": [1], "corrupt": "a", "corrupt_ids": [2]}', "give at most one of 'corrupt' and 'corrupt_ids'"),
+    ('{"input_ids": [1], "corrupt": [2]}', "'corrupt' must be a string, got list"),
+    ('{"input_ids": [1], "corrupt_ids": 2}', "'corrupt_ids' must be a list of integers, got int"),
+    ('{"input_ids": [1], "corrupt_ids": [null]}', "each of 'corrupt_ids' must be an integer token id, got None"),
 ])
 def test_a_malformed_line_is_a_prompt_with_its_problem(tmp_path, line, problem):
     p = tmp_path / "p.jsonl"

@@ -73,32 +73,32 @@ def _token_id(value: Any, what: str) -> int:
     return value
 
 
+def _run(record: dict, text_key: str, ids_key: str, exactly_one: bool) -> tuple:
+    """``(text, ids)`` of one run of a record (the prompt's, or its corrupted counterpart's), checked."""
+    text, ids = record.get(text_key), record.get(ids_key)
+    if exactly_one and (text is None) == (ids is None):
+        raise ValueError(f"give exactly one of '{text_key}' and '{ids_key}'")
+    if text is not None and ids is not None:
+        raise ValueError(f"give at most one of '{text_key}' and '{ids_key}'")
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"'{text_key}' must be a string, got {type(text).__name__}")
+    if ids is not None:
+        if not isinstance(ids, (list, tuple)):
+            raise ValueError(f"'{ids_key}' must be a list of integers, got {type(ids).__name__}")
+        ids = tuple(_token_id(i, f"each of '{ids_key}'") for i in ids)
+    return text, ids
+
+
 def _from_record(index: int, record: Any) -> Prompt:
     """A prompt from one JSON object or Parquet row; a malformed one becomes a prompt with ``problem`` set."""
     try:
         if not isinstance(record, dict):
             raise ValueError(f"expected an object with 'text' or 'input_ids', got {type(record).__name__}")
-        text, ids = record.get("text"), record.get("input_ids")
-        if (text is None) == (ids is None):
-            raise ValueError("give exactly one of 'text' and 'input_ids'")
-        if text is not None and not isinstance(text, str):
-            raise ValueError(f"'text' must be a string, got {type(text).__name__}")
-        if ids is not None:
-            if not isinstance(ids, (list, tuple)):
-                raise ValueError(f"'input_ids' must be a list of integers, got {type(ids).__name__}")
-            ids = tuple(_token_id(i, "each of 'input_ids'") for i in ids)
+        text, ids = _run(record, "text", "input_ids", exactly_one=True)
         target = record.get("target")
         if target is not None:
             target = _token_id(target, "'target'")
-        corrupt, corrupt_ids = record.get("corrupt"), record.get("corrupt_ids")
-        if corrupt is not None and corrupt_ids is not None:
-            raise ValueError("give at most one of 'corrupt' and 'corrupt_ids'")
-        if corrupt is not None and not isinstance(corrupt, str):
-            raise ValueError(f"'corrupt' must be a string, got {type(corrupt).__name__}")
-        if corrupt_ids is not None:
-            if not isinstance(corrupt_ids, (list, tuple)):
-                raise ValueError(f"'corrupt_ids' must be a list of integers, got {type(corrupt_ids).__name__}")
-            corrupt_ids = tuple(_token_id(i, "each of 'corrupt_ids'") for i in corrupt_ids)
+        corrupt, corrupt_ids = _run(record, "corrupt", "corrupt_ids", exactly_one=False)
         return Prompt(index, text=text, input_ids=ids, target=target, corrupt=corrupt, corrupt_ids=corrupt_ids)
     except ValueError as exc:
         return Prompt(index, problem=str(exc))
