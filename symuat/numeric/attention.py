@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
+from .backend import is_numpy, namespace
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -346,6 +347,8 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
                                 "(no key to attend to); fix attention_mask")
     drop = None if full else ~keep
     del keep
+    if not is_numpy(X):
+        return _heads_xp(Q, K, attn, angles, drop, where)
     out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
     rotated_k: dict = {}
     for h in range(attn.n_heads):
@@ -379,6 +382,41 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     return list(out)
 
 
+def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], where: str) -> List[Any]:
+    """The per-head loop of :func:`_heads` on an array-API backend (torch): the same operations, out of place."""
+    xp = namespace(Q)
+    N, s = Q.shape[0], attn.scale_value()
+    if drop is not None:
+        drop = xp.asarray(drop, device=Q.device)
+    if angles is not None:  # computed on the host (Rotary.angles)
+        angles = tuple(xp.asarray(a, device=Q.device) for a in angles)
+    out, rotated_k = [], {}
+    for h in range(attn.n_heads):
+        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
+        Kh = rotated_k.get(ks.start)
+        if Kh is None:
+            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
+            rotated_k[ks.start] = Kh
+        if angles is not None:
+            Qh = apply_rotary(Qh, attn.rotary, angles)
+        S = (Qh @ Kh.T) * s
+        if attn.alibi is not None:
+            if attn.alibi.shape[1] < N:
+                raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+            S = S + attn.alibi[h, :N]
+        if attn.softcap is not None:
+            S = xp.tanh(S / attn.softcap) * attn.softcap
+        if not bool(xp.all(xp.isfinite(S))):
+            raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
+                                    f"(max |Q_h| = {float(xp.max(xp.abs(Qh))):.3g}, "
+                                    f"max |K_h| = {float(xp.max(xp.abs(Kh))):.3g})")
+        if drop is not None:
+            S = xp.where(drop, -xp.inf, S)
+        S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
+        out.append(S / xp.sum(S, axis=1, keepdims=True))
+    return out
+
+
 def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> List[np.ndarray]:
     r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
     attn = _check_attn(attn)
@@ -390,6 +428,10 @@ def _mha(X: np.ndarray, attn: AttentionWeights, Hs: List[np.ndarray]) -> np.ndar
     V = X @ attn.W_V
     if attn.b_V is not None:
         V = V + attn.b_V
+    if not is_numpy(X):
+        concat = namespace(X).concat([H @ V[:, attn.kv_slice(h)] for h, H in enumerate(Hs)], axis=1)
+        Y = concat @ attn.W_O
+        return Y if attn.b_O is None else Y + attn.b_O
     concat = np.empty((X.shape[0], attn.n_heads * attn.head_dim))
     for h, H in enumerate(Hs):
         concat[:, attn.head_slice(h)] = H @ np.ascontiguousarray(V[:, attn.kv_slice(h)])
