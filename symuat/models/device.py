@@ -53,7 +53,9 @@ def to_device(value: Any, device: Any, cache: Optional[dict] = None) -> Any:
     torch = require_torch()
     dev = torch.device(check_device(device) or "cpu")
 
-    def convert(a: np.ndarray) -> Any:
+    def convert(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):  # already a tensor (another device, or this one)
+            return a.to(device=dev, dtype=torch.float64 if a.is_floating_point() else a.dtype)
         key = id(a)
         if cache is not None and key in cache and cache[key][0] is a:
             return cache[key][1]
@@ -69,6 +71,6 @@ def to_device(value: Any, device: Any, cache: Optional[dict] = None) -> Any:
             cache[key] = (a, t)
         return t
 
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, torch.Tensor)):
         return convert(value)
     return on_backend(value, convert)

@@ -94,8 +94,8 @@ def stack(arrays: Any) -> Any:
 
 
 def on_backend(value: Any, convert: Callable[[np.ndarray], Any]) -> Any:
-    r"""``value`` (a stack, block, weights bundle, or a tuple/list/dict of them) with every NumPy array replaced by
-    ``convert(array)``.
+    r"""``value`` (a stack, block, weights bundle, or a tuple/list/dict of them) with every array (NumPy, or another
+    backend's) replaced by ``convert(array)``.
 
     Frozen dataclasses are copied attribute by attribute without running ``__post_init__`` again: their arrays were
     validated when they were built, and the conversion changes their backend, not their values.
@@ -104,7 +104,7 @@ def on_backend(value: Any, convert: Callable[[np.ndarray], Any]) -> Any:
     >>> on_backend(RMSNormWeights(np.ones(2)), lambda a: 2 * a).weight.tolist()
     [2.0, 2.0]
     """
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         return convert(value)
     if isinstance(value, tuple):
         return tuple(on_backend(v, convert) for v in value)
