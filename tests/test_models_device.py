@@ -9,7 +9,8 @@ import pytest
 from models_support import randomize, require_torch
 
 torch, transformers = require_torch()
-pytestmark = pytest.mark.xdist_group("models")
+#: a NumPy array meeting a torch tensor warns about __array_wrap__: an error here (no silent mixing of backends)
+pytestmark = [pytest.mark.xdist_group("models"), pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning")]
 
 from symuat.errors import InvalidValueError, UnsupportedError  # noqa: E402
 from symuat.models import from_module, library_float64, load, to_device  # noqa: E402

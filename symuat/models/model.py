@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
+from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import array, require_torch, sharing
 from .device import check_device, to_device
 
@@ -279,13 +280,25 @@ class Model:
             stack = self.row_stack(pos[b, real])
             if self.device is not None:  # the torch backend: weights moved once (cached), the input each time
                 stack, X = to_device(stack, self.device, self._moved), to_device(X, self.device)
-            form = duat_form(stack, X)  # MemoryError -> OutOfMemoryError there
+            form = self._evaluate(stack, X)
             row = ids[b, real].copy()
             row.setflags(write=False)
             form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
             forms.append(dataclasses.replace(form, unembedding=self.head if self.head is not None
                                              else self.head_refusal, reference=reference(b, real)))
         return forms[0] if single else tuple(forms)
+
+    def _evaluate(self, stack: TransformerStack, X: Any) -> DUATForm:
+        """``duat_form(stack, X)``; a torch device's own out-of-memory error becomes :class:`OutOfMemoryError` too (a
+        host MemoryError already does, in :func:`~symuat.numeric.duat_form`)."""
+        if self.device is None or not self.device.startswith("cuda"):
+            return duat_form(stack, X)
+        torch = require_torch()
+        try:
+            return duat_form(stack, X)
+        except torch.cuda.OutOfMemoryError as exc:
+            raise out_of_memory(exc, f"evaluating the DUAT form at N={X.shape[0]} on {self.device}",
+                                form_bytes(stack, X.shape[0])) from None
 
     def _library_outputs(self, ids, mask, types, pos):
         r"""A function ``(row, real) → reference``: the library's own last hidden state (its base model, one forward

@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
-from .backend import is_numpy, namespace
+from .backend import as_backend_array, is_numpy, namespace
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -297,7 +297,7 @@ def _check_attn(attn: Any) -> AttentionWeights:
 
 
 def _check_X(X: Any, M: int) -> np.ndarray:
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, M))
     return X

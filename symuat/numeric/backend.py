@@ -22,9 +22,10 @@ import array_api_compat
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
+from ..validation import as_finite_array
 
 __all__ = ["namespace", "is_numpy", "is_array", "device_of", "backend_name", "to_numpy", "copy_array",
-           "on_backend", "check_backend_array", "zeros_like_backend", "tile", "stack"]
+           "on_backend", "check_backend_array", "as_backend_array", "zeros_like_backend", "tile", "stack"]
 
 
 def namespace(*arrays: Any) -> Any:
@@ -136,3 +137,15 @@ def check_backend_array(name: str, a: Any, ndim: int) -> Any:
         raise InvalidValueError(f"{name} must be finite (no NaN or inf), got non-finite entries on the "
                                 f"{backend_name(a)} backend")
     return a
+
+
+def as_backend_array(name: str, a: Any, ndim: int) -> Any:
+    r"""An input array checked on its own backend: :func:`symuat.validation.as_finite_array` for NumPy and array-likes
+    (unchanged), :func:`check_backend_array` for another library's array (kept on its device, never converted).
+
+    >>> as_backend_array("v", [1, 2], 1).tolist()
+    [1.0, 2.0]
+    """
+    if is_array(a) and not is_numpy(a):
+        return check_backend_array(name, a, ndim)
+    return as_finite_array(name, a, ndim=ndim)

@@ -28,9 +28,9 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..names import logistic
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from ._arrays import frozen
-from .backend import is_numpy, namespace, tile, zeros_like_backend
+from .backend import as_backend_array, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
@@ -229,7 +229,7 @@ def ffn(X: Any, w: AnyFFN, activation: Optional[str] = None) -> np.ndarray:
     if not isinstance(w, (FFNWeights, GatedFFNWeights)):
         raise InvalidValueError(f"ffn weights must be FFNWeights or GatedFFNWeights, got {type(w).__name__}")
     act = activation_function(w.activation or activation or "relu")
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, w.width))
     return _ffn(X, w, act)
 

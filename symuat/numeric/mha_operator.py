@@ -16,9 +16,9 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ..errors import ShapeError
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from .attention import AttentionWeights, _check_attn, _check_X, _heads, check_attention_mask
-from .backend import is_numpy, namespace, tile, zeros_like_backend
+from .backend import as_backend_array, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Kron, KronSum
 
 __all__ = ["MHAOperator", "hvo_bias_image", "mha_operator"]
@@ -136,7 +136,7 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     elif len(heads) != attn.n_heads:
         raise ShapeError(f"heads must hold n_heads={attn.n_heads} matrices, got {len(heads)}")
     else:
-        heads = [as_finite_array(f"heads[{h}]", H, ndim=2) for h, H in enumerate(heads)]
+        heads = [as_backend_array(f"heads[{h}]", H, 2) for h, H in enumerate(heads)]
         for h, H in enumerate(heads):
             check_shape(f"heads[{h}]", H, (N, N))
     return _mha_operator(N, attn, heads)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
-from .backend import check_backend_array, copy_array, is_array, is_numpy, namespace
+from .backend import as_backend_array, check_backend_array, copy_array, is_array, is_numpy, namespace
 
 __all__ = [
     "DENSE_LIMIT",
@@ -85,18 +85,18 @@ def vec_r(X: Any) -> np.ndarray:
     -------
     numpy.ndarray, shape (N*M,)
     """
-    X = as_finite_array("X", X, ndim=2)
-    return X.reshape(-1).copy()
+    X = as_backend_array("X", X, 2)
+    return copy_array(X.reshape(-1))
 
 
 def unvec_r(v: Any, N: int, M: int) -> np.ndarray:
     r"""Inverse of :func:`vec_r`: reshape a length-:math:`NM` vector into :math:`N \times M`."""
     N = check_positive_dim("N", N)
     M = check_positive_dim("M", M)
-    v = as_finite_array("v", v, ndim=1)
+    v = as_backend_array("v", v, 1)
     if v.shape[0] != N * M:
         raise ShapeError(f"v must have length N*M = {N}*{M} = {N * M}, got {v.shape[0]}")
-    return v.reshape(N, M).copy()
+    return copy_array(v.reshape(N, M))
 
 
 class LinearOperator:
@@ -109,7 +109,7 @@ class LinearOperator:
 
     def matvec(self, v: Any) -> np.ndarray:
         r"""Return :math:`\mathrm{op}\, v` for a finite 1-D ``v`` of length ``shape[1]``."""
-        v = as_finite_array("v", v, ndim=1)
+        v = as_backend_array("v", v, 1)
         if v.shape[0] != self.shape[1]:
             raise ShapeError(
                 f"v must have length {self.shape[1]} to match operator shape {self.shape}, got {v.shape[0]}"

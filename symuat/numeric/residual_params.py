@@ -62,9 +62,9 @@ from typing import Any, FrozenSet, List, Optional
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from .attention import _heads, check_attention_mask
-from .backend import is_array, is_numpy, namespace, tile, zeros_like_backend
+from .backend import as_backend_array, copy_array, is_array, is_numpy, namespace, tile, zeros_like_backend
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
 from .moe import MoEFFNWeights
@@ -165,10 +165,11 @@ class ResidualParams:
         for name, length in (("b2", self.W2.shape[0]), ("b3", n), ("b4", self.W2.shape[0])):
             if getattr(self, name) is None:
                 continue
-            b = as_finite_array(name, getattr(self, name), ndim=1)
+            b = as_backend_array(name, getattr(self, name), 1)
             check_shape(name, b, (length,))
-            b = b.copy()
-            b.setflags(write=False)
+            b = copy_array(b)
+            if is_numpy(b):
+                b.setflags(write=False)
             object.__setattr__(self, name, b)
         object.__setattr__(self, "dynamic", frozenset(self.dynamic))
         activation_function(self.activation)
@@ -204,7 +205,7 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
         activation_function(activation)
         params = ResidualParams(params.W1, params.W2, params.W3, params.b2, params.b3, params.kind,
                                 params.dynamic, params.W4, params.b4, activation)
-    x = as_finite_array("x", x, ndim=1)
+    x = as_backend_array("x", x, 1)
     check_shape("x", x, (params.W1.shape[1],))
     return _residual(params, x)
 
@@ -345,7 +346,7 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     kind = check_kind(kind)
     act = block.ffn.activation or activation
     activation_function(act)
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, block.width))
     if X.shape[0] < 1:
         raise ShapeError("X must have at least one row")

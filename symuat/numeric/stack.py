@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
-from .backend import backend_name, check_backend_array, copy_array, is_array, is_numpy
+from .backend import as_backend_array, backend_name, copy_array
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
 from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
@@ -176,7 +176,7 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     r"""API-boundary validation of ``(stack, X, attention_mask)``; returns ``(X, mask)``."""
     if not isinstance(stack, TransformerStack):
         raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
-    X = check_backend_array("X", X, 2) if is_array(X) and not is_numpy(X) else as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_same_backend(stack, X)
     N = check_positive_dim("X.shape[0]", X.shape[0])
     if X.shape[1] != stack.width:
@@ -260,7 +260,7 @@ def block_forward(block: BlockWeights, kind: str, activation: str, X: Any, atten
         raise InvalidValueError(f"block must be a BlockWeights, got {type(block).__name__}")
     kind = check_kind(kind)
     act = activation_function(block.ffn.activation or activation)
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, block.width))
     return _block(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))

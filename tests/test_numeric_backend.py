@@ -1,0 +1,123 @@
+"""``symuat.numeric.backend``: the NumPy backend is the identity (arrays kept as they are, no torch import), and the
+helpers give the same numbers on torch as on NumPy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symuat.numeric import (
+    FFNWeights,
+    LayerNormWeights,
+    RMSNormWeights,
+    duat_form,
+    random_stack,
+    residual_params,
+    stack_output,
+)
+
+#: a NumPy array meeting a torch tensor in one operation warns about __array_wrap__: here that is an error (no silent
+#: mixing of backends, which would also fail on a GPU)
+pytestmark = pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning")
+
+from symuat.numeric.backend import (  # noqa: E402
+    backend_name,
+    copy_array,
+    is_numpy,
+    on_backend,
+    stack,
+    tile,
+    to_numpy,
+    zeros_like_backend,
+)
+
+
+def test_importing_the_numeric_core_imports_no_torch():
+    code = "import sys, symuat.numeric.backend, symuat.numeric; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 4), m=st.integers(1, 5), seed=st.integers(0, 10 ** 6))
+def test_on_backend_maps_every_array_and_keeps_everything_else(n, m, seed):
+    """Every array of a nested weights value is converted (also MoE-style attributes set in __post_init__) and the
+    other fields stay; the original is untouched."""
+    rng = np.random.default_rng(seed)
+    ln = LayerNormWeights(rng.normal(size=m), None, eps=1e-3)
+    value = {"ffn": FFNWeights(rng.normal(size=(m, n)), None, rng.normal(size=(n, m)), rng.normal(size=m)),
+             "norms": (ln, RMSNormWeights(rng.normal(size=m), offset=1.0)), "k": 3}
+    doubled = on_backend(value, lambda a: 2 * a)
+    assert np.array_equal(doubled["ffn"].W1, 2 * value["ffn"].W1) and doubled["ffn"].b1 is None
+    assert np.array_equal(doubled["norms"][0].beta, 2 * ln.beta) and doubled["norms"][0].has_bias is False
+    assert doubled["norms"][1].offset == 1.0 and doubled["k"] == 3
+    assert np.array_equal(on_backend(value, lambda a: a)["ffn"].W2, value["ffn"].W2)
+    assert not np.shares_memory(doubled["ffn"].W1, value["ffn"].W1)
+
+
+def test_a_whole_stack_round_trips():
+    s = random_stack(np.random.default_rng(1), 2, 4, 2, 6, kind="pre_ln")
+    back = on_backend(on_backend(s, lambda a: a.copy()), to_numpy)
+    assert all(np.array_equal(a.attention.W_Q, b.attention.W_Q) for a, b in zip(s.blocks, back.blocks))
+    assert repr(back) == repr(s)
+
+
+def test_numpy_helpers_are_numpy_itself():
+    x = np.arange(3.0)
+    assert is_numpy(x) and backend_name(x) == "numpy" and to_numpy(x) is x and to_numpy(None) is None
+    assert np.array_equal(tile(x, 2), np.tile(x, 2)) and np.array_equal(stack([x, x]), np.stack([x, x]))
+    c = copy_array(x)
+    assert np.array_equal(c, x) and not np.shares_memory(c, x)
+    assert zeros_like_backend(x, 4).dtype == np.float64 and zeros_like_backend(None, 2).shape == (2,)
+
+
+def test_torch_helpers_agree_with_numpy():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=5)
+    t = torch.from_numpy(x)
+    assert backend_name(t) == "torch:cpu" and not is_numpy(t)
+    assert np.array_equal(tile(t, 3).numpy(), np.tile(x, 3))
+    assert np.array_equal(stack([t, 2 * t]).numpy(), np.stack([x, 2 * x]))
+    c = copy_array(t)
+    assert np.array_equal(c.numpy(), x) and c.data_ptr() != t.data_ptr()
+    z = zeros_like_backend(t, 4)
+    assert z.dtype == torch.float64 and z.shape == (4,)
+    assert np.array_equal(to_numpy(t), x)
+
+
+#: every residual layout and the options of random_stack: each evaluated on torch (CPU) and on NumPy
+LAYOUT_CASES = {
+    "paper-relu-causal": dict(kind="paper", causal=True),
+    "standard-sigmoid": dict(kind="standard", activation="sigmoid"),
+    "pre_ln-gelu-rotary-interleaved-gqa": dict(kind="pre_ln", activation="gelu", rotary_dim=2,
+                                                rotary_style="interleaved", n_kv_heads=1, causal=True),
+    "post_ln-gelu_tanh-input-final": dict(kind="post_ln", activation="gelu_tanh", input_norm=True,
+                                          position_embeddings=True),
+    "parallel-shared-norm": dict(kind="parallel", shared_norm=True, final_norm=True, activation="quick_gelu"),
+    "parallel-rms-gated-qknorm": dict(kind="parallel", norm="rms", gated=True, activation="silu", qk_norm="head"),
+    "sublayer_post_ln-full-qknorm": dict(kind="sublayer_post_ln", norm="rms", qk_norm="full", activation="relu2"),
+    "sandwich-gated-scaled": dict(kind="sandwich", norm="rms", gated=True, activation="gelu_tanh", input_scale=2.0,
+                                  final_norm=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
+def test_every_layout_evaluates_on_torch_as_on_numpy(case):
+    """The form, the direct forward and the Eq. 20 parameters on CPU torch equal NumPy's within 1e-12 for every
+    layout (different rounding only: the same operations in another library)."""
+    torch = pytest.importorskip("torch")
+    s = random_stack(np.random.default_rng(len(case)), 3, 8, 2, 12, **LAYOUT_CASES[case])
+    X = np.random.default_rng(7).normal(size=(5, 8))
+    t = on_backend(s, lambda a: torch.from_numpy(a.copy()))
+    Xt = torch.from_numpy(X)
+    want, got = duat_form(s, X), duat_form(t, Xt)
+    scale = np.max(np.abs(want.output))
+    assert np.max(np.abs(want.output - got.output.numpy())) <= 1e-12 * scale
+    assert np.max(np.abs(stack_output(s, X) - stack_output(t, Xt).numpy())) <= 1e-12 * scale
+    for p, q in zip(residual_params(s, X), residual_params(t, Xt)):
+        assert np.max(np.abs(p.b3 - q.b3.numpy())) <= 1e-12 * max(np.max(np.abs(p.b3)), 1.0)
