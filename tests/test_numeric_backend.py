@@ -15,7 +15,9 @@ from symuat.numeric import (
     FFNWeights,
     LayerNormWeights,
     RMSNormWeights,
+    apply_norm,
     duat_form,
+    norm_operator,
     random_stack,
     residual_params,
     stack_output,
@@ -121,3 +123,20 @@ def test_every_layout_evaluates_on_torch_as_on_numpy(case):
     assert np.max(np.abs(stack_output(s, X) - stack_output(t, Xt).numpy())) <= 1e-12 * scale
     for p, q in zip(residual_params(s, X), residual_params(t, Xt)):
         assert np.max(np.abs(p.b3 - q.b3.numpy())) <= 1e-12 * max(np.max(np.abs(p.b3)), 1.0)
+
+
+def test_huge_rows_are_rescaled_on_torch_as_on_numpy():
+    """Rows above 2^400 (whose squares overflow) are divided by a power of two first on torch too: LayerNorm and
+    RMSNorm of a row of 1e200s stay finite and equal NumPy's; ordinary rows are untouched."""
+    torch = pytest.importorskip("torch")
+    X = np.random.default_rng(2).normal(size=(3, 6))
+    X[1] *= 1e200
+    for norm in (LayerNormWeights(np.linspace(0.5, 1.5, 6), np.full(6, 0.1)), RMSNormWeights(np.ones(6))):
+        t = on_backend(norm, lambda a: torch.from_numpy(a.copy()))
+        Xt = torch.from_numpy(X)
+        want, got = apply_norm(X, norm), apply_norm(Xt, t).numpy()
+        assert np.all(np.isfinite(got)) and np.max(np.abs(want - got)) <= 1e-13
+        (op, b), (opt, bt) = norm_operator(X, norm), norm_operator(Xt, t)
+        v = op._matvec(X.reshape(-1)) + b
+        vt = (opt._matvec(Xt.reshape(-1)) + bt).numpy()
+        assert np.all(np.isfinite(vt)) and np.max(np.abs(v - vt)) <= 1e-13
