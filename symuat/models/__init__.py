@@ -8,7 +8,7 @@ function here is called, so ``import symuat`` stays NumPy-only.
 >>> form = symuat.numeric.duat_form(stack, X)                   # doctest: +SKIP
 >>> model = load("path/to/save_pretrained/dir")                  # doctest: +SKIP
 >>> forms = model.duat_form(["a first text", "a second"])        # doctest: +SKIP
->>> gpu = load("path/to/save_pretrained/dir", device="cuda")    # doctest: +SKIP (the torch backend, float64)
+>>> gpu = load("path/to/save_pretrained/dir", device="cuda")    # doctest: +SKIP
 """
 
 from .device import to_device
