@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
-from .backend import as_backend_array, is_numpy, namespace
+from .backend import as_backend_array, check_same_backend, is_numpy, namespace
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -421,6 +421,7 @@ def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any =
     r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     return _heads(X, attn, check_attention_mask(attention_mask, X.shape[0]))
 
 
@@ -462,5 +463,6 @@ def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = N
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
 

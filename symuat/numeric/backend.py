@@ -24,8 +24,14 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array
 
-__all__ = ["namespace", "is_numpy", "is_array", "device_of", "backend_name", "to_numpy", "copy_array",
-           "on_backend", "check_backend_array", "as_backend_array", "zeros_like_backend", "tile", "stack"]
+__all__ = [
+    # which backend
+    "namespace", "is_numpy", "is_array", "device_of", "backend_name",
+    # checks at an API boundary
+    "as_backend_array", "check_backend_array", "check_same_backend",
+    # moving and making arrays
+    "to_numpy", "on_backend", "copy_array", "zeros_like_backend", "tile", "stack",
+]
 
 
 def namespace(*arrays: Any) -> Any:
@@ -149,3 +155,12 @@ def as_backend_array(name: str, a: Any, ndim: int) -> Any:
     if is_array(a) and not is_numpy(a):
         return check_backend_array(name, a, ndim)
     return as_finite_array(name, a, ndim=ndim)
+
+
+def check_same_backend(name: str, a: Any, weights: Any) -> None:
+    """Raise :class:`~symuat.errors.InvalidValueError` unless the input ``a`` (called ``name``) lives on the backend
+    (library and device) of the array ``weights``: a NumPy array never meets a torch tensor in one operation."""
+    have, want = backend_name(a), backend_name(weights)
+    if have != want:
+        raise InvalidValueError(f"{name} is on the {have} backend but the weights are on {want}: move the weights "
+                                "with symuat.models.to_device(weights, device) or the input to the weights' device")

@@ -30,7 +30,7 @@ from ..errors import InvalidValueError
 from ..names import logistic
 from ..validation import check_shape
 from ._arrays import frozen
-from .backend import as_backend_array, is_numpy, namespace, tile, zeros_like_backend
+from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
@@ -231,6 +231,7 @@ def ffn(X: Any, w: AnyFFN, activation: Optional[str] = None) -> np.ndarray:
     act = activation_function(w.activation or activation or "relu")
     X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, w.width))
+    check_same_backend("X", X, w.W_gate if w.gated else w.W1)
     return _ffn(X, w, act)
 
 

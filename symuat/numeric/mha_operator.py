@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..validation import check_shape
 from .attention import AttentionWeights, _check_attn, _check_X, _heads, check_attention_mask
-from .backend import as_backend_array, is_numpy, namespace, tile, zeros_like_backend
+from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Kron, KronSum
 
 __all__ = ["MHAOperator", "hvo_bias_image", "mha_operator"]
@@ -130,6 +130,7 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     N = X.shape[0]
     if heads is None:
         heads = _heads(X, attn, check_attention_mask(attention_mask, N))

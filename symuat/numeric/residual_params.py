@@ -64,7 +64,16 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import check_shape
 from .attention import _heads, check_attention_mask
-from .backend import as_backend_array, copy_array, is_array, is_numpy, namespace, tile, zeros_like_backend
+from .backend import (
+    as_backend_array,
+    check_same_backend,
+    copy_array,
+    is_array,
+    is_numpy,
+    namespace,
+    tile,
+    zeros_like_backend,
+)
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
 from .moe import MoEFFNWeights
@@ -348,6 +357,7 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     activation_function(act)
     X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, block.width))
+    check_same_backend("X", X, block.attention.W_Q)
     if X.shape[0] < 1:
         raise ShapeError("X must have at least one row")
     if (kind in ("pre_ln", "post_ln", "sublayer_post_ln") and (block.ln1 is None or block.ln2 is None)) or (

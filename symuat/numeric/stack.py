@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
-from .backend import as_backend_array, backend_name, copy_array
+from .backend import as_backend_array, backend_name, check_same_backend, copy_array
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
 from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
@@ -177,7 +177,7 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     if not isinstance(stack, TransformerStack):
         raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
     X = as_backend_array("X", X, 2)
-    check_same_backend(stack, X)
+    check_stack_backend(stack, X)
     N = check_positive_dim("X.shape[0]", X.shape[0])
     if X.shape[1] != stack.width:
         raise ShapeError(f"X must have shape (*, {stack.width}), got {X.shape}: "
@@ -194,7 +194,7 @@ def stack_backend(stack: TransformerStack) -> str:
     return backend_name(stack.blocks[0].attention.W_Q)
 
 
-def check_same_backend(stack: TransformerStack, X: Any) -> None:
+def check_stack_backend(stack: TransformerStack, X: Any) -> None:
     """Raise unless the input ``X`` lives on the backend (library and device) of the stack's weights."""
     have, want = backend_name(X), stack_backend(stack)
     if have != want:
@@ -263,6 +263,7 @@ def block_forward(block: BlockWeights, kind: str, activation: str, X: Any, atten
     X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, block.width))
+    check_same_backend("X", X, block.attention.W_Q)
     return _block(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
 
 

@@ -14,7 +14,17 @@ pytestmark = pytest.mark.xdist_group("models")
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError  # noqa: E402
 from symuat.models import from_module, load, to_device  # noqa: E402
 from symuat.models.device import check_device  # noqa: E402
-from symuat.numeric import Diagonal, Kron, duat_form  # noqa: E402
+from symuat.numeric import (  # noqa: E402
+    Diagonal,
+    Kron,
+    block_forward,
+    duat_form,
+    ffn,
+    head_attention_weights,
+    mha_operator,
+    multi_head_attention,
+)
+from symuat.numeric.residual_params import layer_residual_params  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +34,7 @@ def stack():
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory, stack):
+def saved(tmp_path_factory):
     path = tmp_path_factory.mktemp("gpt2")
     randomize(T.GPT2Model(T.GPT2Config(n_embd=8, n_head=2, n_layer=1, n_positions=16, vocab_size=20)),
               seed=2).save_pretrained(path)
@@ -90,3 +100,18 @@ def test_every_analysis_refuses_a_torch_form_by_name(saved, call):
 def test_an_out_of_vocabulary_id_is_refused_before_any_device_work(saved):
     with pytest.raises(InvalidValueError, match=r"input_ids must lie in \[0, 20\), got values in \[1, 99\]"):
         load(saved, device="cpu").duat_form(input_ids=[1, 2, 99])
+
+
+def test_single_layer_functions_refuse_mixed_backends(stack):
+    """The public one-layer functions compare the input's backend with their weights' too."""
+    block = stack.blocks[0]
+    Xt = torch.zeros(3, 8, dtype=torch.float64)
+    calls = {"multi_head_attention": lambda: multi_head_attention(Xt, block.attention),
+             "head_attention_weights": lambda: head_attention_weights(Xt, block.attention),
+             "mha_operator": lambda: mha_operator(Xt, block.attention),
+             "ffn": lambda: ffn(Xt, block.ffn, "gelu_tanh"),
+             "block_forward": lambda: block_forward(block, "pre_ln", "gelu_tanh", Xt),
+             "layer_residual_params": lambda: layer_residual_params(block, "pre_ln", "gelu_tanh", Xt)}
+    for name, call in calls.items():
+        with pytest.raises(InvalidValueError, match=r"X is on the torch:cpu backend but the weights are on numpy"):
+            call()
