@@ -6,7 +6,10 @@ of one input (``inputs_embeds``, N tokens) is evaluated on each backend present 
 GPU work synchronised), with the library's own float64 forward on the CPU as the reference and the error of each
 backend against the library's ``last_hidden_state`` (``library_float64``).  Target: error <= 1e-12 on every backend.
 
-    nice python benchmarks/bench_backends.py [--layers 4] [--width 512] [--tokens 256] [--repeat 2] [--json]
+``--threads`` sets torch's CPU threads (default 1: on a shared 2-core machine two threads per operation wait on each
+other under load; the library's forward runs with the same setting).
+
+    nice python benchmarks/bench_backends.py [--layers 4] [--width 512] [--tokens 256] [--repeat 2] [--threads 1]
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ def _best(fn, repeat: int, sync=lambda: None) -> tuple:
     return best, out
 
 
-def run(layers: int, width: int, tokens: int, repeat: int) -> dict:
+def run(layers: int, width: int, tokens: int, repeat: int, threads: int = 1) -> dict:
     import torch
     import transformers as T
 
+    torch.set_num_threads(threads)
     heads = max(width // 64, 2)
     config = T.LlamaConfig(hidden_size=width, num_attention_heads=heads, num_key_value_heads=max(heads // 4, 1),
                            intermediate_size=int(width * 2.75), num_hidden_layers=layers, vocab_size=64,
@@ -69,9 +73,10 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=512)
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    result = run(a.layers, a.width, a.tokens, a.repeat)
+    result = run(a.layers, a.width, a.tokens, a.repeat, a.threads)
     if a.json:
         print(json.dumps(result, indent=2))
         return

@@ -27,6 +27,7 @@ from symuat.numeric import (
 #: mixing of backends, which would also fail on a GPU)
 pytestmark = pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning")
 
+from symuat.numeric.attention import _heads  # noqa: E402
 from symuat.numeric.backend import (  # noqa: E402
     backend_name,
     copy_array,
@@ -37,6 +38,7 @@ from symuat.numeric.backend import (  # noqa: E402
     to_numpy,
     zeros_like_backend,
 )
+from symuat.numeric.mha_operator import _mha_operator  # noqa: E402
 
 
 def test_importing_the_numeric_core_imports_no_torch():
@@ -140,3 +142,17 @@ def test_huge_rows_are_rescaled_on_torch_as_on_numpy():
         v = op._matvec(X.reshape(-1)) + b
         vt = (opt._matvec(Xt.reshape(-1)) + bt).numpy()
         assert np.all(np.isfinite(vt)) and np.max(np.abs(v - vt)) <= 1e-13
+
+
+def test_torch_heads_are_views_of_one_block():
+    """On torch, as on NumPy, the H_h of a layer are views of one (H, N, N) block and the MHA operator holds that
+    block, not a second stacked copy."""
+    torch = pytest.importorskip("torch")
+
+    s = random_stack(np.random.default_rng(0), 1, 8, 2, 4, causal=True)
+    s = on_backend(s, lambda a: torch.from_numpy(a.copy()))
+    X = torch.from_numpy(np.random.default_rng(1).normal(size=(5, 8)))
+    heads = _heads(X, s.blocks[0].attention, None)
+    op, _ = _mha_operator(5, s.blocks[0].attention, heads)
+    assert op._H.shape == (2, 5, 5) and all(h.data_ptr() == op._H[i].data_ptr() for i, h in enumerate(heads))
+    assert torch.allclose(op._H.sum(dim=2), torch.ones(2, 5, dtype=torch.float64), rtol=0, atol=1e-15)

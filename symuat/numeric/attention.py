@@ -390,7 +390,8 @@ def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], 
         drop = xp.asarray(drop, device=Q.device)
     if angles is not None:  # computed on the host (Rotary.angles)
         angles = tuple(xp.asarray(a, device=Q.device) for a in angles)
-    out, rotated_k = [], {}
+    out = xp.empty((attn.n_heads, N, N), dtype=Q.dtype, device=Q.device)  # one block, the heads are its views
+    rotated_k: dict = {}
     for h in range(attn.n_heads):
         Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
         Kh = rotated_k.get(ks.start)
@@ -413,8 +414,8 @@ def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], 
         if drop is not None:
             S = xp.where(drop, -xp.inf, S)
         S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
-        out.append(S / xp.sum(S, axis=1, keepdims=True))
-    return out
+        out[h, ...] = S / xp.sum(S, axis=1, keepdims=True)
+    return [out[h, ...] for h in range(attn.n_heads)]
 
 
 def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> List[np.ndarray]:

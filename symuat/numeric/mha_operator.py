@@ -76,7 +76,13 @@ def _stacked(heads: List[np.ndarray]) -> np.ndarray:
     if isinstance(base, np.ndarray) and base.shape == (len(heads),) + heads[0].shape and all(
             h.base is base and h.ctypes.data == base[i].ctypes.data for i, h in enumerate(heads)):
         return base
-    return np.stack(heads) if is_numpy(heads[0]) else namespace(heads[0]).stack(heads)
+    if is_numpy(heads[0]):
+        return np.stack(heads)
+    base = getattr(heads[0], "_base", None)  # torch: the views of one (H, N, N) block (attention._heads_xp)
+    if base is not None and tuple(base.shape) == (len(heads),) + tuple(heads[0].shape) and all(
+            getattr(h, "_base", None) is base and h.data_ptr() == base[i].data_ptr() for i, h in enumerate(heads)):
+        return base
+    return namespace(heads[0]).stack(heads)
 
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
