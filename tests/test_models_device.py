@@ -121,10 +121,13 @@ def test_load_with_a_device_evaluates_with_torch(saved):
     """``load(dir, device="cpu")``: forms from token ids on torch, equal to the library's same call and to the NumPy
     backend's forms; the reference the form carries is the library's."""
     ids = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]])
-    numpy_forms = load(saved).duat_form(input_ids=ids)
+    mask = np.array([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])  # left padding: the first row has 3 real tokens
+    numpy_forms = load(saved).duat_form(input_ids=ids, attention_mask=mask)
     model = load(saved, device="cpu")
     assert model.device == "cpu"
-    for a, b in zip(numpy_forms, model.duat_form(input_ids=ids)):
+    torch_forms = model.duat_form(input_ids=ids, attention_mask=mask)
+    assert [f.output.shape[0] for f in torch_forms] == [3, 5]
+    for a, b in zip(numpy_forms, torch_forms):
         assert b.backend == "torch:cpu"
         assert _worst(np.asarray(b.reference["output"]), b.output.numpy()) <= TOL
         assert np.max(np.abs(a.output - b.output.numpy())) <= TOL * np.max(np.abs(a.output))
