@@ -107,6 +107,8 @@ def test_padding_mask_on_torch():
                      attention_mask=torch.from_numpy(mask)[None]).last_hidden_state[0].numpy()
     got = duat_form(*_on("cpu", stack, X), attention_mask=mask).output.numpy()
     assert _worst(want[:5], got[:5]) <= TOL
+    as_tensor = duat_form(*_on("cpu", stack, X), attention_mask=torch.from_numpy(mask)).output.numpy()
+    assert np.array_equal(as_tensor, got)  # a torch mask is the same mask
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
-from .backend import as_backend_array, check_same_backend, is_numpy, namespace
+from .backend import as_backend_array, check_same_backend, is_array, is_numpy, namespace, to_numpy
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -304,9 +304,12 @@ def _check_X(X: Any, M: int) -> np.ndarray:
 
 
 def check_attention_mask(attention_mask: Any, N: int) -> Optional[np.ndarray]:
-    r"""Validate a key-padding mask: ``None`` or a length-``N`` vector of 0/1 (1 = attend to this token)."""
+    r"""Validate a key-padding mask: ``None`` or a length-``N`` vector of 0/1 (1 = attend to this token); returned as a
+    NumPy bool array on every backend (a torch mask is read on the host)."""
     if attention_mask is None:
         return None
+    if is_array(attention_mask) and not is_numpy(attention_mask):  # a torch mask: N values, read on the host
+        attention_mask = to_numpy(attention_mask)
     m = as_finite_array("attention_mask", attention_mask, ndim=1)
     check_shape("attention_mask", m, (N,))
     if not np.all((m == 0) | (m == 1)):
