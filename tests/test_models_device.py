@@ -167,13 +167,25 @@ def test_a_stack_and_an_input_on_different_backends_are_refused(family):
         duat_form(to_device(stack, "cpu"), X)
 
 
-def test_to_device_shares_cpu_memory_and_keeps_the_numpy_stack():
-    stack = from_module(randomize(FAMILIES["gpt2"](transformers), seed=1).double().eval())
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_to_device_shares_cpu_memory_and_keeps_the_numpy_stack(name):
+    """On the CPU every weight tensor is the NumPy stack's memory, strided views (Llama's transposed nn.Linear
+    weights) included: no second copy of the model."""
+    stack = from_module(randomize(FAMILIES[name](transformers), seed=1).double().eval())
     moved = to_device(stack, "cpu")
-    W = stack.blocks[0].attention.W_Q
-    assert isinstance(moved.blocks[0].attention.W_Q, torch.Tensor)
-    assert moved.blocks[0].attention.W_Q.data_ptr() == W.__array_interface__["data"][0]
+    for a, b in ((stack.blocks[0].attention, moved.blocks[0].attention), (stack.blocks[0].ffn, moved.blocks[0].ffn)):
+        for field in ("W_Q", "W_O", "W1", "W_gate", "W_down"):
+            W = getattr(a, field, None)
+            if W is not None:
+                t = getattr(b, field)
+                assert isinstance(t, torch.Tensor) and t.data_ptr() == W.__array_interface__["data"][0], field
+                assert np.array_equal(t.numpy(), W)
     assert isinstance(stack.blocks[0].attention.W_Q, np.ndarray)  # the original is untouched
+    W = np.arange(12.0).reshape(3, 4)
+    W.setflags(write=False)
+    t = to_device(W.T, "cpu")  # a read-only transposed view, as load() keeps an nn.Linear's weight
+    assert t.data_ptr() == W.__array_interface__["data"][0] and np.array_equal(t.numpy(), W.T)
+    assert np.array_equal(to_device(W[::-1], "cpu").numpy(), W[::-1])  # negative strides: copied
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here (the GPU test runs where one is)")

@@ -65,7 +65,10 @@ def to_device(value: Any, device: Any, cache: Optional[dict] = None) -> Any:
             a64 = a
         with warnings.catch_warnings():  # a read-only array: torch warns that the tensor could write it (it never does)
             warnings.simplefilter("ignore", UserWarning)
-            t = torch.from_numpy(np.ascontiguousarray(a64) if not a64.flags.c_contiguous else a64)
+            try:  # strided views too (an nn.Linear's W is the transposed view of its weight): no copy
+                t = torch.from_numpy(a64)
+            except ValueError:  # negative strides
+                t = torch.from_numpy(np.ascontiguousarray(a64))
         t = t.to(dev)
         if cache is not None:
             cache[key] = (a, t)
