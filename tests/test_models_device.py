@@ -1,6 +1,7 @@
 """The torch backend (``symuat.models.to_device``, ``load(..., device=)``): the same numeric core evaluates the DUAT
 form of GPT-2, Llama, Qwen2, Mixtral and BERT on NumPy and on torch (CPU here, a GPU where one is present), and every
-token of every layer is within 1e-12 of the library's own float64 forward on both."""
+token of every layer is within 1e-12 of the library's own float64 forward on both (and BLOOM's ALiBi, Gemma-2's
+soft-capping and windows, Qwen2-MoE's shared expert)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ FAMILIES = {
     "mixtral": lambda T: T.MixtralModel(T.MixtralConfig(**_S, num_key_value_heads=1, num_local_experts=4,
                                                         num_experts_per_tok=2, experts_implementation="eager")),
     "bert": lambda T: T.BertModel(T.BertConfig(**_S)),
+    # and the branches the five do not reach: ALiBi (BLOOM), soft-capping with the sandwich layout and alternating
+    # windows (Gemma-2), a shared expert with its sigmoid gate (Qwen2-MoE)
+    "bloom": lambda T: T.BloomModel(T.BloomConfig(hidden_size=16, n_head=2, n_layer=2, vocab_size=V)),
+    "gemma2": lambda T: T.Gemma2Model(T.Gemma2Config(**{**_S, "num_hidden_layers": 3}, head_dim=8,
+                                                     num_key_value_heads=1, sliding_window=3,
+                                                     attn_logit_softcapping=1.5)),
+    "qwen2_moe": lambda T: T.Qwen2MoeModel(T.Qwen2MoeConfig(**_S, num_key_value_heads=1, num_experts=4,
+                                                            num_experts_per_tok=2, moe_intermediate_size=12,
+                                                            shared_expert_intermediate_size=20,
+                                                            experts_implementation="eager")),
 }
 BACKENDS = ["numpy", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
