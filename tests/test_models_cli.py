@@ -83,3 +83,21 @@ def test_unsupported_model_type(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
     (tmp_path / "model.safetensors").write_bytes(b"")
     _one_line_error(_run(tmp_path), "unsupported model type 't5'")
+
+
+def test_device_cpu_gives_the_numpy_report(checkpoint):
+    """``--device cpu``: the form evaluated with the torch backend; every layer's error within 1e-12 and the shares
+    equal NumPy's within 1e-12 (random input and text alike)."""
+    want = json.loads(_run(checkpoint, "--format", "json", "--tokens", 6).output)
+    res = _run(checkpoint, "--format", "json", "--tokens", 6, "--device", "cpu")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert got["max_relative_error"] <= 1e-12 and len(got["layers"]) == len(want["layers"]) == 2
+    for a, b in zip(want["layers"], got["layers"]):
+        assert a["shares"].keys() == b["shares"].keys()
+        assert all(abs(a["shares"][k] - b["shares"][k]) <= 1e-12 for k in a["shares"])
+
+
+def test_a_bad_device_is_one_error_line(checkpoint):
+    res = _run(checkpoint, "--device", "gpu")
+    assert res.exit_code == 2 and res.stderr.startswith("symuat: error: device must be None (NumPy) or a torch device")

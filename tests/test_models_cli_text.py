@@ -48,6 +48,21 @@ def test_text_json_signed_shares_pair_and_plot(ckpt, tmp_path):
     assert text.exit_code == 0 and "do not sum to 1" in text.output and "tokens: the cat" in text.output
 
 
+def test_text_pair_on_the_torch_backend_is_the_numpy_report(ckpt):
+    """``--device cpu`` with ``--text`` and ``--pair``: the per-layer check runs on torch, the frozen comparison on the
+    form converted to NumPy; every figure equals the NumPy run's within 1e-12."""
+    args = [ckpt, "--text", "the cat sat on", "--pair", "a dog ran far", "--format", "json"]
+    want, r = json.loads(_run(*args).output), _run(*args, "--device", "cpu")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    assert got["tokens"] == want["tokens"]
+    for a, b in zip(want["layers"], got["layers"]):
+        assert b["relative_error"] <= 1e-12
+        assert all(abs(a["shares"][k] - b["shares"][k]) <= 1e-12 for k in a["shares"])
+    assert np.allclose(got["pair"]["relative_change_per_token"], want["pair"]["relative_change_per_token"],
+                       rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("args, match", [
     (["--text", "the cat", "--pair", "the cat sat"], "--pair has 3 tokens"),
     (["--pair", "the"], "--pair needs --text"),

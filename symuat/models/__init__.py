@@ -8,8 +8,10 @@ function here is called, so ``import symuat`` stays NumPy-only.
 >>> form = symuat.numeric.duat_form(stack, X)                   # doctest: +SKIP
 >>> model = load("path/to/save_pretrained/dir")                  # doctest: +SKIP
 >>> forms = model.duat_form(["a first text", "a second"])        # doctest: +SKIP
+>>> gpu = load("path/to/save_pretrained/dir", device="cuda")    # doctest: +SKIP
 """
 
+from .device import to_device
 from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
 from .layer_reference import LayerReference, layer_reference
 from .model import Model, load
@@ -19,4 +21,4 @@ from .reference import library_outputs, quiet_library, torch_threads
 
 __all__ = ["FAMILIES", "Model", "load", "from_module", "from_pretrained", "load_pretrained", "library_float64",
            "random_init", "library_outputs", "torch_threads", "quiet_library", "layer_reference",
-           "LayerReference"]
+           "LayerReference", "to_device"]

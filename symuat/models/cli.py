@@ -17,6 +17,7 @@ import click
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, SymuatError
+from ..numeric.backend import to_numpy
 
 __all__ = ["model_command", "families_command"]
 
@@ -80,9 +81,12 @@ def _input(directory: str, path: Optional[str], tokens: Optional[int], seed: int
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--layers", type=int, default=None,
               help="Load only the first K layers (final norm kept, no LM head): a prefix of a big model.")
+@click.option("--device", default=None,
+              help="Evaluate the DUAT form with the torch backend on this device (cpu, cuda, cuda:1, ...) in float64; "
+                   "default: NumPy.")
 def model_command(directory: str, tokens: Optional[int], seed: int, input_path: Optional[str], text: Optional[str],
                   pair: Optional[str], shares: str, plot_path: Optional[str], layer: int, head: int,
-                  fmt: str, layers: Optional[int]) -> None:
+                  fmt: str, layers: Optional[int], device: Optional[str]) -> None:
     """Per-layer DUAT reconstruction error and term shares of a local save_pretrained checkpoint."""
     try:
         from transformers.utils import logging as hf_logging
@@ -93,6 +97,10 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
+        if device is not None:
+            from .device import check_device
+
+            device = check_device(device)  # a bad device is refused before any weight is read
 
         if text is None and (pair is not None):
             raise InvalidValueError("--pair needs --text (B is compared with the text's frozen parameters)")
@@ -109,7 +117,7 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
                     from .prefix import load_prefix
 
                     library, stack = load_prefix(directory, layers)
-            report = model_report(library, stack, X, shares=shares)
+            report = model_report(library, stack, X, shares=shares, device=device)
             if plot_path is not None:
                 from ..numeric import duat_form
 
@@ -118,7 +126,7 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
         else:
             if input_path is not None or tokens is not None:
                 raise InvalidValueError("--text excludes --input and --tokens (the text fixes the input)")
-            report, extra = _text_report(directory, text, pair, shares, plot_path, layer, head, layers)
+            report, extra = _text_report(directory, text, pair, shares, plot_path, layer, head, layers, device)
         out = _json(report, extra) if fmt == "json" else report.to_text() + _extra_text(extra)
     except SymuatError as exc:
         click.echo(f"symuat: error: {exc}", err=True)
@@ -126,19 +134,20 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
     click.echo(out)
 
 
-def _text_report(directory, text, pair, shares, plot_path, layer, head, layers=None):
+def _text_report(directory, text, pair, shares, plot_path, layer, head, layers=None, device=None):
     from .model import load
     from .report import model_report
 
-    model = load(directory, layers=layers)
+    model = load(directory, layers=layers, device=device)
     if model.tokenizer is None:
         raise InvalidValueError(f"{directory!r} has no tokenizer: --text needs one")
     form = model.duat_form(text=text)
     toks = form.to_str_tokens()  # the tokens the form was made from
-    report = model_report(model.library, form.stack, form.X0, shares=shares)
+    report = model_report(model.library, model.stack, to_numpy(form.X0), shares=shares, device=device)
+    form = form.to_numpy() if pair is not None or plot_path is not None else form  # the analyses run on NumPy
     extra: dict = {"tokens": toks}
     if pair is not None:
-        form_b = model.duat_form(text=pair)
+        form_b = model.duat_form(text=pair).to_numpy()
         if form_b.X0.shape != form.X0.shape:
             raise ShapeError(f"--pair has {form_b.X0.shape[0]} tokens, --text {form.X0.shape[0]}: the frozen "
                              "parameters of one input apply to inputs of the same length")

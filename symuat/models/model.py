@@ -28,7 +28,9 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
+from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import array, require_torch, sharing
+from .device import check_device, to_device
 
 __all__ = ["Model", "load"]
 
@@ -51,6 +53,9 @@ class Model:
         The model's head (:class:`~symuat.numeric.Head`), None for a base model or a refused head.
     head_refusal : str or None
         Why the model's head is not imported (logit targets are then refused with this reason).
+    device : str or None
+        ``None``: forms are evaluated with NumPy (the default).  A torch device (``"cpu"``, ``"cuda"``): with the torch
+        backend on that device, in float64 (:mod:`symuat.models.device`); the stack's weights are moved there once.
     """
 
     stack: TransformerStack
@@ -62,6 +67,8 @@ class Model:
     tokenizer: Any = None
     head: Optional[Head] = None
     head_refusal: Optional[str] = None
+    device: Optional[str] = None
+    _moved: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @property
     def lm_head(self) -> Optional[np.ndarray]:
@@ -270,13 +277,28 @@ class Model:
                 raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: {what} "
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
-            form = duat_form(self.row_stack(pos[b, real]), X)  # MemoryError -> OutOfMemoryError there
+            stack = self.row_stack(pos[b, real])
+            if self.device is not None:  # the torch backend: weights moved once (cached), the input each time
+                stack, X = to_device(stack, self.device, self._moved), to_device(X, self.device)
+            form = self._evaluate(stack, X)
             row = ids[b, real].copy()
             row.setflags(write=False)
             form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
             forms.append(dataclasses.replace(form, unembedding=self.head if self.head is not None
                                              else self.head_refusal, reference=reference(b, real)))
         return forms[0] if single else tuple(forms)
+
+    def _evaluate(self, stack: TransformerStack, X: Any) -> DUATForm:
+        """``duat_form(stack, X)``; a torch device's own out-of-memory error becomes :class:`OutOfMemoryError` too (a
+        host MemoryError already does, in :func:`~symuat.numeric.duat_form`)."""
+        if self.device is None or not self.device.startswith("cuda"):
+            return duat_form(stack, X)
+        torch = require_torch()
+        try:
+            return duat_form(stack, X)
+        except torch.cuda.OutOfMemoryError as exc:
+            raise out_of_memory(exc, f"evaluating the DUAT form at N={X.shape[0]} on {self.device}",
+                                form_bytes(stack, X.shape[0])) from None
 
     def _library_outputs(self, ids, mask, types, pos):
         r"""A function ``(row, real) → reference``: the library's own last hidden state (its base model, one forward
@@ -414,7 +436,7 @@ def _given_tokenizer(tokenizer: Any, vocab: int) -> Any:
     return tokenizer
 
 
-def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None) -> Model:
+def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, device: Any = None) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
     library's model) or from a transformers module already in memory (its weights are copied).
 
@@ -422,11 +444,16 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None) -> Mo
     module in memory has none): :meth:`Model.duat_form` then takes ``text=`` and every form keeps its tokens.
 
     ``layers=k`` (a directory only): the library's base model cut to its first ``k`` layers, final norm kept, no LM
-    head (:mod:`symuat.models.prefix`), to check a prefix of a model too big to load whole."""
+    head (:mod:`symuat.models.prefix`), to check a prefix of a model too big to load whole.
+
+    ``device`` (``None``: NumPy, the default): a torch device such as ``"cpu"`` or ``"cuda"`` evaluates every form
+    with the torch backend there, in float64 (:mod:`symuat.models.device`); the form's arrays are then torch tensors
+    on that device, and the analyses that need NumPy refuse them by name (``form.to_numpy()`` converts)."""
     from .heads import probe_head, read_head
     from .importer import FAMILIES, from_module, load_pretrained
 
     torch = require_torch()
+    device = check_device(device)
     if layers is not None and not isinstance(source, (str, Path)):
         raise InvalidValueError(f"layers={layers!r} needs a checkpoint directory, got a {type(source).__name__}")
     if isinstance(source, (str, Path)):
@@ -453,6 +480,8 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None) -> Mo
     tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, parts[0].shape[0])
     if head is not None:
         probe_head(library, head, stack)
-    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal)
+    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal, device)
     _probe_embeddings(model)
+    if device is not None:  # the weights moved once, now (a missing device fails here, not at the first form)
+        to_device(stack, device, model._moved)
     return model

@@ -18,8 +18,10 @@ import numpy as np
 
 from ..errors import InvalidValueError, OutOfMemoryError, ShapeError
 from ..numeric import TransformerStack, duat_form
+from ..numeric.backend import to_numpy
 from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import require_torch
+from .device import to_device
 from .precision import library_float64
 
 __all__ = ["LayerCheck", "ModelReport", "library_hidden_states", "model_report"]
@@ -110,12 +112,14 @@ def _shares(lin: np.ndarray, bias: np.ndarray, terms: list, kind: str = "signed"
 
 
 def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any] = None,
-                 shares: str = "signed") -> ModelReport:
+                 shares: str = "signed", device: Any = None) -> ModelReport:
     r"""Compare the DUAT form of every depth with the library (module docstring).
 
     One evaluation of the form: box :math:`\ell` of the derived table is the form of the first :math:`\ell`
     layers (``duat_form(..., on_box=...)``).  A non-finite error raises :class:`InvalidValueError` naming the
     layer; running out of memory raises :class:`~symuat.errors.OutOfMemoryError` with the estimate.
+    ``device`` (a torch device, e.g. ``"cuda"``): the form is evaluated there with the torch backend
+    (docs/backends.md); each box's terms come back to the host for the shares and errors.
     """
     if shares not in SHARES:
         raise InvalidValueError(f"shares must be one of {SHARES}, got {shares!r}")
@@ -142,8 +146,15 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
         got = total.reshape(N, M)[real]
         checks.append(LayerCheck(depth, _relative_error(got, want[depth - 1][real], depth), values))
 
+    def on_box_host(i, lin, bias, terms):  # the torch backend's box values, read on the host (N x M each)
+        on_box(i, to_numpy(lin), to_numpy(bias), [to_numpy(t) for t in terms])
+
+    evaluated, X_eval, callback = stack, X, on_box
+    if device is not None:
+        evaluated, X_eval, callback = to_device(stack, device), to_device(X, device), on_box_host
     try:
-        duat_form(stack, X, attention_mask=None if mask is None else np.asarray(mask, float), on_box=on_box)
+        duat_form(evaluated, X_eval, attention_mask=None if mask is None else np.asarray(mask, float),
+                  on_box=callback)
     except OutOfMemoryError:
         raise
     except MemoryError as exc:

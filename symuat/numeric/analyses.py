@@ -6,11 +6,15 @@ here by name, and :mod:`symuat.analysis` registers each one when it is imported.
 pattern: an extension plugs into the value without the value importing it.  The package root adds a *loader*
 (:func:`add_loader`) that imports :mod:`symuat.analysis` the first time an analysis is looked up, so that
 ``import symuat`` (and every CLI command that never touches a form's analyses) does not pay for importing them.
+
+The analyses are NumPy code: a form evaluated on another backend (torch, :mod:`symuat.numeric.backend`) is refused by
+name (:class:`~symuat.errors.UnsupportedError`); ``form.to_numpy()`` re-evaluates it with NumPy.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from typing import Any, Callable
 
 from ..errors import UnsupportedError
 
@@ -40,10 +44,20 @@ def analysis(name: str) -> Callable:
     while name not in _ANALYSES and _LOADERS:
         _LOADERS.pop(0)()
     try:
-        return _ANALYSES[name]
+        function = _ANALYSES[name]
     except KeyError:
         raise UnsupportedError(f"no analysis named {name!r} is registered (import symuat.analysis); "
                                f"registered: {sorted(_ANALYSES)}") from None
+
+    @functools.wraps(function)
+    def on_numpy(form: Any, *args: Any, **kwargs: Any) -> Any:
+        backend = getattr(form, "backend", "numpy")
+        if backend != "numpy":  # the analyses are NumPy code: refused by name, never run on mixed arrays
+            raise UnsupportedError(f"the analysis {name!r} runs on the NumPy backend only; this form is on "
+                                   f"{backend}: form.to_numpy() re-evaluates it with NumPy first")
+        return function(form, *args, **kwargs)
+
+    return on_numpy
 
 
 __all__ = ["register_analysis", "add_loader", "analysis"]

@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
+from .backend import as_backend_array, check_same_backend, is_array, is_numpy, namespace, to_numpy
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -296,16 +297,19 @@ def _check_attn(attn: Any) -> AttentionWeights:
 
 
 def _check_X(X: Any, M: int) -> np.ndarray:
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, M))
     return X
 
 
 def check_attention_mask(attention_mask: Any, N: int) -> Optional[np.ndarray]:
-    r"""Validate a key-padding mask: ``None`` or a length-``N`` vector of 0/1 (1 = attend to this token)."""
+    r"""Validate a key-padding mask: ``None`` or a length-``N`` vector of 0/1 (1 = attend to this token); returned as a
+    NumPy bool array on every backend (a torch mask is read on the host)."""
     if attention_mask is None:
         return None
+    if is_array(attention_mask) and not is_numpy(attention_mask):  # a torch mask: N values, read on the host
+        attention_mask = to_numpy(attention_mask)
     m = as_finite_array("attention_mask", attention_mask, ndim=1)
     check_shape("attention_mask", m, (N,))
     if not np.all((m == 0) | (m == 1)):
@@ -346,6 +350,8 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
                                 "(no key to attend to); fix attention_mask")
     drop = None if full else ~keep
     del keep
+    if not is_numpy(X):
+        return _heads_xp(Q, K, attn, angles, drop, where)
     out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
     rotated_k: dict = {}
     for h in range(attn.n_heads):
@@ -379,10 +385,47 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     return list(out)
 
 
+def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], where: str) -> List[Any]:
+    """The per-head loop of :func:`_heads` on an array-API backend (torch): the same operations, out of place."""
+    xp = namespace(Q)
+    N, s = Q.shape[0], attn.scale_value()
+    if drop is not None:
+        drop = xp.asarray(drop, device=Q.device)
+    if angles is not None:  # computed on the host (Rotary.angles)
+        angles = tuple(xp.asarray(a, device=Q.device) for a in angles)
+    out = xp.empty((attn.n_heads, N, N), dtype=Q.dtype, device=Q.device)  # one block, the heads are its views
+    rotated_k: dict = {}
+    for h in range(attn.n_heads):
+        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
+        Kh = rotated_k.get(ks.start)
+        if Kh is None:
+            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
+            rotated_k[ks.start] = Kh
+        if angles is not None:
+            Qh = apply_rotary(Qh, attn.rotary, angles)
+        S = (Qh @ Kh.T) * s
+        if attn.alibi is not None:
+            if attn.alibi.shape[1] < N:
+                raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+            S = S + attn.alibi[h, :N]
+        if attn.softcap is not None:
+            S = xp.tanh(S / attn.softcap) * attn.softcap
+        if not bool(xp.all(xp.isfinite(S))):
+            raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
+                                    f"(max |Q_h| = {float(xp.max(xp.abs(Qh))):.3g}, "
+                                    f"max |K_h| = {float(xp.max(xp.abs(Kh))):.3g})")
+        if drop is not None:
+            S = xp.where(drop, -xp.inf, S)
+        S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
+        out[h, ...] = S / xp.sum(S, axis=1, keepdims=True)
+    return [out[h, ...] for h in range(attn.n_heads)]
+
+
 def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any = None) -> List[np.ndarray]:
     r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     return _heads(X, attn, check_attention_mask(attention_mask, X.shape[0]))
 
 
@@ -390,6 +433,10 @@ def _mha(X: np.ndarray, attn: AttentionWeights, Hs: List[np.ndarray]) -> np.ndar
     V = X @ attn.W_V
     if attn.b_V is not None:
         V = V + attn.b_V
+    if not is_numpy(X):
+        concat = namespace(X).concat([H @ V[:, attn.kv_slice(h)] for h, H in enumerate(Hs)], axis=1)
+        Y = concat @ attn.W_O
+        return Y if attn.b_O is None else Y + attn.b_O
     concat = np.empty((X.shape[0], attn.n_heads * attn.head_dim))
     for h, H in enumerate(Hs):
         concat[:, attn.head_slice(h)] = H @ np.ascontiguousarray(V[:, attn.kv_slice(h)])
@@ -420,5 +467,6 @@ def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = N
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
 

@@ -29,6 +29,7 @@ from ..errors import InvalidValueError
 from ..expansion import INPUT
 from ..expansion.extended import ExtendedTable, is_application
 from ..expansion.table import A_name, U_name, c_name
+from .backend import stack, zeros_like_backend
 from .operators import LinearOperator
 
 __all__ = ["BoxOperator", "StreamingEvaluator", "BATCH"]
@@ -118,7 +119,7 @@ class StreamingEvaluator:
                 chunk = todo[start:start + BATCH]
                 if len(chunk) == 1:
                     continue  # applied singly below
-                for k, v in zip(chunk, core._matvecs(np.stack([self.vec(k) for k in chunk]))):
+                for k, v in zip(chunk, core._matvecs(stack([self.vec(k) for k in chunk]))):
                     self.core_memo[(id(core), k)] = v
                 self._count("core (batched vectors)", len(chunk))
         parts = [self._core(core, k) for k in keys]
@@ -151,7 +152,7 @@ class StreamingEvaluator:
         if e.is_Number:
             if e != 0:
                 raise InvalidValueError(f"a bare number {e} is not a vector")
-            value = np.zeros(self.vecs[INPUT].shape)
+            value = zeros_like_backend(self.vecs[INPUT], self.vecs[INPUT].shape[0])
         elif e.is_Add:
             value = self._sum(e.args)
         elif e.is_Mul:

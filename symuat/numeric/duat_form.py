@@ -19,6 +19,7 @@ Inputs are validated once, here; operators built inside trust them
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..expansion import FormTerms, SubstitutionTable, affine_term, derive_table, gated_residual_term
 from ..expansion.extended import ExtendedTable, plain_residual_term
 from .analyses import analysis
+from .backend import backend_name, copy_array, is_numpy, namespace, on_backend, to_numpy, zeros_like_backend
 from .duat_eval import BoxOperator, StreamingEvaluator
 from .ffn import activation_function
 from .layer_params import LayerParams
@@ -111,9 +113,28 @@ class DUATForm:
 
     @property
     def output(self) -> np.ndarray:
-        """The last hidden state (final norm included), reshaped from :math:`\\mathbf x'_{out}` (row-major)."""
+        """The last hidden state (final norm included), reshaped from :math:`\\mathbf x'_{out}` (row-major), on the
+        form's backend."""
         N, M = self.X0.shape
+        if not is_numpy(self.terms.total):
+            return copy_array(self.terms.total.reshape(N, M))
         return unvec_r(self.terms.total, N, M)
+
+    @property
+    def backend(self) -> str:
+        """``"numpy"`` or the torch device the form was evaluated on, e.g. ``"torch:cuda:0"``
+        (:mod:`symuat.numeric.backend`)."""
+        return backend_name(self.terms.total)
+
+    def to_numpy(self) -> "DUATForm":
+        """This form on the NumPy backend: the stack and the input copied to the host and the form re-evaluated there
+        (NumPy's own result, bit for bit; tokens, head and reference kept).  A NumPy form is returned as it is."""
+        if self.backend == "numpy":
+            return self
+        stack = on_backend(self.stack, to_numpy)
+        form = duat_form(stack, to_numpy(self.X0), self.attention_mask)
+        return dataclasses.replace(form, unembedding=self.unembedding, reference=self.reference, tokens=self.tokens,
+                                   token_ids=self.token_ids)
 
     # ---- named views as numbers (symuat.analysis.views) --------------------------------------------------------
     def attention(self, layer: int, head: int) -> np.ndarray:
@@ -225,6 +246,9 @@ class DUATForm:
         raise InvalidValueError(f"unknown parameter name {name!r}")
 
     def bindings(self) -> Mapping[str, Any]:
+        if self.backend != "numpy":
+            raise UnsupportedError(f"the bindings of a form on {self.backend} are not exported; form.to_numpy() "
+                                   "re-evaluates it with NumPy first")
         out: dict[str, Any] = {"x'_{0}": vec_r(self.X0)}
         for i, p in enumerate(self.params, start=1):
             for field in ("W1", "W2", "W3", "W4", "b2", "b3", "b4"):
@@ -288,13 +312,14 @@ def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) ->
     L = stack.depth
     ext = extended_table(L, gated, has_input, has_final)
     N, M = X.shape
-    x0 = X.reshape(-1).copy()
+    x0 = copy_array(X.reshape(-1))
     ev = StreamingEvaluator(ext, x0)
     box0 = final = None
     with trusted_operators():
         if has_input:
             s = 1.0 if stack.input_scale is None else stack.input_scale
-            p = np.zeros(N * M) if stack.position_embeddings is None else stack.position_embeddings[:N].reshape(-1)
+            P = stack.position_embeddings
+            p = zeros_like_backend(X, N * M) if P is None else P[:N].reshape(-1)
             W0, b0 = Scaled(s, IdentityOperator(N * M)), p
             if stack.input_norm is not None:
                 Lin, beta = norm_operator((s * X + p.reshape(N, M)), stack.input_norm)
@@ -307,7 +332,8 @@ def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) ->
         for i, block in enumerate(stack.blocks, start=1):
             act_name = stack.block_activation(i - 1)
             Xi = x.reshape(N, M)
-            Xi.setflags(write=False)
+            if is_numpy(Xi):
+                Xi.setflags(write=False)
             inputs.append(Xi)
             p = _layer_params(block, stack.kind, act_name, Xi, mask, f" in layer {i}",
                               Px_fn=lambda P, i=i: ev.input_core(i, P))
@@ -348,5 +374,10 @@ def duat_relative_error(form: DUATForm) -> float:
 
     The forward pass includes the final norm (:func:`~symuat.numeric.stack.stack_output`).
     """
+    if form.backend != "numpy":  # the same quotient on the form's backend (torch)
+        direct = stack_output(form.stack, form.X0, form.attention_mask).reshape(-1)
+        xp = namespace(direct)
+        num, den = xp.linalg.vector_norm(form.terms.total - direct), xp.linalg.vector_norm(direct)
+        return float(num) / max(float(den), float(np.finfo(float).tiny))
     direct = vec_r(stack_output(form.stack, form.X0, form.attention_mask))
     return float(np.linalg.norm(form.terms.total - direct) / max(np.linalg.norm(direct), np.finfo(float).tiny))

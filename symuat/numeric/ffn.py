@@ -28,8 +28,9 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..names import logistic
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from ._arrays import frozen
+from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
@@ -77,6 +78,31 @@ _ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logist
         "gelu_bloom": _gelu_bloom}
 
 
+def _logistic_xp(xp, x):
+    return 0.5 * (1.0 + xp.tanh(0.5 * x))
+
+
+#: The same σ on an array-API backend (torch): ``name -> f(xp, x)``, the formulas above with the namespace's functions
+#: (GELU's erf is the backend's own: torch's ``erf``).
+_ACT_XP = {
+    "relu": lambda xp, x: xp.where(x > 0, x, 0.0),
+    "gelu": lambda xp, x: 0.5 * x * (1.0 + xp.erf(x / math.sqrt(2.0))),
+    "gelu_tanh": lambda xp, x: 0.5 * x * (1.0 + xp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x)))),
+    "sigmoid": _logistic_xp,
+    "silu": lambda xp, x: x * _logistic_xp(xp, x),
+    "quick_gelu": lambda xp, x: x * _logistic_xp(xp, 1.702 * x),
+    "relu2": lambda xp, x: xp.where(x > 0, x, 0.0) ** 2,
+    "gelu_fast": lambda xp, x: 0.5 * x * (1.0 + xp.tanh(x * 0.7978845608 * (1.0 + 0.044715 * (x * x)))),
+    "gelu_bloom": lambda xp, x: x * 0.5 * (1.0 + xp.tanh(0.79788456 * x * (1 + 0.044715 * x * x))),
+}
+
+
+def _activate(name: str, x: Any) -> Any:
+    if is_numpy(x) or not hasattr(x, "device"):
+        return _ACT[name](np.asarray(x, dtype=np.float64))
+    return _ACT_XP[name](namespace(x), x)
+
+
 def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:
     r"""Return the elementwise σ called ``name`` (one of :data:`ACTIVATIONS`).
 
@@ -85,7 +111,7 @@ def activation_function(name: str) -> Callable[[np.ndarray], np.ndarray]:
     """
     if not isinstance(name, str) or name not in _ACT:
         raise InvalidValueError(f"activation must be one of {ACTIVATIONS}, got {name!r}")
-    return lambda x: _ACT[name](np.asarray(x, dtype=np.float64))
+    return lambda x: _activate(name, x)
 
 
 
@@ -203,8 +229,9 @@ def ffn(X: Any, w: AnyFFN, activation: Optional[str] = None) -> np.ndarray:
     if not isinstance(w, (FFNWeights, GatedFFNWeights)):
         raise InvalidValueError(f"ffn weights must be FFNWeights or GatedFFNWeights, got {type(w).__name__}")
     act = activation_function(w.activation or activation or "relu")
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, w.width))
+    check_same_backend("X", X, w.W_gate if w.gated else w.W1)
     return _ffn(X, w, act)
 
 
@@ -218,7 +245,7 @@ def _ffn(X: np.ndarray, w: AnyFFN, act: Callable) -> np.ndarray:
 
 
 def _op(N: int, W: np.ndarray, b: Optional[np.ndarray]) -> Tuple[Kron, np.ndarray]:
-    return Kron(IdentityOperator(N), W.T), (np.zeros(N * W.shape[1]) if b is None else np.tile(b, N))
+    return Kron(IdentityOperator(N), W.T), (zeros_like_backend(W, N * W.shape[1]) if b is None else tile(b, N))
 
 
 def ffn_operators(N: int, w: AnyFFN, U: Optional[np.ndarray] = None) -> dict:

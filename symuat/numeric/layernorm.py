@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
+from .backend import is_numpy, namespace, tile
 from .operators import Centering, Compose, Diagonal, IdentityOperator, Kron
 
 __all__ = ["LayerNormWeights", "layer_norm", "layer_norm_operator", "apply_layer_norm_weights", "inverse_rms",
@@ -58,6 +59,8 @@ def inverse_rms(Z: np.ndarray, eps: float) -> np.ndarray:
     r""":math:`1/\sqrt{\tfrac1M\lVert z_r\rVert^2 + \varepsilon}` for every row :math:`z_r` of ``Z`` (N, M), finite
     for every finite row (rows above :data:`BIG_ROW` are rescaled first)."""
     M = Z.shape[1]
+    if not is_numpy(Z):
+        return _inverse_rms_xp(Z, eps)
     rows, s = _big_rows(Z)
     if rows.size == 0:
         return 1.0 / np.sqrt(np.einsum("ij,ij->i", Z, Z) / M + eps)
@@ -69,6 +72,20 @@ def inverse_rms(Z: np.ndarray, eps: float) -> np.ndarray:
     Zs = Z[rows] / s[:, None]
     out[rows] = (1.0 / s) / np.sqrt(np.einsum("ij,ij->i", Zs, Zs) / M + eps / s / s)
     return out
+
+
+def _inverse_rms_xp(Z: Any, eps: float) -> Any:
+    """:func:`inverse_rms` on an array-API backend (torch): every row divided by its power of two ``s`` (1 for the
+    rows up to :data:`BIG_ROW`, which leaves them unchanged) before squaring."""
+    xp = namespace(Z)
+    M = Z.shape[1]
+    peak = xp.max(xp.abs(Z), axis=1)
+    big = peak > BIG_ROW
+    if not bool(xp.any(big)):
+        return 1.0 / xp.sqrt(xp.sum(Z * Z, axis=1) / M + eps)
+    s = xp.where(big, xp.ldexp(xp.ones_like(peak), xp.frexp(peak)[1]), xp.ones_like(peak))
+    Zs = Z / s[:, None]
+    return (1.0 / s) / xp.sqrt(xp.sum(Zs * Zs, axis=1) / M + eps / s / s)
 
 
 @dataclass(frozen=True)
@@ -134,7 +151,11 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
     -------
     numpy.ndarray, shape (N, M)
     """
-    X, gamma, beta, eps = _args(X, gamma, beta, eps)
+    if is_numpy(X) or not hasattr(X, "device"):
+        X, gamma, beta, eps = _args(X, gamma, beta, eps)
+    else:  # another backend (torch): arguments from a validated stack; the row rescaling of inverse_rms
+        Z = X - X.mean(axis=1, keepdims=True)
+        return Z * inverse_rms(Z, eps)[:, None] * gamma + beta
     mu = X.mean(axis=1, keepdims=True)
     Z = X - mu
     rows, s = _big_rows(Z)
@@ -156,7 +177,8 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     :math:`\mathrm{bias} = \mathbf 1_N \otimes \beta` (static), so that
     :math:`\operatorname{vec}_r(\mathrm{LN}(X)) = \mathrm{op}\,\operatorname{vec}_r(X) + \mathrm{bias}`.
     """
-    X, gamma, beta, eps = _args(X, gamma, beta, eps)
+    if is_numpy(X) or not hasattr(X, "device"):
+        X, gamma, beta, eps = _args(X, gamma, beta, eps)
     N, M = X.shape
     # variance via the centring operator C_M and a row-wise dot product (a different code path from layer_norm)
     C = Centering(M)
@@ -164,7 +186,7 @@ def layer_norm_operator(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Tup
     Z = centre._matvec(X.reshape(-1)).reshape(N, M)
     D = inverse_rms(Z, eps)
     op = Compose([Kron(Diagonal(D), Diagonal(gamma)), centre])
-    return op, np.tile(beta, N)
+    return op, tile(beta, N)
 
 
 def apply_layer_norm_weights(X: Any, ln: LayerNormWeights) -> np.ndarray:

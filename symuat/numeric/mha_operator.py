@@ -16,8 +16,9 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ..errors import ShapeError
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from .attention import AttentionWeights, _check_attn, _check_X, _heads, check_attention_mask
+from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
 from .operators import Kron, KronSum
 
 __all__ = ["MHAOperator", "hvo_bias_image", "mha_operator"]
@@ -33,22 +34,39 @@ class MHAOperator(KronSum):
         self._attn = attn
         self._H = _stacked(heads)  # (H, N, N)
         self._group = np.arange(attn.n_heads) * attn.n_kv_heads // attn.n_heads
+        if not is_numpy(self._H):  # the gather index on the heads' backend and device
+            self._group = namespace(self._H).asarray(self._group, device=self._H.device)
 
     def _matvec(self, v):
         a = self._attn
         N, d = self._H.shape[1], a.head_dim
+        if not is_numpy(v):
+            return _matvecs_xp(self._H, self._group, a, v[None, :])[0]
         V = (v.reshape(N, a.width) @ a.W_V).reshape(N, a.n_kv_heads, d).transpose(1, 0, 2)[self._group]
         Y = np.matmul(self._H, V)  # (H, N, d)
         return (Y.transpose(1, 0, 2).reshape(N, a.n_heads * d) @ a.W_O).reshape(-1)
 
     def _matvecs(self, Vs):
         a = self._attn
+        if not is_numpy(Vs):
+            return _matvecs_xp(self._H, self._group, a, Vs)
         B, (N, d), G = Vs.shape[0], (self._H.shape[1], a.head_dim), a.n_kv_heads
         V = (Vs.reshape(B * N, a.width) @ a.W_V).reshape(B, N, G, d).transpose(2, 1, 0, 3).reshape(G, N, B * d)
         concat = np.empty((B, N, a.n_heads, d))
         for h in range(a.n_heads):  # one GEMM per head for all B vectors
             concat[:, :, h, :] = (self._H[h] @ V[self._group[h]]).reshape(N, B, d).transpose(1, 0, 2)
         return (concat.reshape(B * N, a.n_heads * d) @ a.W_O).reshape(B, -1)
+
+
+def _matvecs_xp(Hs, group, a: AttentionWeights, Vs):
+    """:meth:`MHAOperator._matvecs` on an array-API backend (torch): the same products, batched over heads."""
+    xp = namespace(Vs)
+    B, (N, d) = Vs.shape[0], (Hs.shape[1], a.head_dim)
+    V = xp.reshape(Vs, (B * N, a.width)) @ a.W_V  # (B N, G d)
+    V = xp.permute_dims(xp.reshape(V, (B, N, a.n_kv_heads, d)), (2, 0, 1, 3))[group]  # (H, B, N, d)
+    Y = Hs[:, None, :, :] @ V  # (H, B, N, d)
+    concat = xp.reshape(xp.permute_dims(Y, (1, 2, 0, 3)), (B * N, a.n_heads * d))
+    return xp.reshape(concat @ a.W_O, (B, N * a.width))
 
 
 def _stacked(heads: List[np.ndarray]) -> np.ndarray:
@@ -58,19 +76,26 @@ def _stacked(heads: List[np.ndarray]) -> np.ndarray:
     if isinstance(base, np.ndarray) and base.shape == (len(heads),) + heads[0].shape and all(
             h.base is base and h.ctypes.data == base[i].ctypes.data for i, h in enumerate(heads)):
         return base
-    return np.stack(heads)
+    if is_numpy(heads[0]):
+        return np.stack(heads)
+    base = getattr(heads[0], "_base", None)  # torch: the views of one (H, N, N) block (attention._heads_xp)
+    if base is not None and tuple(base.shape) == (len(heads),) + tuple(heads[0].shape) and all(
+            getattr(h, "_base", None) is base and h.data_ptr() == base[i].data_ptr() for i, h in enumerate(heads)):
+        return base
+    return namespace(heads[0]).stack(heads)
 
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
     r""":math:`W'_{HVO}(\mathbf 1_N\otimes\beta) = \mathbf 1_N\otimes\sum_h (W_{V,g(h)}W_{O,h})^{\mathsf T}\beta`
     (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks."""
     c = beta @ attn.W_V
-    return np.concatenate([c[attn.kv_slice(h)] for h in range(attn.n_heads)]) @ attn.W_O
+    parts = [c[attn.kv_slice(h)] for h in range(attn.n_heads)]
+    return (np.concatenate(parts) if is_numpy(c) else namespace(c).concat(parts)) @ attn.W_O
 
 
 def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
     terms = []
-    c = np.zeros(attn.width)
+    c = zeros_like_backend(attn.W_O, attn.width)
     for h in range(attn.n_heads):
         sl, ks = attn.head_slice(h), attn.kv_slice(h)
         W_Vh, W_Oh = attn.W_V[:, ks], attn.W_O[sl, :]
@@ -79,7 +104,8 @@ def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tu
             c = c + W_Oh.T @ attn.b_V[ks]
     if attn.b_O is not None:
         c = c + attn.b_O
-    return MHAOperator(terms, attn, heads), np.tile(c, N)
+    return MHAOperator(terms, attn, heads), tile(c, N)
+
 
 
 def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,
@@ -110,13 +136,14 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
+    check_same_backend("X", X, attn.W_Q)
     N = X.shape[0]
     if heads is None:
         heads = _heads(X, attn, check_attention_mask(attention_mask, N))
     elif len(heads) != attn.n_heads:
         raise ShapeError(f"heads must hold n_heads={attn.n_heads} matrices, got {len(heads)}")
     else:
-        heads = [as_finite_array(f"heads[{h}]", H, ndim=2) for h, H in enumerate(heads)]
+        heads = [as_backend_array(f"heads[{h}]", H, 2) for h, H in enumerate(heads)]
         for h, H in enumerate(heads):
             check_shape(f"heads[{h}]", H, (N, N))
     return _mha_operator(N, attn, heads)

@@ -21,6 +21,9 @@ expert :math:`e`'s hidden units (and :math:`s(u)` over the shared expert's).  :m
 as much as their weights — is a dynamic parameter: on :math:`x'` it makes :math:`W'_3` (and :math:`b'_3`) dynamic.
 A non-selected expert's units have gate 0, so its weights do not enter the value (they enter the form only
 multiplied by 0).
+
+On the torch backend the gates :math:`D(u)` are computed on the host with NumPy (:func:`unit_gates_host`) from a
+copy of :math:`u` and moved to :math:`u`'s device: the discrete top-:math:`k` choice is the NumPy backend's own.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ..errors import InvalidValueError, ShapeError
 from ..names import logistic
 from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
+from .backend import device_of, is_numpy, namespace, to_numpy
 from .ffn import GatedFFNWeights
 
 __all__ = ["MoEFFNWeights", "routing_gates", "ROUTINGS"]
@@ -132,11 +136,15 @@ class MoEFFNWeights:
 def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     r"""``(G, s)``: the routing weights :math:`g_e(u_n)` as an ``(N, E)`` array (zero off the top-k) and the shared
     expert's gates :math:`s(u_n)` (``None`` without a shared expert)."""
-    logits = U @ w.router
+    return _routing(w, U, w.router, w.shared_gate)
+
+
+def _routing(w: MoEFFNWeights, U: np.ndarray, router: np.ndarray, shared_gate: Optional[np.ndarray]) -> tuple:
+    logits = U @ router
     if w.routing == "sparsemixer":
         G = _sparsemixer(logits, w.jitter_eps)
-        return G, (None if w.shared is None else (np.ones(U.shape[0]) if w.shared_gate is None
-                                                  else logistic(U @ w.shared_gate)))
+        return G, (None if w.shared is None else (np.ones(U.shape[0]) if shared_gate is None
+                                                  else logistic(U @ shared_gate)))
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     top = np.argsort(-p, axis=1, kind="stable")[:, : w.top_k]
@@ -148,7 +156,7 @@ def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional
     G[rows, top] = w.scaling * wt
     if w.shared is None:
         return G, None
-    s = np.ones(U.shape[0]) if w.shared_gate is None else logistic(U @ w.shared_gate)
+    s = np.ones(U.shape[0]) if shared_gate is None else logistic(U @ shared_gate)
     return G, s
 
 
@@ -172,7 +180,20 @@ def _sparsemixer(logits: np.ndarray, eps: float) -> np.ndarray:
 
 def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     r"""The diagonal :math:`D(U)` as an ``(N, EF + F_{sh})`` array: each token's gate on each stacked hidden unit."""
+    if not is_numpy(U):  # another backend (torch): the discrete top-k choice on the host (module docstring)
+        D = unit_gates_host(w, to_numpy(U))
+        return namespace(U).asarray(D, device=device_of(U))
     G, s = routing_gates(w, U)
+    D = np.repeat(G, w.experts[0].hidden, axis=1)
+    if s is not None:
+        D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
+    return D
+
+
+def unit_gates_host(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
+    r""":func:`unit_gates` with NumPy on the host, from a host copy ``U`` of the routed input: the router's weights are
+    read back from their backend (:math:`M\times E`, small), so the top-k choice is the NumPy backend's own."""
+    G, s = _routing(w, U, to_numpy(w.router), to_numpy(w.shared_gate))
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
         D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
+from .backend import is_numpy, zeros_like_backend
 from .layernorm import LayerNormWeights, _big_rows, apply_layer_norm_weights, inverse_rms, layer_norm_operator
 from .operators import Diagonal, Kron, LinearOperator
 
@@ -87,6 +88,8 @@ def check_norm(name: str, norm: Any, width: int, optional: bool = True) -> None:
 
 def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
     r"""Direct row-wise RMSNorm :math:`(o + w) \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`."""
+    if not is_numpy(X):  # another backend (torch): the row rescaling of inverse_rms
+        return X * inverse_rms(X, norm.eps)[:, None] * norm.gain
     rows, s = _big_rows(X)
     with np.errstate(over="ignore"):
         ms = np.mean(X * X, axis=-1, keepdims=True)
@@ -119,7 +122,7 @@ def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.
     if not isinstance(norm, RMSNormWeights):
         raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
     N, M = X.shape
-    return Kron(Diagonal(inverse_rms(X, norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
+    return Kron(Diagonal(inverse_rms(X, norm.eps)), Diagonal(norm.gain)), zeros_like_backend(X, N * M)
 
 
 def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,4 +132,4 @@ def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tu
     if isinstance(norm, LayerNormWeights):
         Z = X - X.mean(axis=1, keepdims=True)
         return inverse_rms(Z, norm.eps), norm.gamma * (t - t.mean()), norm.beta
-    return inverse_rms(X, norm.eps), norm.gain * t, np.zeros_like(t)
+    return inverse_rms(X, norm.eps), norm.gain * t, (np.zeros_like(t) if is_numpy(t) else 0.0 * t)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
+from .backend import as_backend_array, check_backend_array, copy_array, is_array, is_numpy, namespace
 
 __all__ = [
     "DENSE_LIMIT",
@@ -84,18 +85,18 @@ def vec_r(X: Any) -> np.ndarray:
     -------
     numpy.ndarray, shape (N*M,)
     """
-    X = as_finite_array("X", X, ndim=2)
-    return X.reshape(-1).copy()
+    X = as_backend_array("X", X, 2)
+    return copy_array(X.reshape(-1))
 
 
 def unvec_r(v: Any, N: int, M: int) -> np.ndarray:
     r"""Inverse of :func:`vec_r`: reshape a length-:math:`NM` vector into :math:`N \times M`."""
     N = check_positive_dim("N", N)
     M = check_positive_dim("M", M)
-    v = as_finite_array("v", v, ndim=1)
+    v = as_backend_array("v", v, 1)
     if v.shape[0] != N * M:
         raise ShapeError(f"v must have length N*M = {N}*{M} = {N * M}, got {v.shape[0]}")
-    return v.reshape(N, M).copy()
+    return copy_array(v.reshape(N, M))
 
 
 class LinearOperator:
@@ -108,7 +109,7 @@ class LinearOperator:
 
     def matvec(self, v: Any) -> np.ndarray:
         r"""Return :math:`\mathrm{op}\, v` for a finite 1-D ``v`` of length ``shape[1]``."""
-        v = as_finite_array("v", v, ndim=1)
+        v = as_backend_array("v", v, 1)
         if v.shape[0] != self.shape[1]:
             raise ShapeError(
                 f"v must have length {self.shape[1]} to match operator shape {self.shape}, got {v.shape[0]}"
@@ -117,7 +118,8 @@ class LinearOperator:
 
     def _matvecs(self, V: np.ndarray) -> np.ndarray:
         """Apply to each row of ``V`` (shape ``(B, cols)``); subclasses batch the work."""
-        return np.stack([self._matvec(v) for v in V])
+        rows = [self._matvec(v) for v in V]
+        return np.stack(rows) if is_numpy(V) else namespace(V).stack(rows)
 
     def _dense(self) -> np.ndarray:
         # generic fallback: apply to the columns of the identity
@@ -156,10 +158,10 @@ class IdentityOperator(LinearOperator):
         self.shape = (self.n, self.n)
 
     def _matvec(self, v):
-        return v.copy()
+        return copy_array(v)
 
     def _matvecs(self, V):
-        return V.copy()
+        return copy_array(V)
 
     def _dense(self):
         return np.eye(self.n)
@@ -171,6 +173,9 @@ class Diagonal(LinearOperator):
     def __init__(self, d: Any):
         if _TRUSTED.get():
             self.d, self.shape = d, (d.shape[0], d.shape[0])
+            return
+        if is_array(d) and not is_numpy(d):  # another backend (torch): validated there, kept on its device
+            self.d, self.shape = check_backend_array("d", d, 1), (d.shape[0], d.shape[0])
             return
         d = as_finite_array("d", d, ndim=1)
         check_positive_dim("len(d)", d.shape[0])
@@ -241,6 +246,8 @@ def _atom(name: str, a: Any) -> _Atom:
         raise InvalidValueError(
             f"{name}: only ndarray, IdentityOperator or Diagonal may be Kronecker factors, got {type(a).__name__}"
         )
+    if is_array(a) and not is_numpy(a):  # another backend (torch): validated there, kept on its device
+        return check_backend_array(name, a, 2)
     arr = as_finite_array(name, a, ndim=2)
     check_positive_dim(f"{name}.shape[0]", arr.shape[0])
     check_positive_dim(f"{name}.shape[1]", arr.shape[1])
@@ -253,7 +260,7 @@ def _factor(name: str, f: FactorLike) -> Tuple[_Atom, ...]:
     # a list/tuple is a product of factors only if its items are arrays/operators;
     # a nested list of numbers such as [[1, 2], [3, 4]] is a single matrix
     if isinstance(f, (list, tuple)) and (
-        len(f) == 0 or all(isinstance(a, (np.ndarray, LinearOperator)) for a in f)
+        len(f) == 0 or all(isinstance(a, LinearOperator) or is_array(a) for a in f)
     ):
         if len(f) == 0:
             raise InvalidValueError(f"{name} must be a non-empty product of matrices, got an empty {type(f).__name__}")
@@ -270,7 +277,7 @@ def _factor(name: str, f: FactorLike) -> Tuple[_Atom, ...]:
 
 
 def _atom_dense(a: _Atom) -> np.ndarray:
-    return a if isinstance(a, np.ndarray) else a._dense()
+    return a if is_array(a) else a._dense()
 
 
 def _left(a: _Atom, Y: np.ndarray) -> np.ndarray:
@@ -356,14 +363,21 @@ class Kron(LinearOperator):
 
     def _matvec(self, v):
         q, s = _shape_of(self.A_factors)[1], _shape_of(self.B_factors)[1]
-        return np.ascontiguousarray(self.apply_matrix(v.reshape(q, s))).reshape(-1)
+        return _flat(self.apply_matrix(v.reshape(q, s)), -1)
 
     def _matvecs(self, V):
         q, s = _shape_of(self.A_factors)[1], _shape_of(self.B_factors)[1]
-        return np.ascontiguousarray(self.apply_matrix(V.reshape(V.shape[0], q, s))).reshape(V.shape[0], -1)
+        return _flat(self.apply_matrix(V.reshape(V.shape[0], q, s)), V.shape[0], -1)
 
     def _dense(self):
         return np.kron(self.A, self.B)
+
+
+def _flat(Y: Any, *shape: int) -> Any:
+    """``Y`` reshaped to ``shape`` (row-major; NumPy: through a contiguous copy when ``Y`` is a strided view)."""
+    if is_numpy(Y):
+        return np.ascontiguousarray(Y).reshape(*shape)
+    return Y.reshape(*shape)
 
 
 def _product(atoms: Tuple[_Atom, ...]) -> np.ndarray:
@@ -447,7 +461,7 @@ class KronSum(Sum):
         out = k0.apply_matrix(X)
         for k in self.ops[1:]:
             out = out + k.apply_matrix(X)
-        return np.ascontiguousarray(out).reshape(-1)
+        return _flat(out, -1)
 
 
 class Compose(LinearOperator):

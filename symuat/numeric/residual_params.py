@@ -62,8 +62,18 @@ from typing import Any, FrozenSet, List, Optional
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
-from ..validation import as_finite_array, check_shape
+from ..validation import check_shape
 from .attention import _heads, check_attention_mask
+from .backend import (
+    as_backend_array,
+    check_same_backend,
+    copy_array,
+    is_array,
+    is_numpy,
+    namespace,
+    tile,
+    zeros_like_backend,
+)
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, hvo_bias_image
 from .moe import MoEFFNWeights
@@ -164,10 +174,11 @@ class ResidualParams:
         for name, length in (("b2", self.W2.shape[0]), ("b3", n), ("b4", self.W2.shape[0])):
             if getattr(self, name) is None:
                 continue
-            b = as_finite_array(name, getattr(self, name), ndim=1)
+            b = as_backend_array(name, getattr(self, name), 1)
             check_shape(name, b, (length,))
-            b = b.copy()
-            b.setflags(write=False)
+            b = copy_array(b)
+            if is_numpy(b):
+                b.setflags(write=False)
             object.__setattr__(self, name, b)
         object.__setattr__(self, "dynamic", frozenset(self.dynamic))
         activation_function(self.activation)
@@ -203,7 +214,7 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
         activation_function(activation)
         params = ResidualParams(params.W1, params.W2, params.W3, params.b2, params.b3, params.kind,
                                 params.dynamic, params.W4, params.b4, activation)
-    x = as_finite_array("x", x, ndim=1)
+    x = as_backend_array("x", x, 1)
     check_shape("x", x, (params.W1.shape[1],))
     return _residual(params, x)
 
@@ -211,9 +222,9 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
 def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray) -> np.ndarray:
     """:math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm."""
     M = block.width
-    if not np.any(beta[:M]):
-        return np.zeros(N * M)
-    return np.tile(hvo_bias_image(block.attention, beta[:M]), N)
+    if not (np.any(beta[:M]) if is_numpy(beta) else bool(namespace(beta).any(beta[:M] != 0))):
+        return zeros_like_backend(beta, N * M)
+    return tile(hvo_bias_image(block.attention, beta[:M]), N)
 
 
 def _rows_linear(qs, N: int, W: np.ndarray, b: Optional[np.ndarray]) -> np.ndarray:
@@ -221,7 +232,9 @@ def _rows_linear(qs, N: int, W: np.ndarray, b: Optional[np.ndarray]) -> np.ndarr
     D, w, c = qs
     const = c @ W if b is None else c @ W + b
     if D is None:
-        return np.tile(const, N)
+        return tile(const, N)
+    if not is_numpy(D):
+        return (D[:, None] * (w @ W)[None, :] + const).reshape(-1)
     return (np.outer(D, w @ W) + const).reshape(-1)
 
 
@@ -247,7 +260,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     def ln(k, v):
         return norm_operator(v.reshape(N, M), norm(k))
 
-    zero = np.zeros(M)
+    zero = zeros_like_backend(x, M)
 
     def ffn_value(u):
         g = act(Fin._matvec(u) + fin)
@@ -311,14 +324,14 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     G = Fin if Q is None else Compose([Fin, Q])
     f = block.ffn
     # b2 = F_in q + f_in with the FFN argument's bias q = D ⊗ w + 1 ⊗ c (rows D_n w + c): O(MF)
-    if isinstance(qs, np.ndarray):  # sandwich: the FFN argument's bias q has no row structure (full vector)
+    if is_array(qs):  # sandwich: the FFN argument's bias q has no row structure (full vector)
         b2 = Fin._matvec(qs) + fin
     else:
         b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)))
     G4 = W4 = b4 = None
     if "up" in ops:
         G4 = ops["up"][0] if Q is None else Compose([ops["up"][0], Q])
-        b4 = (ops["up"][0]._matvec(qs) + ops["up"][1]) if isinstance(qs, np.ndarray) else _rows_linear(
+        b4 = (ops["up"][0]._matvec(qs) + ops["up"][1]) if is_array(qs) else _rows_linear(
             qs, N, f.W_up, f.b_up)
 
     def compose(outer, core):
@@ -342,8 +355,9 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     kind = check_kind(kind)
     act = block.ffn.activation or activation
     activation_function(act)
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, block.width))
+    check_same_backend("X", X, block.attention.W_Q)
     if X.shape[0] < 1:
         raise ShapeError("X must have at least one row")
     if (kind in ("pre_ln", "post_ln", "sublayer_post_ln") and (block.ln1 is None or block.ln2 is None)) or (

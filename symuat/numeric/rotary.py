@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import check_positive_dim, check_real_number, frozen_array
+from .backend import copy_array, to_numpy
 
 __all__ = ["ROTARY_STYLES", "Rotary", "apply_rotary"]
 
@@ -67,15 +68,16 @@ class Rotary:
     def frequencies(self) -> np.ndarray:
         r""":math:`\theta_k = \text{base}^{-2k/r}`, or ``inv_freq`` when given."""
         if self.inv_freq is not None:
-            return self.inv_freq
+            return to_numpy(self.inv_freq)
         return 1.0 / self.base ** (np.arange(0, self.dim, 2, dtype=np.float64) / self.dim)
 
     def angles(self, N: int) -> Tuple[np.ndarray, np.ndarray]:
-        r"""``(cos, sin)`` of :math:`n\theta_k` for positions :math:`n = 0..N-1`, each of shape ``(N, dim/2)``."""
+        r"""``(cos, sin)`` of :math:`n\theta_k` for positions :math:`n = 0..N-1`, each of shape ``(N, dim/2)`` (NumPy
+        arrays on every backend: the angles are computed on the host; a torch caller moves them to its device)."""
         if self.cos is not None:
             if self.cos.shape[0] < N:
                 raise ShapeError(f"rotary cos/sin tables cover {self.cos.shape[0]} positions, the input has {N}")
-            return self.cos[:N], self.sin[:N]
+            return to_numpy(self.cos[:N]), to_numpy(self.sin[:N])
         ang = np.arange(N, dtype=np.float64)[:, None] * self.frequencies()[None, :]
         return np.cos(ang), np.sin(ang)
 
@@ -87,7 +89,7 @@ def apply_rotary(Z: np.ndarray, rot: Rotary, angles: Optional[Tuple[np.ndarray, 
         raise ShapeError(f"rotary dim {rot.dim} exceeds the head dimension {d}")
     c, s = rot.angles(N) if angles is None else angles
     h = rot.dim // 2
-    out = Z.copy()
+    out = copy_array(Z)
     if rot.style == "half":
         u, v = Z[:, :h], Z[:, h:rot.dim]
         out[:, :h] = u * c - v * s

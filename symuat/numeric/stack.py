@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
+from .backend import as_backend_array, backend_name, check_same_backend, copy_array
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
 from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
@@ -175,7 +176,8 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     r"""API-boundary validation of ``(stack, X, attention_mask)``; returns ``(X, mask)``."""
     if not isinstance(stack, TransformerStack):
         raise InvalidValueError(f"stack must be a TransformerStack, got {type(stack).__name__}")
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
+    check_stack_backend(stack, X)
     N = check_positive_dim("X.shape[0]", X.shape[0])
     if X.shape[1] != stack.width:
         raise ShapeError(f"X must have shape (*, {stack.width}), got {X.shape}: "
@@ -184,6 +186,20 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
     if P is not None and P.shape[0] < N:
         raise ShapeError(f"position_embeddings cover {P.shape[0]} positions, X has {N} tokens")
     return X, check_attention_mask(attention_mask, N)
+
+
+def stack_backend(stack: TransformerStack) -> str:
+    """The backend of the stack's weights (:func:`symuat.numeric.backend.backend_name` of its first block's
+    ``W_Q``)."""
+    return backend_name(stack.blocks[0].attention.W_Q)
+
+
+def check_stack_backend(stack: TransformerStack, X: Any) -> None:
+    """Raise unless the input ``X`` lives on the backend (library and device) of the stack's weights."""
+    have, want = backend_name(X), stack_backend(stack)
+    if have != want:
+        raise InvalidValueError(f"X is on the {have} backend but the stack's weights are on {want}: move the stack "
+                                "with symuat.models.to_device(stack, device) or the input to the stack's device")
 
 
 def ffn_input(block: BlockWeights, kind: str, X: np.ndarray, mask, where: str = "") -> np.ndarray:
@@ -244,9 +260,10 @@ def block_forward(block: BlockWeights, kind: str, activation: str, X: Any, atten
         raise InvalidValueError(f"block must be a BlockWeights, got {type(block).__name__}")
     kind = check_kind(kind)
     act = activation_function(block.ffn.activation or activation)
-    X = as_finite_array("X", X, ndim=2)
+    X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, block.width))
+    check_same_backend("X", X, block.attention.W_Q)
     return _block(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
 
 
@@ -270,7 +287,7 @@ def forward(stack: TransformerStack, X: Any, attention_mask: Any = None) -> List
     r"""Direct forward pass; returns :math:`[X_0, X_1, \dots, X_L]` (:math:`X_0` after the input transform,
     :math:`X_L` before the final norm)."""
     X, mask = check_input(stack, X, attention_mask)
-    out = [_prepare(stack, X).copy()]
+    out = [copy_array(_prepare(stack, X))]
     for i, b in enumerate(stack.blocks):
         act = activation_function(stack.block_activation(i))
         out.append(_block(b, stack.kind, act, out[-1], mask, f" in layer {i + 1}"))
