@@ -29,7 +29,9 @@ def _imports(path: Path) -> list[tuple[str, int, bool]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    top = {id(node) for node in tree.body}
+    top = {id(node) for node in tree.body}  # an optional import in a module-level try is module level too
+    top |= {id(n) for node in tree.body if isinstance(node, ast.Try)
+            for n in [*node.body, *node.orelse, *(x for h in node.handlers for x in h.body)]}
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -49,6 +49,27 @@ def test_importing_the_numeric_core_imports_no_torch():
     assert out.stdout.strip() == "False"
 
 
+def test_the_numpy_backend_needs_no_array_api_compat():
+    """Without array-api-compat (the torch extra's) a form is evaluated on NumPy, bit for bit as with it, and another
+    backend is refused by name."""
+    code = ("import sys; sys.modules['array_api_compat'] = None\n"
+            "import numpy as np\n"
+            "from symuat.errors import UnsupportedError\n"
+            "from symuat.numeric import duat_form, random_stack\n"
+            "from symuat.numeric.backend import namespace\n"
+            "form = duat_form(random_stack(np.random.default_rng(3), 2, 4, 2, 8), np.ones((3, 4)))\n"
+            "np.save(sys.stdout.buffer, form.output)\n"
+            "class Foreign: pass\n"
+            "try:\n    namespace(Foreign())\nexcept UnsupportedError as e:\n    sys.stderr.write(str(e))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    import io
+
+    without = np.load(io.BytesIO(done.stdout))
+    want = duat_form(random_stack(np.random.default_rng(3), 2, 4, 2, 8), np.ones((3, 4))).output
+    assert np.array_equal(without, want)
+    assert done.stderr.decode() == "a backend other than NumPy needs array-api-compat: pip install 'symuat[torch]'"
+
+
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 4), m=st.integers(1, 5), seed=st.integers(0, 10 ** 6))
 def test_on_backend_maps_every_array_and_keeps_everything_else(n, m, seed):

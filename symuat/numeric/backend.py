@@ -18,11 +18,15 @@ import copy
 import dataclasses
 from typing import Any, Callable
 
-import array_api_compat
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array
+
+try:
+    import array_api_compat
+except ImportError:  # the torch extra installs it; the NumPy backend needs none of it
+    array_api_compat = None
 
 __all__ = [
     # which backend
@@ -40,6 +44,8 @@ def namespace(*arrays: Any) -> Any:
     >>> namespace(np.ones(2)).__name__
     'array_api_compat.numpy'
     """
+    if array_api_compat is None:
+        raise UnsupportedError("a backend other than NumPy needs array-api-compat: pip install 'symuat[torch]'")
     return array_api_compat.array_namespace(*[a for a in arrays if a is not None])
 
 
@@ -50,11 +56,14 @@ def is_numpy(a: Any) -> bool:
 
 def is_array(a: Any) -> bool:
     """Whether ``a`` is an array of any array-API library (NumPy included)."""
-    return isinstance(a, np.ndarray) or array_api_compat.is_array_api_obj(a)
+    return isinstance(a, np.ndarray) or (array_api_compat is not None and array_api_compat.is_array_api_obj(a))
 
 
 def device_of(a: Any) -> Any:
     """The device ``a`` lives on (``"cpu"`` for NumPy)."""
+    if is_numpy(a):
+        return "cpu"
+    namespace(a)  # refuses by name without array-api-compat
     return array_api_compat.device(a)
 
 
