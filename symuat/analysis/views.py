@@ -27,7 +27,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
-from ..numeric.attention import _heads
+from ..numeric.attention import HeadPlan
 from ..numeric.ffn import activation_function
 from ..numeric.norms import norm_operator
 from ..numeric.operators import Compose, IdentityOperator, LinearOperator, trusted_operators
@@ -95,7 +95,7 @@ def attention(form: Any, layer: int, head: int) -> np.ndarray:
         with trusted_operators():
             L1, beta1 = norm_operator(X, block.ln1)
         X = (L1._matvec(X.reshape(-1)) + beta1).reshape(X.shape)
-    return _heads(X, block.attention, form.attention_mask, f" in layer {k + 1}")[int(head)]
+    return HeadPlan(X, block.attention, form.attention_mask, f" in layer {k + 1}").head(int(head))  # this head only
 
 
 def layer_parameters(form: Any, layer: int) -> LayerParameters:

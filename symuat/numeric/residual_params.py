@@ -63,9 +63,9 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_shape
-from .attention import _heads, check_attention_mask
+from .attention import check_attention_mask
 from .ffn import activation_function, ffn_operators
-from .mha_operator import _mha_operator, hvo_bias_image
+from .mha_operator import _mha_operator, head_source, hvo_bias_image
 from .moe import MoEFFNWeights
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
@@ -247,7 +247,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     I = IdentityOperator(N * M)
 
     def attn(U):
-        return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
+        return _mha_operator(N, block.attention, head_source(U, block.attention, mask, where))
 
     def norm(k):
         return block.ln1 if k == 1 or block.ln2 is None else block.ln2
