@@ -236,6 +236,17 @@ class StreamingEvaluator:
             unfold = {s: self.table.definition(s.name) for s in e.free_symbols if s.name in self._names}
             exprs = cache[e] = tuple(sympy.expand_mul(a.xreplace(unfold), deep=False) for a in e.args)
         act = self.activation[j]
-        args = [self.vec(a) for a in exprs]
-        g = act(args[0])
-        return g * args[1] if len(args) == 2 else g
+        # the arguments (NF numbers each) are used once: dropped from the memo as soon as they are read, and the
+        # product is taken in place, so at most the argument, the activation and one temporary are held at a time
+        a = self.vec(exprs[0])
+        self.memo.pop(exprs[0], None)
+        g = act(a)
+        del a
+        if len(exprs) == 1:
+            return g
+        b = self.vec(exprs[1])
+        self.memo.pop(exprs[1], None)
+        if np.may_share_memory(g, b) or not g.flags.writeable:
+            return g * b
+        g *= b
+        return g

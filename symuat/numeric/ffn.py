@@ -52,7 +52,9 @@ def _gelu_tanh(x):
 
 
 def _silu(x):
-    return x * logistic(x)
+    out = logistic(x)  # a fresh array: multiplied in place (x * s(x) = s(x) * x exactly), no second temporary
+    out *= x
+    return out
 
 
 def _quick_gelu(x):

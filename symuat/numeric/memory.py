@@ -1,7 +1,8 @@
 r"""Memory: what a DUAT evaluation needs, and a :class:`MemoryError` turned into a symuat error that says so.
 
 :func:`form_bytes` estimates the peak working memory of :func:`~symuat.numeric.duat_form` beyond the
-weights: one layer's attention matrices :math:`H_h` and their scores (:math:`2HN^2`), the FFN's hidden arrays
+weights: one layer's attention matrices :math:`H_h` and their scores (:math:`2HN^2`; :math:`3N^2` when they are
+computed one head at a time inside the operator, :func:`lazy_heads`), the FFN's hidden arrays
 (:math:`4NF`) and :math:`5(L+8)` arrays of :math:`NM` (each layer's input, its term and the streaming table's
 carried vectors), all float64.  Fitted as an upper bound of the traced peak (``tracemalloc``) on random stacks
 of 2–6 layers, widths 64–384, N = 64–512, plain and gated: the traced peak is 0.6–0.8 of it.
