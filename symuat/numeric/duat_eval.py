@@ -31,11 +31,22 @@ from ..expansion.extended import ExtendedTable, is_application
 from ..expansion.table import A_name, U_name, c_name
 from .operators import LinearOperator
 
-__all__ = ["BoxOperator", "StreamingEvaluator", "BATCH"]
+__all__ = ["BoxOperator", "StreamingEvaluator", "BATCH", "BATCH_BYTES", "batch_size"]
 
-#: Vectors per batched operator application: larger batches use fewer, bigger GEMMs but hold ~3 * BATCH vectors of
-#: length NM at once.
+#: Vectors per batched operator application: larger batches use fewer, bigger GEMMs but hold ~6 * BATCH vectors of
+#: length NM at once (the stacked input, the norm's and the attention's outputs, their sum) ...
 BATCH = 4
+#: ... so at long N a batch holds at most this many bytes of input (issue 30: at N = 4096, width 2048, 2 vectors).
+BATCH_BYTES = 128 * 2 ** 20
+
+
+def batch_size(length: int) -> int:
+    """Vectors per batched application for vectors of ``length`` float64 numbers (:data:`BATCH`, :data:`BATCH_BYTES`).
+
+    >>> batch_size(1000), batch_size(4096 * 2048)
+    (4, 2)
+    """
+    return max(1, min(BATCH, BATCH_BYTES // (8 * length)))
 
 
 _ARGS: dict = {}
@@ -113,9 +124,10 @@ class StreamingEvaluator:
                  for j in self.ext.nonlinear if j <= i - 1]
         keys = [k for k in keys if k != 0]
         todo = [k for k in keys if (id(core), k) not in self.core_memo]
-        if len(todo) > 1:  # batched applications, BATCH pieces at a time (bounded temporaries)
-            for start in range(0, len(todo), BATCH):
-                chunk = todo[start:start + BATCH]
+        step = batch_size(self.vecs[INPUT].size)
+        if len(todo) > 1 and step > 1:  # batched applications, `step` pieces at a time (bounded temporaries)
+            for start in range(0, len(todo), step):
+                chunk = todo[start:start + step]
                 if len(chunk) == 1:
                     continue  # applied singly below
                 for k, v in zip(chunk, core._matvecs(np.stack([self.vec(k) for k in chunk]))):
