@@ -10,6 +10,9 @@ forward pass, relative error <= 1e-12.
 
     nice python benchmarks/bench_models.py [--only gpt2-small,llama-2048] [--tokens 256] [--json]
 
+``--cpu-time`` times both sides by CPU seconds with one thread, best of five (set ``OMP_NUM_THREADS=1``): on a shared
+machine other jobs' load makes wall times incomparable (issue 30: the Mixtral-shaped stack, target <= 4x).
+
 Real sizes (issue 20): a Llama-shaped checkpoint (width 2048, 16 heads, 4 KV heads, SwiGLU 5632, float64, vocab
 32000, random weights) saved with ``save_pretrained``; then two *fresh processes*, the library's load + forward
 (``AutoModel.from_pretrained`` + ``model(input_ids)``) and symuat's ``load`` + ``duat_form(input_ids=...)``, each
