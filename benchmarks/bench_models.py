@@ -10,6 +10,9 @@ forward pass, relative error <= 1e-12.
 
     nice python benchmarks/bench_models.py [--only gpt2-small,llama-2048] [--tokens 256] [--json]
 
+``--cpu-time`` times both sides by CPU seconds with one thread, best of five (set ``OMP_NUM_THREADS=1``): on a shared
+machine other jobs' load makes wall times incomparable (issue 30: the Mixtral-shaped stack, target <= 4x).
+
 Real sizes (issue 20): a Llama-shaped checkpoint (width 2048, 16 heads, 4 KV heads, SwiGLU 5632, float64, vocab
 32000, random weights) saved with ``save_pretrained``; then two *fresh processes*, the library's load + forward
 (``AutoModel.from_pretrained`` + ``model(input_ids)``) and symuat's ``load`` + ``duat_form(input_ids=...)``, each
@@ -113,10 +116,15 @@ def run(name, make, tokens, repeats=2):
             "max_relative_error": err}
 
 
+#: ``--cpu-time``: time by the process's CPU seconds (one BLAS thread each side), robust to other jobs' load
+_CLOCK = [time.perf_counter]
+
+
 def _timed(f):
-    t0 = time.perf_counter()
+    clock = _CLOCK[0]
+    t0 = clock()
     f()
-    return time.perf_counter() - t0
+    return clock() - t0
 
 
 # ---- real sizes: two fresh processes ---------------------------------------------------------------------------------
@@ -205,8 +213,15 @@ def main() -> None:
     ap.add_argument("--real-size", action="store_true", help="the Llama-shaped checkpoint in two fresh processes")
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--dir", default=None, help="checkpoint directory (made if missing)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time by CPU seconds with one thread (fair under other jobs' load; set OMP_NUM_THREADS=1)")
     ap.add_argument("--child", nargs=4, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cpu_time:
+        import torch
+
+        torch.set_num_threads(1)
+        _CLOCK[0] = time.process_time
     if args.child:
         return _child(*args.child)
     if args.real_size:
@@ -221,7 +236,7 @@ def main() -> None:
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     configs = _configs(transformers)
     names = [n for n in args.only.split(",") if n] or list(configs)
-    rows = [run(n, configs[n], args.tokens) for n in names]
+    rows = [run(n, configs[n], args.tokens, 5 if args.cpu_time else 2) for n in names]
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -36,7 +36,14 @@ def logistic(x):
     >>> float(logistic(0.0)), float(logistic(-800.0)), float(logistic(800.0))
     (0.5, 0.0, 1.0)
     """
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return 0.5 * (1.0 + np.tanh(0.5 * x))
+    t = 0.5 * x  # in place below: one temporary the size of x, the same values
+    np.tanh(t, out=t)
+    t += 1.0
+    t *= 0.5
+    return t
 
 
 # --------------------------------------------------------------------------------------------

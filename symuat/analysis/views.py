@@ -27,7 +27,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ..errors import InvalidValueError
-from ..numeric.attention import _heads
+from ..numeric.attention import HeadPlan
 from ..numeric.ffn import activation_function
 from ..numeric.norms import norm_operator
 from ..numeric.operators import Compose, IdentityOperator, LinearOperator, trusted_operators
@@ -95,7 +95,7 @@ def attention(form: Any, layer: int, head: int) -> np.ndarray:
         with trusted_operators():
             L1, beta1 = norm_operator(X, block.ln1)
         X = (L1._matvec(X.reshape(-1)) + beta1).reshape(X.shape)
-    return _heads(X, block.attention, form.attention_mask, f" in layer {k + 1}")[int(head)]
+    return HeadPlan(X, block.attention, form.attention_mask, f" in layer {k + 1}").head(int(head))  # this head only
 
 
 def layer_parameters(form: Any, layer: int) -> LayerParameters:
@@ -108,9 +108,10 @@ def layer_parameters(form: Any, layer: int) -> LayerParameters:
                                (a.W_O[a.head_slice(h), :].T, a.W_V[:, a.kv_slice(h)].T)) for h in range(a.n_heads)]
     maps = ((("FFN gate", f.W_gate), ("FFN up", f.W_up), ("FFN down", f.W_down)) if f.gated
             else (("FFN in", f.W1), ("FFN out", f.W2)))
-    if hasattr(f, "router"):  # a mixture of experts: the stacked experts; W'_3 holds the routing diagonal D(u)
-        maps = tuple((f"MoE {name[4:]} (stacked experts{', after the routing gates D(u)' if 'down' in name else ''})",
-                      W) for name, W in maps)
+    if hasattr(f, "router"):  # a mixture of experts: W'_2, W'_4 hold the selection S(u), W'_3 the routing gates D(u)
+        maps = tuple((f"MoE {name[4:]} (stacked experts, "
+                      f"{'after the routing gates D(u)' if 'down' in name else 'selected units only: S(u)'})", W)
+                     for name, W in maps)
     factors += [KroneckerFactor(name, None, (W.T,)) for name, W in maps]
     del X
     return LayerParameters(k, p.W1, p.W2, p.W3, p.W4, p.b2, p.b3, p.b4, tuple(factors))

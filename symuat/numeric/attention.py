@@ -57,6 +57,7 @@ from .rotary import Rotary, apply_rotary
 
 __all__ = [
     "AttentionWeights",
+    "HeadPlan",
     "softmax_rows",
     "resolve_scale",
     "attention_weights",
@@ -329,60 +330,79 @@ def _project(X: np.ndarray, W: np.ndarray, b: Optional[np.ndarray], nrm: Optiona
     return Z
 
 
-def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
-    """Per-head attention matrices; ``X`` and ``mask`` already validated."""
-    N = X.shape[0]
-    d, s = attn.head_dim, attn.scale_value()
-    Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
-    K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
-    angles = None if attn.rotary is None else attn.rotary.angles(N)
-    keep = np.ones((N, N), dtype=bool)
-    if attn.causal:
-        keep &= np.tri(N, dtype=bool)
-    if attn.sliding_window is not None:
-        keep &= ~np.tri(N, k=-attn.sliding_window, dtype=bool)
-    if mask is not None:
-        keep &= mask[None, :]
-    full = bool(np.all(keep))
-    empty = ~keep.any(axis=1)
-    if empty.any():
-        raise InvalidValueError(f"attention{where}: rows {np.flatnonzero(empty).tolist()} are fully masked "
-                                "(no key to attend to); fix attention_mask")
-    drop = None if full else ~keep
-    del keep
-    if not is_numpy(X):
-        return _heads_xp(Q, K, attn, angles, drop, where)
-    out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
-    rotated_k: dict = {}
-    for h in range(attn.n_heads):
-        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
-        Kh = rotated_k.get(ks.start)
+class HeadPlan:
+    r"""What the attention matrices :math:`H_h` at one input are computed from (queries, rotated keys, the mask),
+    so that each :math:`H_h` can be computed when it is needed and dropped after use (issue 30: at long N one
+    layer's :math:`HN^2` numbers need not be held).  ``X`` and ``mask`` are already validated; a fully masked row is
+    refused here, an overflowing score when its head is computed (the message names the layer and head)."""
+
+    def __init__(self, X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = ""):
+        N = X.shape[0]
+        self.attn, self.N, self.where = attn, N, where
+        d = attn.head_dim
+        self.Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
+        self.K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
+        self.angles = None if attn.rotary is None else attn.rotary.angles(N)
+        keep = np.ones((N, N), dtype=bool)
+        if attn.causal:
+            keep &= np.tri(N, dtype=bool)
+        if attn.sliding_window is not None:
+            keep &= ~np.tri(N, k=-attn.sliding_window, dtype=bool)
+        if mask is not None:
+            keep &= mask[None, :]
+        empty = ~keep.any(axis=1)
+        if empty.any():
+            raise InvalidValueError(f"attention{where}: rows {np.flatnonzero(empty).tolist()} are fully masked "
+                                    "(no key to attend to); fix attention_mask")
+        if attn.alibi is not None and attn.alibi.shape[1] < N:
+            raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+        self.drop = None if bool(np.all(keep)) else ~keep
+        self._rotated_k: dict = {}
+
+    def head(self, h: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+        r""":math:`H_h` (N×N), written into ``out`` when given."""
+        attn, N = self.attn, self.N
+        Qh, ks = self.Q[:, attn.head_slice(h)], attn.kv_slice(h)
+        Kh = self._rotated_k.get(ks.start)
         if Kh is None:
-            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
-            rotated_k[ks.start] = Kh
-        if angles is not None:
-            Qh = apply_rotary(Qh, attn.rotary, angles)
-        S = out[h]
+            Kh = self.K[:, ks] if self.angles is None else apply_rotary(self.K[:, ks], attn.rotary, self.angles)
+            self._rotated_k[ks.start] = Kh
+        if self.angles is not None:
+            Qh = apply_rotary(Qh, attn.rotary, self.angles)
+        S = np.empty((N, N)) if out is None else out
         with np.errstate(over="ignore", invalid="ignore"):
             np.matmul(Qh, Kh.T, out=S)
-            S *= s
+            S *= attn.scale_value()
             if attn.alibi is not None:
-                if attn.alibi.shape[1] < N:
-                    raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
                 S += attn.alibi[h, :N]
             if attn.softcap is not None:
                 S /= attn.softcap
                 np.tanh(S, out=S)
                 S *= attn.softcap
         if not np.all(np.isfinite(S)):
-            raise InvalidValueError(f"attention{where} head {h}: the scores s*Q_h K_h^T overflow float64 "
+            raise InvalidValueError(f"attention{self.where} head {h}: the scores s*Q_h K_h^T overflow float64 "
                                     f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")
-        if drop is not None:
-            S[drop] = -np.inf
+        if self.drop is not None:
+            S[self.drop] = -np.inf
         S -= S.max(axis=1, keepdims=True)
         np.exp(S, out=S)
         S /= S.sum(axis=1, keepdims=True)
-    return list(out)
+        return S
+
+    def heads(self) -> List[np.ndarray]:
+        """Every :math:`H_h`, as views of one ``(H, N, N)`` block (no second copy in ``MHAOperator``)."""
+        out = np.empty((self.attn.n_heads, self.N, self.N))
+        for h in range(self.attn.n_heads):
+            self.head(h, out[h])
+        return list(out)
+
+
+def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
+    """Per-head attention matrices; ``X`` and ``mask`` already validated."""
+    plan = HeadPlan(X, attn, mask, where)
+    if not is_numpy(X):
+        return _heads_xp(plan.Q, plan.K, attn, plan.angles, plan.drop, where)
+    return plan.heads()
 
 
 def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], where: str) -> List[Any]:

@@ -32,11 +32,22 @@ from ..expansion.table import A_name, U_name, c_name
 from .backend import stack, zeros_like_backend
 from .operators import LinearOperator
 
-__all__ = ["BoxOperator", "StreamingEvaluator", "BATCH"]
+__all__ = ["BoxOperator", "StreamingEvaluator", "BATCH", "BATCH_BYTES", "batch_size"]
 
-#: Vectors per batched operator application: larger batches use fewer, bigger GEMMs but hold ~3 * BATCH vectors of
-#: length NM at once.
+#: Vectors per batched operator application: larger batches use fewer, bigger GEMMs but hold ~6 * BATCH vectors of
+#: length NM at once (the stacked input, the norm's and the attention's outputs, their sum) ...
 BATCH = 4
+#: ... so at long N a batch holds at most this many bytes of input (issue 30: at N = 4096, width 2048, 2 vectors).
+BATCH_BYTES = 128 * 2 ** 20
+
+
+def batch_size(length: int) -> int:
+    """Vectors per batched application for vectors of ``length`` float64 numbers (:data:`BATCH`, :data:`BATCH_BYTES`).
+
+    >>> batch_size(1000), batch_size(4096 * 2048)
+    (4, 2)
+    """
+    return max(1, min(BATCH, BATCH_BYTES // (8 * length)))
 
 
 _ARGS: dict = {}
@@ -114,9 +125,10 @@ class StreamingEvaluator:
                  for j in self.ext.nonlinear if j <= i - 1]
         keys = [k for k in keys if k != 0]
         todo = [k for k in keys if (id(core), k) not in self.core_memo]
-        if len(todo) > 1:  # batched applications, BATCH pieces at a time (bounded temporaries)
-            for start in range(0, len(todo), BATCH):
-                chunk = todo[start:start + BATCH]
+        step = batch_size(int(np.prod(self.vecs[INPUT].shape)))  # .shape: a torch tensor's .size is a method
+        if len(todo) > 1 and step > 1:  # batched applications, `step` pieces at a time (bounded temporaries)
+            for start in range(0, len(todo), step):
+                chunk = todo[start:start + step]
                 if len(chunk) == 1:
                     continue  # applied singly below
                 for k, v in zip(chunk, core._matvecs(stack([self.vec(k) for k in chunk]))):
@@ -237,6 +249,17 @@ class StreamingEvaluator:
             unfold = {s: self.table.definition(s.name) for s in e.free_symbols if s.name in self._names}
             exprs = cache[e] = tuple(sympy.expand_mul(a.xreplace(unfold), deep=False) for a in e.args)
         act = self.activation[j]
-        args = [self.vec(a) for a in exprs]
-        g = act(args[0])
-        return g * args[1] if len(args) == 2 else g
+        # the arguments (NF numbers each) are used once: dropped from the memo as soon as they are read, and the
+        # product is taken in place, so at most the argument, the activation and one temporary are held at a time
+        a = self.vec(exprs[0])
+        self.memo.pop(exprs[0], None)
+        g = act(a)
+        del a
+        if len(exprs) == 1:
+            return g
+        b = self.vec(exprs[1])
+        self.memo.pop(exprs[1], None)
+        if not isinstance(g, np.ndarray) or np.may_share_memory(g, b) or not g.flags.writeable:
+            return g * b  # (another backend: out of place)
+        g *= b
+        return g

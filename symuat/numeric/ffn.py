@@ -31,7 +31,7 @@ from ..names import logistic
 from ..validation import check_shape
 from ._arrays import frozen
 from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
-from .operators import Compose, Diagonal, IdentityOperator, Kron
+from .operators import IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
 
@@ -53,7 +53,9 @@ def _gelu_tanh(x):
 
 
 def _silu(x):
-    return x * logistic(x)
+    out = logistic(x)  # a fresh array: multiplied in place (x * s(x) = s(x) * x exactly), no second temporary
+    out *= x
+    return out
 
 
 def _quick_gelu(x):
@@ -252,15 +254,15 @@ def ffn_operators(N: int, w: AnyFFN, U: Optional[np.ndarray] = None) -> dict:
     r"""The FFN's Linears on :math:`x'` as ``{name: (I_N ⊗ W^T, 1_N ⊗ b)}``.
 
     Names: ``in`` (:math:`W_1` or :math:`W_g`), ``up`` (:math:`W_u`, gated only) and ``out``
-    (:math:`W_2` or :math:`W_d`).  A mixture of experts needs its input ``U`` (N×M): its ``out`` is
-    :math:`(I_N \otimes W_d^{\mathsf T})\,\mathrm{diag}(\operatorname{vec}_r D(U))` with the routing gates.
+    (:math:`W_2` or :math:`W_d`).  A mixture of experts needs its input ``U`` (N×M): its ``in`` and ``up`` are
+    :math:`S(U)(I_N \otimes W^{\mathsf T})` with the 0/1 selection :math:`S`, its ``out``
+    :math:`(I_N \otimes W_d^{\mathsf T})\,\mathrm{diag}(\operatorname{vec}_r D(U))` with the routing gates, all
+    evaluated on the selected experts only (:mod:`symuat.numeric.routed`).
     """
     if hasattr(w, "router"):
         if U is None:
             raise InvalidValueError("the operators of a mixture of experts need its input U (the routing)")
-        down, bias = _op(N, w.W_down, None)
-        return {"in": _op(N, w.W_gate, None), "up": _op(N, w.W_up, None),
-                "out": (Compose([down, Diagonal(w.gates(U).reshape(-1))]), bias)}
+        return w.operators(U)  # the selected experts only (MoEFFNWeights.operators)
     if w.gated:
         return {"in": _op(N, w.W_gate, w.b_gate), "up": _op(N, w.W_up, w.b_up), "out": _op(N, w.W_down, w.b_down)}
     return {"in": _op(N, w.W1, w.b1), "out": _op(N, w.W2, w.b2)}

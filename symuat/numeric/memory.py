@@ -1,7 +1,8 @@
 r"""Memory: what a DUAT evaluation needs, and a :class:`MemoryError` turned into a symuat error that says so.
 
 :func:`form_bytes` estimates the peak working memory of :func:`~symuat.numeric.duat_form` beyond the
-weights: one layer's attention matrices :math:`H_h` and their scores (:math:`2HN^2`), the FFN's hidden arrays
+weights: one layer's attention matrices :math:`H_h` and their scores (:math:`2HN^2`; :math:`3N^2` when they are
+computed one head at a time inside the operator, :func:`lazy_heads`), the FFN's hidden arrays
 (:math:`4NF`) and :math:`5(L+8)` arrays of :math:`NM` (each layer's input, its term and the streaming table's
 carried vectors), all float64.  Fitted as an upper bound of the traced peak (``tracemalloc``) on random stacks
 of 2–6 layers, widths 64–384, N = 64–512, plain and gated: the traced peak is 0.6–0.8 of it.
@@ -22,7 +23,8 @@ from typing import Any, Tuple
 
 from ..errors import InvalidValueError, OutOfMemoryError
 
-__all__ = ["form_bytes", "format_bytes", "out_of_memory", "available_bytes", "check_memory", "LIMIT_VARIABLE"]
+__all__ = ["HEADS_BUDGET", "lazy_heads",
+           "form_bytes", "format_bytes", "out_of_memory", "available_bytes", "check_memory", "LIMIT_VARIABLE"]
 
 #: the environment variable that caps the memory symuat plans with
 LIMIT_VARIABLE = "SYMUAT_MEMORY_LIMIT"
@@ -41,12 +43,29 @@ def format_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
+#: One layer's attention matrices (:math:`HN^2` float64) above this many bytes are computed inside each application
+#: of the attention operator, one head at a time, instead of being held (issue 30;
+#: :class:`~symuat.numeric.mha_operator.LazyMHAOperator`).
+HEADS_BUDGET = 2 ** 30
+
+
+def lazy_heads(n_heads: int, tokens: int) -> bool:
+    """Whether one layer's ``n_heads`` attention matrices at ``tokens`` tokens exceed :data:`HEADS_BUDGET`.
+
+    >>> lazy_heads(16, 2048), lazy_heads(16, 4096)
+    (False, True)
+    """
+    return 8 * n_heads * tokens * tokens > HEADS_BUDGET
+
+
 def form_bytes(stack: Any, tokens: int) -> int:
-    r"""Estimated peak bytes of one :func:`~symuat.numeric.duat_form` evaluation at ``tokens`` tokens (module doc)."""
+    r"""Estimated peak bytes of one :func:`~symuat.numeric.duat_form` evaluation at ``tokens`` tokens (module doc;
+    with lazy heads, :func:`lazy_heads`, one head's matrix and its scores instead of the layer's)."""
     N, M, L = int(tokens), stack.width, stack.depth
     heads = max(b.attention.n_heads for b in stack.blocks)
     hidden = max(b.ffn.hidden for b in stack.blocks)
-    return 8 * (2 * heads * N * N + 4 * N * hidden + 5 * (L + 8) * N * M)
+    held = 3 if lazy_heads(heads, N) else 2 * heads
+    return 8 * (held * N * N + 4 * N * hidden + 5 * (L + 8) * N * M)
 
 
 def out_of_memory(exc: BaseException, what: str, needed: int) -> OutOfMemoryError:

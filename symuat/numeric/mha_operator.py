@@ -7,6 +7,11 @@ r"""The matrix–vector form of multi-head attention (seed 001, Eq. 9–10, App.
 
 so that :math:`\operatorname{vec}_r(\mathrm{MHA}(X)) = W'_{HVO}\operatorname{vec}_r(X) + b'`; :math:`W'_{HVO}` is
 dynamic (the :math:`H_h` depend on :math:`X`), :math:`b'` static (rows of :math:`H_h` sum to one).
+
+At long N (when one layer's :math:`HN^2` numbers exceed :data:`~symuat.numeric.memory.HEADS_BUDGET`) the operator is
+:class:`LazyMHAOperator`: it holds the queries and keys (:class:`~symuat.numeric.attention.HeadPlan`) and computes
+each :math:`H_h` inside every application, one head at a time, so it never holds more than one :math:`N\times N`
+matrix; its terms are computed on demand.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..validation import check_shape
-from .attention import AttentionWeights, _check_attn, _check_X, _heads, check_attention_mask
+from .attention import AttentionWeights, HeadPlan, _check_attn, _check_X, _heads, check_attention_mask
 from .backend import as_backend_array, check_same_backend, is_numpy, namespace, tile, zeros_like_backend
+from .memory import lazy_heads
 from .operators import Kron, KronSum
 
-__all__ = ["MHAOperator", "hvo_bias_image", "mha_operator"]
+__all__ = ["MHAOperator", "LazyMHAOperator", "hvo_bias_image", "mha_operator", "head_source"]
 
 
 class MHAOperator(KronSum):
@@ -69,6 +75,49 @@ def _matvecs_xp(Hs, group, a: AttentionWeights, Vs):
     return xp.reshape(concat @ a.W_O, (B, N * a.width))
 
 
+class LazyMHAOperator(MHAOperator):
+    r""":math:`W'_{HVO}` whose :math:`H_h` are computed inside each application from a
+    :class:`~symuat.numeric.attention.HeadPlan`, one head at a time (module docstring); same values as
+    :class:`MHAOperator`.  :attr:`terms` (and ``to_dense``) compute every head on demand."""
+
+    def __init__(self, attn: AttentionWeights, plan: HeadPlan):
+        self._attn, self._plan = attn, plan
+        self._group = np.arange(attn.n_heads) * attn.n_kv_heads // attn.n_heads
+        self.shape = (plan.N * attn.width, plan.N * attn.width)
+
+    @property
+    def ops(self):
+        return tuple(_terms(self._attn, self._plan.heads()))
+
+    def _each_head(self, V: np.ndarray, B: int) -> np.ndarray:
+        a, N, d = self._attn, self._plan.N, self._attn.head_dim
+        concat = np.empty((B, N, a.n_heads, d))
+        H = np.empty((N, N))
+        for h in range(a.n_heads):  # H_h computed into one buffer, applied to all B vectors, dropped
+            self._plan.head(h, H)
+            concat[:, :, h, :] = (H @ V[self._group[h]]).reshape(N, B, d).transpose(1, 0, 2)
+        return (concat.reshape(B * N, a.n_heads * d) @ a.W_O).reshape(B, -1)
+
+    def _matvec(self, v):
+        return self._matvecs(v[None])[0]
+
+    def _matvecs(self, Vs):
+        a = self._attn
+        B, N, d, G = Vs.shape[0], self._plan.N, a.head_dim, a.n_kv_heads
+        V = (Vs.reshape(B * N, a.width) @ a.W_V).reshape(B, N, G, d).transpose(2, 1, 0, 3).reshape(G, N, B * d)
+        return self._each_head(V, B)
+
+
+def head_source(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = ""):
+    r"""The heads of ``attn`` at ``X``: their list, or a :class:`~symuat.numeric.attention.HeadPlan` when one
+    layer's :math:`HN^2` numbers exceed the budget (:func:`~symuat.numeric.memory.lazy_heads`; NumPy only: on
+    another backend the heads are always computed at once)."""
+    if not is_numpy(X):
+        return _heads(X, attn, mask, where)
+    plan = HeadPlan(X, attn, mask, where)
+    return plan if lazy_heads(attn.n_heads, X.shape[0]) else plan.heads()
+
+
 def _stacked(heads: List[np.ndarray]) -> np.ndarray:
     """The (H, N, N) block of the heads: their common base when they are its consecutive views (``_heads`` returns
     them so), else a stacked copy."""
@@ -93,19 +142,21 @@ def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
     return (np.concatenate(parts) if is_numpy(c) else namespace(c).concat(parts)) @ attn.W_O
 
 
-def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
-    terms = []
+def _terms(attn: AttentionWeights, heads: List[np.ndarray]) -> List[Kron]:
+    return [Kron(heads[h], (attn.W_O[attn.head_slice(h), :].T, attn.W_V[:, attn.kv_slice(h)].T))
+            for h in range(attn.n_heads)]
+
+
+def _mha_operator(N: int, attn: AttentionWeights, heads) -> Tuple[KronSum, np.ndarray]:
+    """The operator and its bias; ``heads`` is a list of :math:`H_h` or a ``HeadPlan`` (lazy)."""
     c = zeros_like_backend(attn.W_O, attn.width)
     for h in range(attn.n_heads):
-        sl, ks = attn.head_slice(h), attn.kv_slice(h)
-        W_Vh, W_Oh = attn.W_V[:, ks], attn.W_O[sl, :]
-        terms.append(Kron(heads[h], (W_Oh.T, W_Vh.T)))
         if attn.b_V is not None:
-            c = c + W_Oh.T @ attn.b_V[ks]
+            c = c + attn.W_O[attn.head_slice(h), :].T @ attn.b_V[attn.kv_slice(h)]
     if attn.b_O is not None:
         c = c + attn.b_O
-    return MHAOperator(terms, attn, heads), tile(c, N)
-
+    op = LazyMHAOperator(attn, heads) if isinstance(heads, HeadPlan) else MHAOperator(_terms(attn, heads), attn, heads)
+    return op, tile(c, N)
 
 
 def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,

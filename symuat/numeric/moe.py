@@ -19,8 +19,9 @@ experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{ac
 W_u^{\mathsf T}u)` whose down projection is preceded by the diagonal :math:`D(u)` repeating :math:`g_e(u)` over
 expert :math:`e`'s hidden units (and :math:`s(u)` over the shared expert's).  :math:`D` — the *choice* of experts
 as much as their weights — is a dynamic parameter: on :math:`x'` it makes :math:`W'_3` (and :math:`b'_3`) dynamic.
-A non-selected expert's units have gate 0, so its weights do not enter the value (they enter the form only
-multiplied by 0).
+A non-selected expert's units have gate 0, so its weights do not enter the value; the form does not evaluate them
+at all: its operators (:meth:`MoEFFNWeights.operators`, :mod:`symuat.numeric.routed`) compute each token's
+selected experts only, and the unselected units are exact zeros of the form.
 
 On the torch backend the gates :math:`D(u)` are computed on the host with NumPy (:func:`unit_gates_host`) from a
 copy of :math:`u` and moved to :math:`u`'s device: the discrete top-:math:`k` choice is the NumPy backend's own.
@@ -38,7 +39,9 @@ from ..names import logistic
 from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
 from .backend import device_of, is_numpy, namespace, to_numpy
-from .ffn import GatedFFNWeights
+from .ffn import GatedFFNWeights, _op
+from .operators import Compose, Diagonal
+from .routed import RoutedDown, RoutedLinear, expert_blocks
 
 __all__ = ["MoEFFNWeights", "routing_gates", "ROUTINGS"]
 
@@ -113,6 +116,29 @@ class MoEFFNWeights:
     def gates(self, U: np.ndarray) -> np.ndarray:
         r"""The routing diagonal :math:`D(U)` per token and stacked hidden unit (:func:`unit_gates`)."""
         return unit_gates(self, U)
+
+    def block_gates(self, U: np.ndarray) -> np.ndarray:
+        r"""Each token's gate per expert block, ``(N, E)`` or ``(N, E + 1)`` with the shared expert last."""
+        G, s = routing_gates(self, U)
+        return G if s is None else np.concatenate([G, s[:, None]], axis=1)
+
+    def operators(self, U: np.ndarray) -> dict:
+        r"""``{"in", "up", "out"}: (operator, bias)`` on :math:`x'` at the FFN input ``U`` (N×M):
+        :math:`S(U)(I_N\otimes W_g^{\mathsf T})`, :math:`S(U)(I_N\otimes W_u^{\mathsf T})` and
+        :math:`(I_N\otimes W_d^{\mathsf T})D(U)`, evaluated on the selected experts only (zero biases).  On another
+        backend (torch) every expert is evaluated and the unselected ones are gated by exact zeros: the same values."""
+        N = U.shape[0]
+        if not is_numpy(U):  # another backend (torch): the held dense form, the unselected units gated by exact 0s
+            down, bias = _op(N, self.W_down, None)
+            return {"in": _op(N, self.W_gate, None), "up": _op(N, self.W_up, None),
+                    "out": (Compose([down, Diagonal(self.gates(U).reshape(-1))]), bias)}
+        blocks = expert_blocks(self.experts[0].hidden, self.n_experts, 0 if self.shared is None else self.shared.hidden)
+        G = self.block_gates(U)
+        sel = G != 0
+        zero = np.zeros(N * self.hidden)
+        return {"in": (RoutedLinear(self._W_gate, blocks, sel), zero),
+                "up": (RoutedLinear(self._W_up, blocks, sel), zero),
+                "out": (RoutedDown(self._W_down, blocks, G), np.zeros(N * self.width))}
 
     @property
     def n_experts(self) -> int:

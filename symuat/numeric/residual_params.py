@@ -63,7 +63,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import check_shape
-from .attention import _heads, check_attention_mask
+from .attention import check_attention_mask
 from .backend import (
     as_backend_array,
     check_same_backend,
@@ -75,11 +75,11 @@ from .backend import (
     zeros_like_backend,
 )
 from .ffn import activation_function, ffn_operators
-from .mha_operator import _mha_operator, hvo_bias_image
+from .mha_operator import _mha_operator, head_source, hvo_bias_image
 from .moe import MoEFFNWeights
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
-from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind, ffn_input
+from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
            "apply_residual"]
@@ -227,10 +227,18 @@ def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray) -> np.ndarray:
     return tile(hvo_bias_image(block.attention, beta[:M]), N)
 
 
-def _rows_linear(qs, N: int, W: np.ndarray, b: Optional[np.ndarray]) -> np.ndarray:
-    """``vec_r`` of the rows :math:`(D_n w + c) W + b`, :math:`n = 1..N` (``D`` None: constant rows)."""
+def _rows_linear(qs, N: int, W: np.ndarray, b: Optional[np.ndarray], routed=None) -> np.ndarray:
+    """``vec_r`` of the rows :math:`(D_n w + c) W + b`, :math:`n = 1..N` (``D`` None: constant rows); with a
+    mixture of experts' ``routed`` operator (:class:`~symuat.numeric.routed.RoutedLinear`), only the selected
+    units, 0 elsewhere (:math:`S(u)` times the rows)."""
     D, w, c = qs
     const = c @ W if b is None else c @ W + b
+    if routed is not None:
+        wW = None if D is None else w @ W
+        out = np.zeros((N, W.shape[1]))
+        for (s, t), rows in zip(routed.blocks, routed.rows):
+            out[rows, s:t] = const[s:t] if D is None else np.outer(D[rows], wW[s:t]) + const[s:t]
+        return out.reshape(-1)
     if D is None:
         return tile(const, N)
     if not is_numpy(D):
@@ -244,15 +252,15 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     applies :math:`P` to the pieces of :math:`x` supplies it, saving one attention application)."""
     N, M = X.shape
     x = X.reshape(-1)
-    moe = isinstance(block.ffn, MoEFFNWeights)  # its routing gates D(u) are read at the FFN input u
-    ops = ffn_operators(N, block.ffn, ffn_input(block, kind, X, mask, where) if moe else None)
-    Fin, fin = ops["in"]
-    Fout, fout = ops["out"]
+    f = block.ffn
+    moe = isinstance(f, MoEFFNWeights)  # its routing (S(u), D(u)) is read at the FFN input u, known below
+    ops = None if moe else ffn_operators(N, f)
+    fout = zeros_like_backend(x, N * M) if moe else ops["out"][1]
     act = activation_function(act_name)
     I = IdentityOperator(N * M)
 
     def attn(U):
-        return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
+        return _mha_operator(N, block.attention, head_source(U, block.attention, mask, where))
 
     def norm(k):
         return block.ln1 if k == 1 or block.ln2 is None else block.ln2
@@ -262,11 +270,18 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
 
     zero = zeros_like_backend(x, M)
 
+    def at(u):  # the FFN's operators; a mixture of experts' are built at its input u (the routing)
+        nonlocal ops
+        if ops is None:
+            ops = ffn_operators(N, f, u.reshape(N, M))
+        return u
+
     def ffn_value(u):
-        g = act(Fin._matvec(u) + fin)
+        at(u)
+        g = act(ops["in"][0]._matvec(u) + ops["in"][1])
         if "up" in ops:
             g = g * (ops["up"][0]._matvec(u) + ops["up"][1])
-        return Fout._matvec(g) + fout
+        return ops["out"][0]._matvec(g) + fout
 
     # W1 = Y∘P, W2 = F_in∘Q∘P (Q, Y None = identity), or P None when nothing is shared
     Z = Y = Q = None  # Z: linear map applied after the FFN (post-norms)
@@ -274,6 +289,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         A, a = attn(X)
         P = A if kind == "paper" else Sum([I, A])
         b3, qs = a + fout, (None, zero, a[:M])
+        if moe:
+            at((P._matvec(x) if Px_fn is None else Px_fn(P)) + a)
     elif kind == "pre_ln":
         L1, beta1 = ln(1, x)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
@@ -282,6 +299,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
         Q, beta2 = ln(2, h)
         b3, qs = p + fout, norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M])
+        if moe:
+            at(Q._matvec(h) + beta2)
     elif kind == "post_ln":
         A, a = attn(X)
         IA = Sum([I, A])
@@ -298,6 +317,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         Q, q = (L1, beta1) if block.ln2 is None else ln(2, x)
         qs = (None, zero, q[:M])
         Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1) + a + fout
+        if moe:
+            at(Q._matvec(x) + q)
     elif kind == "sandwich":  # h = x + N2(A N1 x), x+ = h + N4(FFN(N3 h))
         L1, beta1 = norm_operator(X, block.ln1)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
@@ -320,19 +341,22 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         h = P._matvec(x) + p
         Z, beta2 = ln(2, ffn_value(h))
         b3 = p + Z._matvec(fout) + beta2
+    Fin, fin = ops["in"]
+    Fout = ops["out"][0]
     W3 = Fout if Z is None else Compose([Z, Fout])
     G = Fin if Q is None else Compose([Fin, Q])
-    f = block.ffn
+    # b'_2 = S(u)(...), b'_4 = S(u)(...): the unselected units are 0 (on NumPy; another backend holds the dense form)
+    routed = Fin if moe and is_numpy(x) else None
     # b2 = F_in q + f_in with the FFN argument's bias q = D ⊗ w + 1 ⊗ c (rows D_n w + c): O(MF)
     if is_array(qs):  # sandwich: the FFN argument's bias q has no row structure (full vector)
         b2 = Fin._matvec(qs) + fin
     else:
-        b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)))
+        b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)), routed)
     G4 = W4 = b4 = None
     if "up" in ops:
         G4 = ops["up"][0] if Q is None else Compose([ops["up"][0], Q])
         b4 = (ops["up"][0]._matvec(qs) + ops["up"][1]) if is_array(qs) else _rows_linear(
-            qs, N, f.W_up, f.b_up)
+            qs, N, f.W_up, f.b_up, routed)
 
     def compose(outer, core):
         return outer if core is None else (core if outer is None else Compose([outer, core]))
