@@ -25,7 +25,7 @@ PATHS = {
     "distilbert": ("transformer.layer", "attention.out_lin", "ffn.lin2", None),
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
-    **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe")},
+    **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss")},
 }
 
 
@@ -102,6 +102,8 @@ class LibraryPatch:
 
         def contribution(args):
             hidden, index, weights = args[:3]
+            if self.base.config.model_type == "gpt_oss":  # its loop cannot skip an index: the others weigh 0
+                return experts.forward(hidden, index, torch.where(index == e, weights, torch.zeros_like(weights)))
             only = torch.where(index == e, index, torch.full_like(index, experts.num_experts))
             return experts.forward(hidden, only, weights)  # the library's own expert loop, expert e only
 

@@ -1,5 +1,5 @@
 """Text in, the DUAT form out, for the families added with symuat families' second batch (Granite, GraniteMoE,
-GPT-BigCode, GLM-4, SmolLM3, BLOOM, MPT, PhiMoE): a tiny word-level tokenizer saved with each tiny checkpoint;
+GPT-BigCode, GLM-4, SmolLM3, BLOOM, MPT, PhiMoE; GPT-OSS): a tiny word-level tokenizer saved with each tiny checkpoint;
 one text and a left-padded batch of texts, every real token within 1e-12 of the library's ``last_hidden_state``."""
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ FAMILIES = {
     "mpt": lambda T: T.MptModel(T.MptConfig(d_model=16, n_heads=2, n_layers=2, expansion_ratio=2, max_seq_len=32,
                                             vocab_size=V)),
     "phimoe": lambda T: T.PhimoeModel(T.PhimoeConfig(**_S, **_E)),
+    "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_S, **_E, head_dim=8, sliding_window=3)),
 }
 
 
 #: the mixtures of experts run the library's eager expert loop (slow): CI's second step covers them
-_SLOW = {"granitemoe", "phimoe"}
+_SLOW = {"granitemoe", "phimoe", "gpt_oss"}
 
 
 @pytest.fixture(scope="module", params=[pytest.param(f, marks=pytest.mark.slow) if f in _SLOW else f

@@ -102,6 +102,8 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("exaone4", "sublayer_post_ln, per-head q/k norms, sliding windows; NoPE full-attention layers with a window"),
     ("nemotron", "pre_ln, LayerNorm1P (gain 1+w), plain ReLU² MLP, partial rotary"),
     ("granitemoeshared", "granitemoe with an ungated shared expert", ("attention_multiplier <= 0",)),
+    ("gpt_oss", "pre_ln, attention sinks, sliding/full layers, mixture of experts (router bias, clamped SwiGLU "
+     "experts with biases)", ("swiglu_alpha/swiglu_limit other than 1.702/7.0",)),
 )
 
 
@@ -117,7 +119,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 46 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 47 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

@@ -195,6 +195,10 @@ class AttentionWeights:
     alibi : (H, P) array, optional
         ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
         (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
+    sinks : (H,) array, optional
+        Attention sinks (GPT-OSS): head :math:`h` has one extra logit :math:`z_h` in every row's softmax, which takes
+        probability mass and is then dropped, so the rows of :math:`H_h` sum to :math:`1 - \pi_{h,n} < 1`
+        (``ext:attention-sink.mv-form``: the value bias :math:`H_h\mathbf 1 b_V^{\mathsf T}` becomes dynamic).
     """
 
     W_Q: np.ndarray
@@ -216,6 +220,7 @@ class AttentionWeights:
     sliding_window: Optional[int] = None
     softcap: Optional[float] = None
     alibi: Optional[np.ndarray] = None
+    sinks: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
@@ -260,9 +265,11 @@ class AttentionWeights:
             object.__setattr__(self, "softcap", check_real_number("softcap", self.softcap, positive=True))
         if self.alibi is not None:
             object.__setattr__(self, "alibi", frozen("alibi", self.alibi, (H, None)))
+        if self.sinks is not None:
+            object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm") if getattr(self, k) is not None)
+        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm", "sinks") if getattr(self, k) is not None)
         extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "softcap")
                          if getattr(self, k) is not None)
         return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
@@ -373,9 +380,16 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
                                     f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")
         if drop is not None:
             S[drop] = -np.inf
-        S -= S.max(axis=1, keepdims=True)
-        np.exp(S, out=S)
-        S /= S.sum(axis=1, keepdims=True)
+        if attn.sinks is None:
+            S -= S.max(axis=1, keepdims=True)
+            np.exp(S, out=S)
+            S /= S.sum(axis=1, keepdims=True)
+        else:  # the sink's logit z_h joins every row's softmax and is dropped: rows sum to 1 - pi
+            z = attn.sinks[h]
+            m = np.maximum(S.max(axis=1, keepdims=True), z)
+            S -= m
+            np.exp(S, out=S)
+            S /= S.sum(axis=1, keepdims=True) + np.exp(z - m)
     return list(out)
 
 

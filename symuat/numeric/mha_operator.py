@@ -6,7 +6,9 @@ r"""The matrix–vector form of multi-head attention (seed 001, Eq. 9–10, App.
     b' = \mathbf 1_N \otimes \Big(\sum_h W_{O,h}^{\mathsf T} b_{V,g(h)} + b_O\Big),
 
 so that :math:`\operatorname{vec}_r(\mathrm{MHA}(X)) = W'_{HVO}\operatorname{vec}_r(X) + b'`; :math:`W'_{HVO}` is
-dynamic (the :math:`H_h` depend on :math:`X`), :math:`b'` static (rows of :math:`H_h` sum to one).
+dynamic (the :math:`H_h` depend on :math:`X`), :math:`b'` static (rows of :math:`H_h` sum to one).  With attention
+sinks (``AttentionWeights.sinks``) row :math:`n` of :math:`H_h` sums to :math:`1-\pi_{h,n}` and the value bias is
+dynamic, :math:`b'_n = \sum_h (1-\pi_{h,n}) W_{O,h}^{\mathsf T} b_{V,g(h)} + b_O` (``ext:attention-sink.mv-form``).
 """
 
 from __future__ import annotations
@@ -63,23 +65,26 @@ def _stacked(heads: List[np.ndarray]) -> np.ndarray:
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
     r""":math:`W'_{HVO}(\mathbf 1_N\otimes\beta) = \mathbf 1_N\otimes\sum_h (W_{V,g(h)}W_{O,h})^{\mathsf T}\beta`
-    (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks."""
+    (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks (not with
+    sinks: :func:`_mha_operator` gives their dynamic bias)."""
     c = beta @ attn.W_V
     return np.concatenate([c[attn.kv_slice(h)] for h in range(attn.n_heads)]) @ attn.W_O
 
 
 def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
     terms = []
-    c = np.zeros(attn.width)
+    sinks = attn.sinks is not None
+    c = np.zeros((N, attn.width) if sinks else attn.width)
     for h in range(attn.n_heads):
         sl, ks = attn.head_slice(h), attn.kv_slice(h)
         W_Vh, W_Oh = attn.W_V[:, ks], attn.W_O[sl, :]
         terms.append(Kron(heads[h], (W_Oh.T, W_Vh.T)))
         if attn.b_V is not None:
-            c = c + W_Oh.T @ attn.b_V[ks]
+            image = W_Oh.T @ attn.b_V[ks]
+            c = c + (np.outer(heads[h].sum(axis=1), image) if sinks else image)
     if attn.b_O is not None:
         c = c + attn.b_O
-    return MHAOperator(terms, attn, heads), np.tile(c, N)
+    return MHAOperator(terms, attn, heads), (c.reshape(-1) if sinks else np.tile(c, N))
 
 
 def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,

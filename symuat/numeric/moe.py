@@ -13,6 +13,11 @@ evaluation mode, :math:`k = 2`) picks the best expert :math:`i_1 = \arg\max_e l_
 and weighs it by a softmax over the experts whose logits lie within a relative distance :math:`2\varepsilon` of
 :math:`l_{i_1}`, :math:`g_{i_1} = \operatorname{softmax}(l_e : (l_{i_1}-l_e)/\max(|l_e|, l_{i_1}) \le
 2\varepsilon)_{i_1}`; then the same with :math:`i_1` removed gives :math:`i_2` and :math:`g_{i_2}`.
+GPT-OSS adds a router bias (:math:`l = uW_r + b_r`), gate and up biases inside the experts, and clamps the up
+branch: its factor is :math:`\operatorname{clamp}(y - t, -c, c) + t` of the up pre-activation :math:`y` (``up_clamp``
+:math:`= (c, t)`, the shift :math:`t` already in the up bias).  The clamp is a per-unit factor
+:math:`\kappa(y) = (\operatorname{clamp}(y-t,-c,c)+t)/y`, exactly 1 where it does not engage, and is held in
+:math:`D(u)` with the routing weight.
 A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
@@ -36,7 +41,7 @@ from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
 from .ffn import GatedFFNWeights
 
-__all__ = ["MoEFFNWeights", "routing_gates", "ROUTINGS"]
+__all__ = ["MoEFFNWeights", "routing_gates", "clamp_factors", "ROUTINGS"]
 
 #: How the router turns its logits into gates (module docstring).
 ROUTINGS = ("softmax", "sparsemixer")
@@ -46,7 +51,8 @@ ROUTINGS = ("softmax", "sparsemixer")
 class MoEFFNWeights:
     r"""Experts (gated FFNs without biases), the router :math:`W_r` (:math:`M\times E`), ``top_k``,
     ``normalize`` (renormalised top-k weights), ``scaling`` :math:`\rho`, an optional ``shared`` expert and its
-    sigmoid gate vector ``shared_gate`` (:math:`M`; ``None``: gate 1)."""
+    sigmoid gate vector ``shared_gate`` (:math:`M`; ``None``: gate 1); a ``router_bias`` (:math:`E`), and the up
+    branch's ``up_clamp`` :math:`(c, t)` (module docstring).  Experts may have gate and up biases, not a down bias."""
 
     experts: Tuple[GatedFFNWeights, ...]
     router: np.ndarray
@@ -58,6 +64,8 @@ class MoEFFNWeights:
     activation: Optional[str] = "silu"
     routing: str = "softmax"
     jitter_eps: float = 0.0
+    router_bias: Optional[np.ndarray] = None
+    up_clamp: Optional[Tuple[float, float]] = None
 
     gated = True
 
@@ -70,8 +78,9 @@ class MoEFFNWeights:
         for i, e in enumerate(parts):
             if e.width != M or (e is not self.shared and e.hidden != F):
                 raise ShapeError(f"expert {i} has shape ({e.width}, {e.hidden}), expected ({M}, {F})")
-            if any(b is not None for b in (e.b_gate, e.b_up, e.b_down)):
-                raise InvalidValueError(f"expert {i} has biases: MoE experts with biases are not modelled")
+            if e.b_down is not None:
+                raise InvalidValueError(f"expert {i} has a down-projection bias: it would be added whatever the "
+                                        "routing weight; give it as a hidden unit held at 1 instead")
             if e.activation not in (None, self.activation):
                 raise InvalidValueError(f"expert {i} has activation {e.activation!r}, the MoE {self.activation!r}")
         object.__setattr__(self, "experts", experts)
@@ -94,8 +103,22 @@ class MoEFFNWeights:
             if self.shared is None:
                 raise InvalidValueError("shared_gate needs a shared expert")
             object.__setattr__(self, "shared_gate", frozen("shared_gate", self.shared_gate, (M,)))
+        if self.router_bias is not None:
+            object.__setattr__(self, "router_bias", frozen("router_bias", self.router_bias, (len(experts),)))
+        if self.up_clamp is not None:
+            c, t = (check_real_number(f"up_clamp[{j}]", v) for j, v in enumerate(self.up_clamp))
+            if not (c > 0 and abs(t) <= c):
+                raise InvalidValueError(f"up_clamp=(limit, shift) needs limit > 0 and |shift| <= limit (a clamped "
+                                        f"unit at 0 would have no finite factor), got {self.up_clamp!r}")
+            object.__setattr__(self, "up_clamp", (c, t))
         cat = {name: np.concatenate([getattr(e, name) for e in parts], axis=0 if name == "W_down" else 1)
                for name in ("W_gate", "W_up", "W_down")}
+        for name in ("b_gate", "b_up"):
+            if any(getattr(e, name) is not None for e in parts):
+                cat[name] = np.concatenate([np.zeros(e.hidden) if getattr(e, name) is None else getattr(e, name)
+                                            for e in parts])
+            else:
+                object.__setattr__(self, f"_{name}", None)
         for name, W in cat.items():
             W.setflags(write=False)
             object.__setattr__(self, f"_{name}", W)
@@ -104,7 +127,9 @@ class MoEFFNWeights:
     W_gate = property(lambda self: self._W_gate)
     W_up = property(lambda self: self._W_up)
     W_down = property(lambda self: self._W_down)
-    b_gate = b_up = b_down = None
+    b_gate = property(lambda self: self._b_gate)
+    b_up = property(lambda self: self._b_up)
+    b_down = None
 
     def gates(self, U: np.ndarray) -> np.ndarray:
         r"""The routing diagonal :math:`D(U)` per token and stacked hidden unit (:func:`unit_gates`)."""
@@ -132,7 +157,7 @@ class MoEFFNWeights:
 def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     r"""``(G, s)``: the routing weights :math:`g_e(u_n)` as an ``(N, E)`` array (zero off the top-k) and the shared
     expert's gates :math:`s(u_n)` (``None`` without a shared expert)."""
-    logits = U @ w.router
+    logits = U @ w.router if w.router_bias is None else U @ w.router + w.router_bias
     if w.routing == "sparsemixer":
         G = _sparsemixer(logits, w.jitter_eps)
         return G, (None if w.shared is None else (np.ones(U.shape[0]) if w.shared_gate is None
@@ -176,4 +201,18 @@ def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
         D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
+    if w.up_clamp is not None:
+        D = D * clamp_factors(w, U)
     return D
+
+
+def clamp_factors(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
+    r"""The up clamp's factor :math:`\kappa(y)` per token and stacked unit (module docstring): 1 where
+    :math:`|y - t| \le c`, else :math:`(\pm c + t)/y`."""
+    c, t = w.up_clamp
+    Y = U @ w.W_up if w.b_up is None else U @ w.W_up + w.b_up
+    out = np.ones_like(Y)
+    hit = np.abs(Y - t) > c
+    if hit.any():
+        out[hit] = (np.clip(Y[hit] - t, -c, c) + t) / Y[hit]  # |y - t| > c >= |t|: y != 0
+    return out

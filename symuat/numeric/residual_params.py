@@ -12,7 +12,9 @@ Notation (all operators act on length-:math:`NM` row-major vectors):
 
 * :math:`A = W'_{HVO}(U) = \sum_h H_h(U) \otimes (W_{V,h}W_{O,h})^{\mathsf T}`,
   :math:`a = \mathbf 1_N \otimes (W_O^{\mathsf T} b_V + b_O)`
-  — MHA at its actual argument :math:`U` (Eq. 9–10; :math:`A` dynamic, :math:`a` static);
+  — MHA at its actual argument :math:`U` (Eq. 9–10; :math:`A` dynamic, :math:`a` static; with attention sinks
+  :math:`a` and :math:`A\beta'_1` are dynamic, ``ext:attention-sink.mv-form``, and :math:`b'_3`, :math:`b'_2` with
+  them);
 * :math:`F_1 = I_N \otimes W_1^{\mathsf T}`, :math:`f_1 = \mathbf 1_N \otimes b_1`,
   :math:`F_2 = I_N \otimes W_2^{\mathsf T}`, :math:`f_2 = \mathbf 1_N \otimes b_2` — FFN (Eq. 29; static);
 * :math:`L_k = (D(V) \otimes \operatorname{diag}\gamma_k)(I_N \otimes C_M)`,
@@ -208,11 +210,14 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
     return _residual(params, x)
 
 
-def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray) -> np.ndarray:
-    """:math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm."""
+def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray, A: Any = None) -> np.ndarray:
+    r""":math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm.  With attention sinks
+    the rows sum to :math:`1-\pi_{h,n}`: applied through ``A`` itself (a dynamic vector)."""
     M = block.width
     if not np.any(beta[:M]):
         return np.zeros(N * M)
+    if block.attention.sinks is not None:
+        return A._matvec(beta)
     return np.tile(hvo_bias_image(block.attention, beta[:M]), N)
 
 
@@ -237,6 +242,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     Fout, fout = ops["out"]
     act = activation_function(act_name)
     I = IdentityOperator(N * M)
+    sinks = block.attention.sinks is not None  # rows of H_h sum to 1 - pi: the biases after attention vary by row
 
     def attn(U):
         return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
@@ -260,22 +266,22 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     if kind in ("paper", "standard"):
         A, a = attn(X)
         P = A if kind == "paper" else Sum([I, A])
-        b3, qs = a + fout, (None, zero, a[:M])
+        b3, qs = a + fout, (a if sinks else (None, zero, a[:M]))
     elif kind == "pre_ln":
         L1, beta1 = ln(1, x)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         P = Sum([I, Compose([A, L1])])
-        p = _static_hvo(block, N, beta1) + a
+        p = _static_hvo(block, N, beta1, A) + a
         h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
         Q, beta2 = ln(2, h)
-        b3, qs = p + fout, norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M])
+        b3, qs = p + fout, (Q._matvec(p) + beta2 if sinks else norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M]))
     elif kind == "post_ln":
         A, a = attn(X)
         IA = Sum([I, A])
         u = IA._matvec(x) + a
         L1, beta1 = ln(1, u)
         P, p = Compose([L1, IA]), L1._matvec(a) + beta1
-        qs = norm_on_constant_rows(u.reshape(N, M), norm(1), a[:M])
+        qs = p if sinks else norm_on_constant_rows(u.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, h + ffn_value(h))
         Y, b3 = Z, Z._matvec(p + fout) + beta2
@@ -284,12 +290,12 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         Q, q = (L1, beta1) if block.ln2 is None else ln(2, x)
         qs = (None, zero, q[:M])
-        Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1) + a + fout
+        Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1, A) + a + fout
     elif kind == "sandwich":  # h = x + N2(A N1 x), x+ = h + N4(FFN(N3 h))
         L1, beta1 = norm_operator(X, block.ln1)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         core = Compose([A, L1])
-        m0 = _static_hvo(block, N, beta1) + a
+        m0 = _static_hvo(block, N, beta1, A) + a
         L2, beta2 = norm_operator((core._matvec(x) + m0).reshape(N, M), block.ln2)
         P = Sum([I, Compose([L2, core])])
         p = L2._matvec(m0) + beta2
@@ -303,7 +309,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         m = A._matvec(x) + a
         L1, beta1 = ln(1, m)
         P, p = Sum([I, Compose([L1, A])]), L1._matvec(a) + beta1
-        qs = norm_on_constant_rows(m.reshape(N, M), norm(1), a[:M])
+        qs = p if sinks else norm_on_constant_rows(m.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, ffn_value(h))
         b3 = p + Z._matvec(fout) + beta2
@@ -326,6 +332,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
 
     W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
     dynamic = dynamic_parameters(kind, W4 is not None) | ({"W3"} if moe else set())  # MoE: W'_3 = ... D(u)
+    if sinks:  # the value bias H_h 1 b_V^T (and A beta'_1) depend on the input: b'_3, and b'_2 behind it
+        dynamic |= {"b3"} | (set() if kind == "parallel" else {"b2"} | ({"b4"} if W4 is not None else set()))
     return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=frozenset(dynamic),
                           W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))
 
