@@ -104,6 +104,12 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("granitemoeshared", "granitemoe with an ungated shared expert", ("attention_multiplier <= 0",)),
     ("gpt_oss", "pre_ln, attention sinks, sliding/full layers, mixture of experts (router bias, clamped SwiGLU "
      "experts with biases)", ("swiglu_alpha/swiglu_limit other than 1.702/7.0",)),
+    ("deepseek_v2", "pre_ln, multi-head latent attention (complex rotary), dense first layers, experts with a shared "
+     "expert, greedy or group-limited softmax routing", ("num_key_value_heads != num_attention_heads",
+                                                         "topk_method other than greedy/group_limited_greedy")),
+    ("deepseek_v3", "pre_ln, multi-head latent attention (query compression, interleaved rotary, YaRN mscale), dense "
+     "first layers, experts with a shared expert, sigmoid routing with e_score_correction_bias in the best groups",
+     ("num_key_value_heads != num_attention_heads",)),
 )
 
 
@@ -119,7 +125,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 47 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 49 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

@@ -24,6 +24,7 @@ from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
 from .hf_decoders_extra import EXTRA_DECODERS
+from .hf_deepseek import DEEPSEEK
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
 from .hf_gpt_oss import GPT_OSS
@@ -36,7 +37,7 @@ from .hf_phimoe import PHIMOE
 from .precision import library_float64
 
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
-EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe", "gpt_oss")
+EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
            "probe_torch_encoder"]
@@ -45,7 +46,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK,
 }
 
 

@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
+from .latent import LatentQK, latent_scores
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -199,6 +200,10 @@ class AttentionWeights:
         Attention sinks (GPT-OSS): head :math:`h` has one extra logit :math:`z_h` in every row's softmax, which takes
         probability mass and is then dropped, so the rows of :math:`H_h` sum to :math:`1 - \pi_{h,n} < 1`
         (``ext:attention-sink.mv-form``: the value bias :math:`H_h\mathbf 1 b_V^{\mathsf T}` becomes dynamic).
+    latent : LatentQK, optional
+        Multi-head latent attention (:mod:`symuat.numeric.latent`): queries and keys come from it (``W_Q``, ``W_K``
+        are ``None``; no ``rotary``/``q_norm``/``k_norm``/``n_kv_heads``), ``W_V``/``b_V`` are the static value maps
+        through the latent, and the heads are :math:`\tilde H_h = H_h D(X)` (``ext:mla.mv-form``).
     """
 
     W_Q: np.ndarray
@@ -221,8 +226,11 @@ class AttentionWeights:
     softcap: Optional[float] = None
     alibi: Optional[np.ndarray] = None
     sinks: Optional[np.ndarray] = None
+    latent: Optional[LatentQK] = None
 
     def __post_init__(self) -> None:
+        if self.latent is not None:
+            return self._latent_post_init()
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
         M = check_positive_dim("W_Q.shape[0]", W_Q.shape[0])
         HD = check_positive_dim("W_Q.shape[1]", W_Q.shape[1])
@@ -268,8 +276,51 @@ class AttentionWeights:
         if self.sinks is not None:
             object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
 
+    def _latent_post_init(self) -> None:
+        lat = self.latent
+        if not isinstance(lat, LatentQK):
+            raise InvalidValueError(f"latent must be a LatentQK, got {type(lat).__name__}")
+        busy = [k for k in ("W_Q", "W_K", "rotary", "q_norm", "k_norm", "alibi", "softcap")
+                if getattr(self, k) is not None]
+        if busy:
+            raise InvalidValueError(f"latent attention computes its own queries and keys: {', '.join(busy)} must be "
+                                    "None")
+        H = check_positive_dim("n_heads", self.n_heads)
+        if H != lat.n_heads or self.n_kv_heads not in (None, H):
+            raise ShapeError(f"latent attention has {lat.n_heads} heads, each with its own values: n_heads={H}, "
+                             f"n_kv_heads={self.n_kv_heads!r}")
+        M = lat.width
+        W_O = frozen("W_O", self.W_O, (None, M))
+        if W_O.shape[0] % H:
+            raise ShapeError(f"W_O has {W_O.shape[0]} rows, not a multiple of n_heads={H}")
+        d = W_O.shape[0] // H
+        if self.head_dim is not None and self.head_dim != d:
+            raise ShapeError(f"head_dim={self.head_dim} does not match W_O.shape[0]/n_heads = {d}")
+        for k, v in (("n_heads", H), ("n_kv_heads", H), ("head_dim", d), ("W_O", W_O),
+                     ("W_V", frozen("W_V", self.W_V, (M, H * d))),
+                     ("b_V", frozen("b_V", self.b_V, (H * d,), optional=True)),
+                     ("b_O", frozen("b_O", self.b_O, (M,), optional=True))):
+            object.__setattr__(self, k, v)
+        if self.b_Q is not None or self.b_K is not None:
+            raise InvalidValueError("latent attention: b_Q and b_K must be None (its biases live in the LatentQK)")
+        resolve_scale(self.scale, d, M)
+        if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool):
+            raise InvalidValueError(f"latent attention needs its score multiplier as a number, got {self.scale!r}")
+        object.__setattr__(self, "causal", bool(self.causal))
+        if self.sliding_window is not None:
+            object.__setattr__(self, "sliding_window", check_positive_dim("sliding_window", self.sliding_window))
+        if self.sinks is not None:
+            object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
+
+    @property
+    def stochastic_rows(self) -> bool:
+        r"""Whether every row of every :math:`H_h` sums to one (not with sinks, not for latent attention's
+        :math:`\tilde H_h`): then the value bias is static (Eq. 10's :math:`b'`)."""
+        return self.sinks is None and self.latent is None
+
     def __repr__(self) -> str:
-        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm", "sinks") if getattr(self, k) is not None)
+        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm", "sinks", "latent")
+                        if getattr(self, k) is not None)
         extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "softcap")
                          if getattr(self, k) is not None)
         return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
@@ -278,7 +329,7 @@ class AttentionWeights:
     @property
     def width(self) -> int:
         """Model width :math:`M`."""
-        return self.W_Q.shape[0]
+        return self.W_O.shape[1]
 
     def head_slice(self, h: int) -> slice:
         """Columns of ``W_Q`` / rows of ``W_O`` belonging to head ``h``."""
@@ -336,8 +387,12 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     """Per-head attention matrices; ``X`` and ``mask`` already validated."""
     N = X.shape[0]
     d, s = attn.head_dim, attn.scale_value()
-    Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
-    K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
+    latent = D = None
+    if attn.latent is not None:
+        latent, D = latent_scores(X, attn.latent, s, attn.latent.rotary.angles(N))
+    else:
+        Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
+        K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
     angles = None if attn.rotary is None else attn.rotary.angles(N)
     keep = np.ones((N, N), dtype=bool)
     if attn.causal:
@@ -356,17 +411,22 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
     out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
     rotated_k: dict = {}
     for h in range(attn.n_heads):
-        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
-        Kh = rotated_k.get(ks.start)
-        if Kh is None:
-            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
-            rotated_k[ks.start] = Kh
-        if angles is not None:
-            Qh = apply_rotary(Qh, attn.rotary, angles)
         S = out[h]
+        if latent is not None:
+            S[...] = latent[h]
+            Qh = Kh = S  # the overflow message below names the scores
+        else:
+            Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
+            Kh = rotated_k.get(ks.start)
+            if Kh is None:
+                Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
+                rotated_k[ks.start] = Kh
+            if angles is not None:
+                Qh = apply_rotary(Qh, attn.rotary, angles)
         with np.errstate(over="ignore", invalid="ignore"):
-            np.matmul(Qh, Kh.T, out=S)
-            S *= s
+            if latent is None:
+                np.matmul(Qh, Kh.T, out=S)
+                S *= s
             if attn.alibi is not None:
                 if attn.alibi.shape[1] < N:
                     raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
@@ -390,6 +450,8 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
             S -= m
             np.exp(S, out=S)
             S /= S.sum(axis=1, keepdims=True) + np.exp(z - m)
+        if D is not None:  # latent attention: the latent norm's diagonal joins the head, H_h D(X)
+            S *= D[None, :]
     return list(out)
 
 

@@ -73,7 +73,7 @@ def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
 
 def _mha_operator(N: int, attn: AttentionWeights, heads: List[np.ndarray]) -> Tuple[KronSum, np.ndarray]:
     terms = []
-    sinks = attn.sinks is not None
+    sinks = not attn.stochastic_rows  # sinks, latent attention: row sums vary
     c = np.zeros((N, attn.width) if sinks else attn.width)
     for h in range(attn.n_heads):
         sl, ks = attn.head_slice(h), attn.kv_slice(h)

@@ -18,6 +18,10 @@ branch: its factor is :math:`\operatorname{clamp}(y - t, -c, c) + t` of the up p
 :math:`= (c, t)`, the shift :math:`t` already in the up bias).  The clamp is a per-unit factor
 :math:`\kappa(y) = (\operatorname{clamp}(y-t,-c,c)+t)/y`, exactly 1 where it does not engage, and is held in
 :math:`D(u)` with the routing weight.
+DeepSeek-V3 (``routing="sigmoid"``) scores :math:`p = \mathrm{sigmoid}(uW_r)`, *chooses* by :math:`p + c`
+(``choice_bias``, its ``e_score_correction_bias``) and weighs by :math:`p`; both DeepSeeks may limit the choice to the
+best ``topk_group`` of ``n_group`` expert groups (``groups``: a group scores its best expert, V2's ``"max"``, or the
+sum of its best two, V3's ``"top2"``); V3 renormalises with :math:`Z + 10^{-20}` (``norm_eps``).
 A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
@@ -44,7 +48,7 @@ from .ffn import GatedFFNWeights
 __all__ = ["MoEFFNWeights", "routing_gates", "clamp_factors", "ROUTINGS"]
 
 #: How the router turns its logits into gates (module docstring).
-ROUTINGS = ("softmax", "sparsemixer")
+ROUTINGS = ("softmax", "sparsemixer", "sigmoid")
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class MoEFFNWeights:
     jitter_eps: float = 0.0
     router_bias: Optional[np.ndarray] = None
     up_clamp: Optional[Tuple[float, float]] = None
+    choice_bias: Optional[np.ndarray] = None
+    groups: Optional[Tuple[int, int, str]] = None
+    norm_eps: float = 0.0
 
     gated = True
 
@@ -103,8 +110,25 @@ class MoEFFNWeights:
             if self.shared is None:
                 raise InvalidValueError("shared_gate needs a shared expert")
             object.__setattr__(self, "shared_gate", frozen("shared_gate", self.shared_gate, (M,)))
-        if self.router_bias is not None:
-            object.__setattr__(self, "router_bias", frozen("router_bias", self.router_bias, (len(experts),)))
+        E = len(experts)
+        for name in ("router_bias", "choice_bias"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, frozen(name, getattr(self, name), (E,)))
+        if self.groups is not None:
+            n_group, topk_group, rule = self.groups
+            if (not isinstance(n_group, int) or not isinstance(topk_group, int) or n_group < 1 or E % n_group
+                    or not 1 <= topk_group <= n_group or rule not in ("max", "top2")
+                    or (rule == "top2" and E // n_group < 2) or k > topk_group * (E // n_group)):
+                raise InvalidValueError(f"groups=(n_group, topk_group, rule) needs n_group dividing the {E} experts, "
+                                        f"1 <= topk_group <= n_group, rule 'max' or 'top2' and top_k={k} experts in "
+                                        f"the kept groups; got {self.groups!r}")
+            object.__setattr__(self, "groups", (n_group, topk_group, rule))
+        if self.routing == "sparsemixer" and (self.choice_bias is not None or self.groups is not None):
+            raise InvalidValueError("routing='sparsemixer' has no choice bias or expert groups")
+        eps_n = check_real_number("norm_eps", self.norm_eps)
+        if eps_n < 0:
+            raise InvalidValueError(f"norm_eps must be >= 0, got {eps_n}")
+        object.__setattr__(self, "norm_eps", eps_n)
         if self.up_clamp is not None:
             c, t = (check_real_number(f"up_clamp[{j}]", v) for j, v in enumerate(self.up_clamp))
             if not (c > 0 and abs(t) <= c):
@@ -162,19 +186,37 @@ def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional
         G = _sparsemixer(logits, w.jitter_eps)
         return G, (None if w.shared is None else (np.ones(U.shape[0]) if w.shared_gate is None
                                                   else logistic(U @ w.shared_gate)))
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    top = np.argsort(-p, axis=1, kind="stable")[:, : w.top_k]
+    if w.routing == "sigmoid":
+        p = logistic(logits)
+    else:
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+    choice = p if w.choice_bias is None else p + w.choice_bias
+    if w.groups is not None:
+        choice = _group_limited(choice, *w.groups)
+    top = np.argsort(-choice, axis=1, kind="stable")[:, : w.top_k]
     rows = np.arange(U.shape[0])[:, None]
     wt = p[rows, top]
     if w.normalize:
-        wt = wt / wt.sum(axis=1, keepdims=True)
+        wt = wt / (wt.sum(axis=1, keepdims=True) + w.norm_eps)
     G = np.zeros_like(p)
     G[rows, top] = w.scaling * wt
     if w.shared is None:
         return G, None
     s = np.ones(U.shape[0]) if w.shared_gate is None else logistic(U @ w.shared_gate)
     return G, s
+
+
+def _group_limited(choice: np.ndarray, n_group: int, topk_group: int, rule: str) -> np.ndarray:
+    r"""The choice scores with the experts outside each row's best ``topk_group`` groups at :math:`-\infty`; a
+    group's score is its best expert's (``"max"``, DeepSeek-V2) or the sum of its best two (``"top2"``, V3)."""
+    N, E = choice.shape
+    g = choice.reshape(N, n_group, E // n_group)
+    score = g.max(axis=2) if rule == "max" else np.sort(g, axis=2)[:, :, -2:].sum(axis=2)
+    keep = np.argsort(-score, axis=1, kind="stable")[:, :topk_group]
+    mask = np.zeros((N, n_group), bool)
+    mask[np.arange(N)[:, None], keep] = True
+    return np.where(np.repeat(mask, E // n_group, axis=1), choice, -np.inf)
 
 
 def _sparsemixer(logits: np.ndarray, eps: float) -> np.ndarray:

@@ -216,7 +216,7 @@ def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray, A: Any = None) ->
     M = block.width
     if not np.any(beta[:M]):
         return np.zeros(N * M)
-    if block.attention.sinks is not None:
+    if not block.attention.stochastic_rows:
         return A._matvec(beta)
     return np.tile(hvo_bias_image(block.attention, beta[:M]), N)
 
@@ -242,7 +242,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     Fout, fout = ops["out"]
     act = activation_function(act_name)
     I = IdentityOperator(N * M)
-    sinks = block.attention.sinks is not None  # rows of H_h sum to 1 - pi: the biases after attention vary by row
+    sinks = not block.attention.stochastic_rows  # sinks, latent attention: the biases after attention vary by row
 
     def attn(U):
         return _mha_operator(N, block.attention, _heads(U, block.attention, mask, where))
