@@ -23,6 +23,7 @@ PATHS = {
     "bert": ("encoder.layer", "attention.output.dense", "output.dense", None),
     "roberta": ("encoder.layer", "attention.output.dense", "output.dense", None),
     "distilbert": ("transformer.layer", "attention.out_lin", "ffn.lin2", None),
+    "modernbert": ("layers", "attn.Wo", "mlp.Wo", None),
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},

@@ -110,6 +110,9 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("deepseek_v3", "pre_ln, multi-head latent attention (query compression, interleaved rotary, YaRN mscale), dense "
      "first layers, experts with a shared expert, sigmoid routing with e_score_correction_bias in the best groups",
      ("num_key_value_heads != num_attention_heads",)),
+    ("modernbert", "pre_ln encoder, identity first attention norm, symmetric local windows alternating with global "
+     "layers, rotary tables per layer type, gated MLP, embedding LayerNorm; masked-LM head",
+     ("layer_types other than full_attention/sliding_attention",)),
 )
 
 
@@ -125,7 +128,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 49 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 50 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

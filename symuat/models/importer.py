@@ -31,6 +31,7 @@ from .hf_gpt_oss import GPT_OSS
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_llama_kin import LLAMA_KIN
+from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .hf_phimoe import PHIMOE
@@ -46,7 +47,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT,
 }
 
 

@@ -196,6 +196,9 @@ class AttentionWeights:
     alibi : (H, P) array, optional
         ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
         (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
+    window : int, optional
+        :math:`w`: a symmetric local window, token :math:`i` attends to keys :math:`|i - j| \le w` only
+        (ModernBERT's local layers, ``local_attention // 2``; a mask inside :math:`H_h`).
     sinks : (H,) array, optional
         Attention sinks (GPT-OSS): head :math:`h` has one extra logit :math:`z_h` in every row's softmax, which takes
         probability mass and is then dropped, so the rows of :math:`H_h` sum to :math:`1 - \pi_{h,n} < 1`
@@ -227,6 +230,7 @@ class AttentionWeights:
     alibi: Optional[np.ndarray] = None
     sinks: Optional[np.ndarray] = None
     latent: Optional[LatentQK] = None
+    window: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.latent is not None:
@@ -275,6 +279,11 @@ class AttentionWeights:
             object.__setattr__(self, "alibi", frozen("alibi", self.alibi, (H, None)))
         if self.sinks is not None:
             object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
+        if self.window is not None:
+            w = self.window
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
+                raise InvalidValueError(f"window must be an int >= 0 (keys |i - j| <= window), got {w!r}")
+            object.__setattr__(self, "window", int(w))
 
     def _latent_post_init(self) -> None:
         lat = self.latent
@@ -321,7 +330,7 @@ class AttentionWeights:
     def __repr__(self) -> str:
         extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm", "sinks", "latent")
                         if getattr(self, k) is not None)
-        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "softcap")
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "window", "softcap")
                          if getattr(self, k) is not None)
         return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
                 f"head_dim={self.head_dim}, causal={self.causal}{extra})")
@@ -399,6 +408,9 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
         keep &= np.tri(N, dtype=bool)
     if attn.sliding_window is not None:
         keep &= ~np.tri(N, k=-attn.sliding_window, dtype=bool)
+    if attn.window is not None:
+        pos = np.arange(N)
+        keep &= np.abs(pos[:, None] - pos[None, :]) <= attn.window
     if mask is not None:
         keep &= mask[None, :]
     full = bool(np.all(keep))

@@ -28,10 +28,10 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
 from .layernorm import LayerNormWeights, _big_rows, apply_layer_norm_weights, inverse_rms, layer_norm_operator
-from .operators import Diagonal, Kron, LinearOperator
+from .operators import Diagonal, IdentityOperator, Kron, LinearOperator
 
-__all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm",
-           "norm_on_constant_rows"]
+__all__ = ["RMSNormWeights", "IdentityNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator",
+           "rms_norm", "norm_on_constant_rows"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,21 @@ class RMSNormWeights:
         return f"RMSNormWeights(width={self.width}, eps={self.eps}, offset={self.offset})"
 
 
+class IdentityNormWeights(RMSNormWeights):
+    r"""A norm that is the identity (ModernBERT's first attention norm, an ``nn.Identity``): an RMSNorm of gain 1
+    whose diagonal :math:`D` is 1 at every input, so every norm formula holds with :math:`L = I`, :math:`\beta = 0`.
+
+    >>> IdentityNormWeights(3)
+    IdentityNormWeights(width=3)
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__(np.ones(check_positive_dim("width", width)))
+
+    def __repr__(self) -> str:
+        return f"IdentityNormWeights(width={self.width})"
+
+
 NormWeights = Union[LayerNormWeights, RMSNormWeights]
 
 
@@ -87,6 +102,8 @@ def check_norm(name: str, norm: Any, width: int, optional: bool = True) -> None:
 
 def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
     r"""Direct row-wise RMSNorm :math:`(o + w) \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`."""
+    if isinstance(norm, IdentityNormWeights):
+        return np.array(X, dtype=np.float64)
     rows, s = _big_rows(X)
     with np.errstate(over="ignore"):
         ms = np.mean(X * X, axis=-1, keepdims=True)
@@ -119,6 +136,8 @@ def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.
     if not isinstance(norm, RMSNormWeights):
         raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
     N, M = X.shape
+    if isinstance(norm, IdentityNormWeights):
+        return IdentityOperator(N * M), np.zeros(N * M)
     return Kron(Diagonal(inverse_rms(X, norm.eps)), Diagonal(norm.gain)), np.zeros(N * M)
 
 
@@ -129,4 +148,6 @@ def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tu
     if isinstance(norm, LayerNormWeights):
         Z = X - X.mean(axis=1, keepdims=True)
         return inverse_rms(Z, norm.eps), norm.gamma * (t - t.mean()), norm.beta
+    if isinstance(norm, IdentityNormWeights):
+        return np.ones(X.shape[0]), np.array(t, dtype=np.float64), np.zeros_like(t)
     return inverse_rms(X, norm.eps), norm.gain * t, np.zeros_like(t)
