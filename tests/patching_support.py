@@ -24,6 +24,8 @@ PATHS = {
     "roberta": ("encoder.layer", "attention.output.dense", "output.dense", None),
     "distilbert": ("transformer.layer", "attention.out_lin", "ffn.lin2", None),
     "modernbert": ("layers", "attn.Wo", "mlp.Wo", None),
+    **{f: ("encoder.block", "layer.0.SelfAttention.o", "layer.1.DenseReluDense.wo", None)
+       for f in ("t5", "mt5", "umt5")},
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},

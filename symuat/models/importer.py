@@ -35,6 +35,7 @@ from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .hf_phimoe import PHIMOE
+from .hf_t5 import T5
 from .precision import library_float64
 
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
@@ -47,7 +48,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT, **T5,
 }
 
 

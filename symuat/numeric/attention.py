@@ -196,6 +196,9 @@ class AttentionWeights:
     alibi : (H, P) array, optional
         ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
         (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
+    position_bias : (H, 2P - 1) array, optional
+        A relative position bias (T5): entry :math:`[h, j - i + P - 1]` is added to head :math:`h`'s scaled score of
+        query :math:`i` and key :math:`j` (:math:`N \le P`; an additive bias inside :math:`H_h`).
     window : int, optional
         :math:`w`: a symmetric local window, token :math:`i` attends to keys :math:`|i - j| \le w` only
         (ModernBERT's local layers, ``local_attention // 2``; a mask inside :math:`H_h`).
@@ -231,6 +234,7 @@ class AttentionWeights:
     sinks: Optional[np.ndarray] = None
     latent: Optional[LatentQK] = None
     window: Optional[int] = None
+    position_bias: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         if self.latent is not None:
@@ -284,6 +288,12 @@ class AttentionWeights:
             if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
                 raise InvalidValueError(f"window must be an int >= 0 (keys |i - j| <= window), got {w!r}")
             object.__setattr__(self, "window", int(w))
+        if self.position_bias is not None:
+            table = frozen("position_bias", self.position_bias, (H, None))
+            if table.shape[1] % 2 == 0:
+                raise ShapeError(f"position_bias must have 2P - 1 columns (relative positions -(P-1)..P-1), got "
+                                 f"{table.shape[1]}")
+            object.__setattr__(self, "position_bias", table)
 
     def _latent_post_init(self) -> None:
         lat = self.latent
@@ -420,6 +430,12 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
                                 "(no key to attend to); fix attention_mask")
     drop = None if full else ~keep
     del keep
+    relative = None
+    if attn.position_bias is not None:
+        P = (attn.position_bias.shape[1] + 1) // 2
+        if N > P:
+            raise ShapeError(f"the relative position bias covers {P} positions, the input has {N}")
+        relative = np.arange(N)[None, :] - np.arange(N)[:, None] + P - 1
     out = np.empty((attn.n_heads, N, N))  # one block: the heads are views of it (no second copy in MHAOperator)
     rotated_k: dict = {}
     for h in range(attn.n_heads):
@@ -443,6 +459,8 @@ def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], wh
                 if attn.alibi.shape[1] < N:
                     raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
                 S += attn.alibi[h, :N]
+            if attn.position_bias is not None:
+                S += attn.position_bias[h][relative]
             if attn.softcap is not None:
                 S /= attn.softcap
                 np.tanh(S, out=S)
