@@ -142,6 +142,7 @@ def test_views_rebuild_the_library_state(model):
     assert np.max(np.linalg.norm(total.reshape(want.shape) - want, axis=1) / np.linalg.norm(want, axis=1)) <= 1e-12
 
 
+@pytest.mark.slow  # the library's hooked runs per unit (about 1.5 s): CI's second step
 def test_patching_matches_library_hooks(model):
     from patching_support import assert_patching_matches_library
 

@@ -114,6 +114,7 @@ def test_logits_and_their_attributions(model):
     assert np.max(np.abs(fast.values - full.values)) <= 1e-12
 
 
+@pytest.mark.slow  # the library's hooked runs per unit (about 1.5 s): CI's second step
 def test_patching_matches_library_hooks(model):
     from patching_support import assert_patching_matches_library
 
