@@ -99,7 +99,8 @@ def assert_padded_batch(model, side: str, N: int, V: int, tol: float = TOL) -> N
         mask[b, slice(N - n, N) if side == "left" else slice(0, n)] = 1
     forms = model.duat_form(input_ids=ids, attention_mask=mask)
     with torch.no_grad(), library_float64():
-        want = model.library(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
+        base = getattr(model.library, "base_model", model.library)  # a model with a head: its base's output
+        want = base(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
     for b, form in enumerate(forms):
         w = want[b].numpy()[mask[b].astype(bool)]
         assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= tol, (side, b)

@@ -23,9 +23,12 @@ PATHS = {
     "bert": ("encoder.layer", "attention.output.dense", "output.dense", None),
     "roberta": ("encoder.layer", "attention.output.dense", "output.dense", None),
     "distilbert": ("transformer.layer", "attention.out_lin", "ffn.lin2", None),
+    "modernbert": ("layers", "attn.Wo", "mlp.Wo", None),
+    **{f: ("encoder.block", "layer.0.SelfAttention.o", "layer.1.DenseReluDense.wo", None)
+       for f in ("t5", "mt5", "umt5")},
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
-    **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe")},
+    **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},
 }
 
 
@@ -102,6 +105,8 @@ class LibraryPatch:
 
         def contribution(args):
             hidden, index, weights = args[:3]
+            if self.base.config.model_type == "gpt_oss":  # its loop cannot skip an index: the others weigh 0
+                return experts.forward(hidden, index, torch.where(index == e, weights, torch.zeros_like(weights)))
             only = torch.where(index == e, index, torch.full_like(index, experts.num_experts))
             return experts.forward(hidden, only, weights)  # the library's own expert loop, expert e only
 

@@ -80,9 +80,9 @@ def test_unsupported_config_option(tmp_path):
 
 
 def test_unsupported_model_type(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "codegen"}))
     (tmp_path / "model.safetensors").write_bytes(b"")
-    _one_line_error(_run(tmp_path), "unsupported model type 't5'")
+    _one_line_error(_run(tmp_path), "unsupported model type 'codegen'")
 
 
 def test_device_cpu_gives_the_numpy_report(checkpoint):

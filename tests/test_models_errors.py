@@ -94,9 +94,9 @@ def test_not_a_checkpoint(tmp_path):
 
 
 def test_unsupported_model_type_in_checkpoint(tmp_path):
-    (tmp_path / "config.json").write_text('{"model_type": "t5"}')
+    (tmp_path / "config.json").write_text('{"model_type": "codegen"}')
     (tmp_path / "model.safetensors").write_bytes(b"")
-    with pytest.raises(UnsupportedError, match="unsupported model type 't5'"):
+    with pytest.raises(UnsupportedError, match="unsupported model type 'codegen'"):
         from_pretrained(tmp_path)
 
 

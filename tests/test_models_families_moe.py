@@ -173,7 +173,7 @@ def test_moe_weights_checks():
     with pytest.raises(Exception, match="top_k=3 exceeds the 2 experts"):
         MoEFFNWeights((e, e), rng.standard_normal((4, 2)), 3)
     biased = dataclasses.replace(e, b_down=np.zeros(4))
-    with pytest.raises(InvalidValueError, match="biases"):
+    with pytest.raises(InvalidValueError, match="down-projection bias"):
         MoEFFNWeights((e, biased), rng.standard_normal((4, 2)), 1)
 
 

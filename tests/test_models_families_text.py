@@ -1,6 +1,7 @@
 """Text in, the DUAT form out, for the families added with symuat families' second batch (Granite, GraniteMoE,
-GPT-BigCode, GLM-4, SmolLM3, BLOOM, MPT, PhiMoE): a tiny word-level tokenizer saved with each tiny checkpoint;
-one text and a left-padded batch of texts, every real token within 1e-12 of the library's ``last_hidden_state``."""
+GPT-BigCode, GLM-4, SmolLM3, BLOOM, MPT, PhiMoE; GPT-OSS, ModernBERT): a tiny word-level tokenizer saved with each
+tiny checkpoint; one text and a left-padded batch of texts, every real token within 1e-12 of the library's
+``last_hidden_state``."""
 
 from __future__ import annotations
 
@@ -31,11 +32,16 @@ FAMILIES = {
     "mpt": lambda T: T.MptModel(T.MptConfig(d_model=16, n_heads=2, n_layers=2, expansion_ratio=2, max_seq_len=32,
                                             vocab_size=V)),
     "phimoe": lambda T: T.PhimoeModel(T.PhimoeConfig(**_S, **_E)),
+    "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_S, **_E, head_dim=8, sliding_window=3)),
+    "modernbert": lambda T: T.ModernBertModel(T.ModernBertConfig(
+        hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=12, vocab_size=V,
+        max_position_embeddings=32, local_attention=4, global_attn_every_n_layers=2, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2, cls_token_id=1, sep_token_id=2)),
 }
 
 
 #: the mixtures of experts run the library's eager expert loop (slow): CI's second step covers them
-_SLOW = {"granitemoe", "phimoe"}
+_SLOW = {"granitemoe", "phimoe", "gpt_oss"}
 
 
 @pytest.fixture(scope="module", params=[pytest.param(f, marks=pytest.mark.slow) if f in _SLOW else f

@@ -40,11 +40,14 @@ from ..numeric.ffn import activation_function
 from ..numeric.layernorm import LayerNormWeights, inverse_rms
 from ..numeric.memory import check_memory
 from ..numeric.moe import MoEFFNWeights
+from ..numeric.norms import IdentityNormWeights
 
 __all__ = ["Frozen", "frozen", "held_bytes", "hold_block", "hold_input", "unit_count"]
 
 
 def _norm_d(X: np.ndarray, norm: Any) -> np.ndarray:
+    if isinstance(norm, IdentityNormWeights):  # an identity "norm": its diagonal is 1 at every input
+        return np.ones(X.shape[0])
     Z = X - X.mean(axis=-1, keepdims=True) if isinstance(norm, LayerNormWeights) else X
     return inverse_rms(Z, norm.eps)
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import _heads
 from ..numeric.ffn import activation_function
-from ..numeric.moe import MoEFFNWeights, routing_gates
+from ..numeric.moe import MoEFFNWeights
 from ..numeric.norms import apply_norm
 from .frozen import _block_norm, _layout, _norm_const, _norm_lin
 
@@ -269,15 +269,9 @@ def _moe(S: Callable, k: int, f: MoEFFNWeights, act: Callable, U: np.ndarray, hd
         raise UnsupportedError(f"layer {k} is a mixture of experts whose routing gates this held network does not "
                                "hold: patch it re-computed (mode='recomputed')")
     F = f.experts[0].hidden
-    if hd is None:
-        G, s = routing_gates(f, U)
-        D = np.repeat(G, F, axis=1)
-        if s is not None:
-            D = np.concatenate([D, np.repeat(s[:, None], f.shared.hidden, axis=1)], axis=1)
-        gate = act(U @ f.W_gate)
-    else:
-        D, gate = hd["D"], hd["a"] if gates == "held" else act(U @ f.W_gate)
-    A = D * gate * (U @ f.W_up)
+    live = act(_lin(U, f.W_gate, f.b_gate)) if hd is None or gates != "held" else None
+    D, gate = (f.gates(U), live) if hd is None else (hd["D"], hd["a"] if gates == "held" else live)
+    A = D * gate * _lin(U, f.W_up, f.b_up)
     out = np.zeros_like(U)
     for e in range(f.n_experts):
         cols = slice(e * F, (e + 1) * F)

@@ -21,7 +21,8 @@ TRANSFORMERS_SOURCE_CHECKED = "5.24.0"
 
 #: Refused for every family (symuat.models.hf_common.check_config, symuat.models.guards).
 COMMON_REFUSALS = (
-    "add_cross_attention", "is_encoder_decoder", "position_embedding_type other than absolute/rope",
+    "add_cross_attention", "is_encoder_decoder (except the t5 encoders)",
+    "position_embedding_type other than absolute/rope",
     "alibi (except falcon)", "attn_logit_softcapping (except gemma2)", "use_bidirectional_attention",
     "attention implementations other than eager/sdpa", "experts implementations other than eager",
     "layer_types other than full_attention/sliding_attention", "a module in training mode, hooks, a replaced forward",
@@ -102,6 +103,21 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
     ("exaone4", "sublayer_post_ln, per-head q/k norms, sliding windows; NoPE full-attention layers with a window"),
     ("nemotron", "pre_ln, LayerNorm1P (gain 1+w), plain ReLU² MLP, partial rotary"),
     ("granitemoeshared", "granitemoe with an ungated shared expert", ("attention_multiplier <= 0",)),
+    ("gpt_oss", "pre_ln, attention sinks, sliding/full layers, mixture of experts (router bias, clamped SwiGLU "
+     "experts with biases)", ("swiglu_alpha/swiglu_limit other than 1.702/7.0",)),
+    ("deepseek_v2", "pre_ln, multi-head latent attention (complex rotary), dense first layers, experts with a shared "
+     "expert, greedy or group-limited softmax routing", ("num_key_value_heads != num_attention_heads",
+                                                         "topk_method other than greedy/group_limited_greedy")),
+    ("deepseek_v3", "pre_ln, multi-head latent attention (query compression, interleaved rotary, YaRN mscale), dense "
+     "first layers, experts with a shared expert, sigmoid routing with e_score_correction_bias in the best groups",
+     ("num_key_value_heads != num_attention_heads",)),
+    ("modernbert", "pre_ln encoder, identity first attention norm, symmetric local windows alternating with global "
+     "layers, rotary tables per layer type, gated MLP, embedding LayerNorm; masked-LM head",
+     ("layer_types other than full_attention/sliding_attention",)),
+    ("t5", "encoder (T5EncoderModel): pre_ln, T5's RMSNorm, unscaled scores with the bucketed relative position bias "
+     "of layer 0, ReLU or gated feed-forward", ("an encoder–decoder (the decoder's cross-attention)",)),
+    ("mt5", "encoder (MT5EncoderModel): as t5, gated-GELU feed-forward", ("an encoder–decoder",)),
+    ("umt5", "encoder (UMT5EncoderModel): as mt5, a relative position bias per layer", ("an encoder–decoder",)),
 )
 
 
@@ -117,7 +133,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 46 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 53 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

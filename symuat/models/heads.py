@@ -5,7 +5,8 @@ The head is read from the library model's class (its name's suffix) and public s
 ``…ForCausalLM``, ``…LMHeadModel``
     ``get_output_embeddings()`` (weight, bias); Cohere's ``logit_scale`` (the model's attribute), Granite's
     ``1 / logits_scaling`` (the config); Gemma-2/3's ``final_logit_softcapping`` (the config).
-``BertForMaskedLM``, ``BertForPreTraining`` (``prediction_logits``), ``RobertaForMaskedLM``, ``DistilBertForMaskedLM``
+``BertForMaskedLM``, ``BertForPreTraining`` (``prediction_logits``), ``RobertaForMaskedLM``, ``DistilBertForMaskedLM``,
+``ModernBertForMaskedLM``
     The transform ``dense → act → LayerNorm`` and the decoder with its bias.  BERT's next-sentence head (on the
     pooler) is not imported: ``BertForPreTraining``'s ``seq_relationship_logits`` are not part of the head.
 ``…ForSequenceClassification``
@@ -84,6 +85,13 @@ def _distilbert_mlm(model: Any, family: str) -> Head:
                                  model.vocab_layer_norm), name=type(model).__name__)
 
 
+def _modernbert_mlm(model: Any, family: str) -> Head:
+    h = model.head
+    act = activation_name(model.config.classifier_activation, "config.classifier_activation")
+    U, b = _affine("decoder", model.decoder, family)
+    return Head(U, b, _transform("head", h.dense, h.act, act, h.norm), name=type(model).__name__)
+
+
 def _sequence(model: Any, family: str) -> Head:
     name = type(model).__name__
     if family == "bert":
@@ -112,7 +120,7 @@ def _token(model: Any, family: str) -> Head:
 
 #: Exact class names with their own head reader (checked before the suffixes).
 _CLASSES = {"BertForMaskedLM": _bert_mlm, "BertForPreTraining": _bert_mlm, "RobertaForMaskedLM": _roberta_mlm,
-            "DistilBertForMaskedLM": _distilbert_mlm}
+            "DistilBertForMaskedLM": _distilbert_mlm, "ModernBertForMaskedLM": _modernbert_mlm}
 #: Class-name suffix → head reader.
 _SUFFIXES = {"ForCausalLM": _causal, "LMHeadModel": _causal, "ForSequenceClassification": _sequence,
              "ForTokenClassification": _token}

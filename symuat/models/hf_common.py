@@ -240,7 +240,8 @@ _UNSUPPORTED = {
 
 
 #: Options of :data:`_UNSUPPORTED` that these families' importers read (they are part of the stack there).
-_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text"), "alibi": ("falcon",)}
+_READ_BY = {"attn_logit_softcapping": ("gemma2", "gemma3_text"), "alibi": ("falcon",),
+            "is_encoder_decoder": ("t5", "mt5", "umt5")}  # their importers read the encoder and refuse the rest
 
 
 def check_config(config: Any) -> None:

@@ -24,18 +24,22 @@ from .hf_bert import bert, roberta
 from .hf_common import MAX_POSITIONS, check_config, static_rope_positions
 from .hf_decoders import DECODERS
 from .hf_decoders_extra import EXTRA_DECODERS
+from .hf_deepseek import DEEPSEEK
 from .hf_distilbert import distilbert
 from .hf_gemma import GEMMA
+from .hf_gpt_oss import GPT_OSS
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
 from .hf_llama_kin import LLAMA_KIN
+from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
 from .hf_parallel import PARALLEL
 from .hf_phimoe import PHIMOE
+from .hf_t5 import T5
 from .precision import library_float64
 
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
-EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe")
+EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
 __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
            "probe_torch_encoder"]
@@ -44,7 +48,7 @@ __all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "che
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
-    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN,
+    **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT, **T5,
 }
 
 

@@ -19,6 +19,7 @@ from .attention import (
 from .duat_form import DUATForm, duat_form, duat_relative_error
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, activation_function, ffn, ffn_operators
 from .head import Head, HeadTransform
+from .latent import LatentQK
 from .layernorm import LayerNormWeights, layer_norm, layer_norm_operator
 from .mha_operator import mha_operator
 from .moe import MoEFFNWeights, routing_gates
@@ -65,7 +66,7 @@ __all__ = [
     "Sum", "Compose", "Scaled", "vec_r", "unvec_r",
     # attention
     "AttentionWeights", "softmax_rows", "resolve_scale", "attention_weights", "check_attention_mask",
-    "head_attention_weights", "multi_head_attention", "mha_operator",
+    "head_attention_weights", "multi_head_attention", "mha_operator", "LatentQK",
     # norms and rotary
     "LayerNormWeights", "layer_norm", "layer_norm_operator", "RMSNormWeights", "rms_norm", "apply_norm",
     "norm_operator", "ROTARY_STYLES", "Rotary", "apply_rotary",

@@ -48,10 +48,11 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
-from .backend import as_backend_array, check_same_backend, is_array, is_numpy, namespace, to_numpy
+from .backend import as_backend_array, backend_name, check_same_backend, is_array, is_numpy, namespace, to_numpy
+from .latent import LatentQK, latent_scores
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
 
@@ -197,6 +198,20 @@ class AttentionWeights:
     alibi : (H, P) array, optional
         ALiBi: row :math:`h` is added to head :math:`h`'s scaled scores by key position :math:`j < P`
         (:math:`m_h j` up to the library's rounding; an additive bias inside :math:`H_h`).
+    position_bias : (H, 2P - 1) array, optional
+        A relative position bias (T5): entry :math:`[h, j - i + P - 1]` is added to head :math:`h`'s scaled score of
+        query :math:`i` and key :math:`j` (:math:`N \le P`; an additive bias inside :math:`H_h`).
+    window : int, optional
+        :math:`w`: a symmetric local window, token :math:`i` attends to keys :math:`|i - j| \le w` only
+        (ModernBERT's local layers, ``local_attention // 2``; a mask inside :math:`H_h`).
+    sinks : (H,) array, optional
+        Attention sinks (GPT-OSS): head :math:`h` has one extra logit :math:`z_h` in every row's softmax, which takes
+        probability mass and is then dropped, so the rows of :math:`H_h` sum to :math:`1 - \pi_{h,n} < 1`
+        (``ext:attention-sink.mv-form``: the value bias :math:`H_h\mathbf 1 b_V^{\mathsf T}` becomes dynamic).
+    latent : LatentQK, optional
+        Multi-head latent attention (:mod:`symuat.numeric.latent`): queries and keys come from it (``W_Q``, ``W_K``
+        are ``None``; no ``rotary``/``q_norm``/``k_norm``/``n_kv_heads``), ``W_V``/``b_V`` are the static value maps
+        through the latent, and the heads are :math:`\tilde H_h = H_h D(X)` (``ext:mla.mv-form``).
     """
 
     W_Q: np.ndarray
@@ -218,8 +233,14 @@ class AttentionWeights:
     sliding_window: Optional[int] = None
     softcap: Optional[float] = None
     alibi: Optional[np.ndarray] = None
+    sinks: Optional[np.ndarray] = None
+    latent: Optional[LatentQK] = None
+    window: Optional[int] = None
+    position_bias: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
+        if self.latent is not None:
+            return self._latent_post_init()
         W_Q = as_finite_array("W_Q", self.W_Q, ndim=2)
         M = check_positive_dim("W_Q.shape[0]", W_Q.shape[0])
         HD = check_positive_dim("W_Q.shape[1]", W_Q.shape[1])
@@ -262,10 +283,66 @@ class AttentionWeights:
             object.__setattr__(self, "softcap", check_real_number("softcap", self.softcap, positive=True))
         if self.alibi is not None:
             object.__setattr__(self, "alibi", frozen("alibi", self.alibi, (H, None)))
+        if self.sinks is not None:
+            object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
+        if self.window is not None:
+            w = self.window
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
+                raise InvalidValueError(f"window must be an int >= 0 (keys |i - j| <= window), got {w!r}")
+            object.__setattr__(self, "window", int(w))
+        if self.position_bias is not None:
+            table = frozen("position_bias", self.position_bias, (H, None))
+            if table.shape[1] % 2 == 0:
+                raise ShapeError(f"position_bias must have 2P - 1 columns (relative positions -(P-1)..P-1), got "
+                                 f"{table.shape[1]}")
+            object.__setattr__(self, "position_bias", table)
+
+    def _latent_post_init(self) -> None:
+        lat = self.latent
+        if not isinstance(lat, LatentQK):
+            raise InvalidValueError(f"latent must be a LatentQK, got {type(lat).__name__}")
+        busy = [k for k in ("W_Q", "W_K", "rotary", "q_norm", "k_norm", "alibi", "softcap")
+                if getattr(self, k) is not None]
+        if busy:
+            raise InvalidValueError(f"latent attention computes its own queries and keys: {', '.join(busy)} must be "
+                                    "None")
+        H = check_positive_dim("n_heads", self.n_heads)
+        if H != lat.n_heads or self.n_kv_heads not in (None, H):
+            raise ShapeError(f"latent attention has {lat.n_heads} heads, each with its own values: n_heads={H}, "
+                             f"n_kv_heads={self.n_kv_heads!r}")
+        M = lat.width
+        W_O = frozen("W_O", self.W_O, (None, M))
+        if W_O.shape[0] % H:
+            raise ShapeError(f"W_O has {W_O.shape[0]} rows, not a multiple of n_heads={H}")
+        d = W_O.shape[0] // H
+        if self.head_dim is not None and self.head_dim != d:
+            raise ShapeError(f"head_dim={self.head_dim} does not match W_O.shape[0]/n_heads = {d}")
+        for k, v in (("n_heads", H), ("n_kv_heads", H), ("head_dim", d), ("W_O", W_O),
+                     ("W_V", frozen("W_V", self.W_V, (M, H * d))),
+                     ("b_V", frozen("b_V", self.b_V, (H * d,), optional=True)),
+                     ("b_O", frozen("b_O", self.b_O, (M,), optional=True))):
+            object.__setattr__(self, k, v)
+        if self.b_Q is not None or self.b_K is not None:
+            raise InvalidValueError("latent attention: b_Q and b_K must be None (its biases live in the LatentQK)")
+        resolve_scale(self.scale, d, M)
+        if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool):
+            raise InvalidValueError(f"latent attention needs its score multiplier as a number, got {self.scale!r}")
+        object.__setattr__(self, "causal", bool(self.causal))
+        if self.sliding_window is not None:
+            object.__setattr__(self, "sliding_window", check_positive_dim("sliding_window", self.sliding_window))
+        if self.sinks is not None:
+            object.__setattr__(self, "sinks", frozen("sinks", self.sinks, (H,)))
+
+    @property
+    def stochastic_rows(self) -> bool:
+        r"""Whether every row of every :math:`H_h` sums to one (not with sinks, not for latent attention's
+        :math:`\tilde H_h`): then the value bias is static (Eq. 10's :math:`b'`)."""
+        return self.sinks is None and self.latent is None
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm") if getattr(self, k) is not None)
-        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "softcap")
+        extra = "".join(f", {k}" for k in ("rotary", "q_norm", "k_norm", "sinks", "latent")
+                        if getattr(self, k) is not None)
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("sliding_window", "window", "softcap")
                          if getattr(self, k) is not None)
         return (f"AttentionWeights(width={self.width}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
                 f"head_dim={self.head_dim}, causal={self.causal}{extra})")
@@ -273,7 +350,7 @@ class AttentionWeights:
     @property
     def width(self) -> int:
         """Model width :math:`M`."""
-        return self.W_Q.shape[0]
+        return self.W_O.shape[1]
 
     def head_slice(self, h: int) -> slice:
         """Columns of ``W_Q`` / rows of ``W_O`` belonging to head ``h``."""
@@ -331,23 +408,31 @@ def _project(X: np.ndarray, W: np.ndarray, b: Optional[np.ndarray], nrm: Optiona
 
 
 class HeadPlan:
-    r"""What the attention matrices :math:`H_h` at one input are computed from (queries, rotated keys, the mask),
-    so that each :math:`H_h` can be computed when it is needed and dropped after use (issue 30: at long N one
-    layer's :math:`HN^2` numbers need not be held).  ``X`` and ``mask`` are already validated; a fully masked row is
-    refused here, an overflowing score when its head is computed (the message names the layer and head)."""
+    r"""What the attention matrices :math:`H_h` at one input are computed from (queries, rotated keys, the mask, or
+    latent attention's scores), so that each :math:`H_h` can be computed when it is needed and dropped after use
+    (issue 30: at long N one layer's :math:`HN^2` numbers need not be held).  ``X`` and ``mask`` are already
+    validated; a fully masked row is refused here, an overflowing score when its head is computed (the message names
+    the layer and head)."""
 
     def __init__(self, X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = ""):
         N = X.shape[0]
         self.attn, self.N, self.where = attn, N, where
         d = attn.head_dim
-        self.Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
-        self.K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
+        self.latent = self.D = self.Q = self.K = None
+        if attn.latent is not None:
+            self.latent, self.D = latent_scores(X, attn.latent, attn.scale_value(), attn.latent.rotary.angles(N))
+        else:
+            self.Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
+            self.K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
         self.angles = None if attn.rotary is None else attn.rotary.angles(N)
         keep = np.ones((N, N), dtype=bool)
         if attn.causal:
             keep &= np.tri(N, dtype=bool)
         if attn.sliding_window is not None:
             keep &= ~np.tri(N, k=-attn.sliding_window, dtype=bool)
+        if attn.window is not None:  # symmetric local window |i - j| <= w
+            pos = np.arange(N)
+            keep &= np.abs(pos[:, None] - pos[None, :]) <= attn.window
         if mask is not None:
             keep &= mask[None, :]
         empty = ~keep.any(axis=1)
@@ -356,12 +441,18 @@ class HeadPlan:
                                     "(no key to attend to); fix attention_mask")
         if attn.alibi is not None and attn.alibi.shape[1] < N:
             raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
+        self.relative = None
+        if attn.position_bias is not None:
+            P = (attn.position_bias.shape[1] + 1) // 2
+            if N > P:
+                raise ShapeError(f"the relative position bias covers {P} positions, the input has {N}")
+            self.relative = np.arange(N)[None, :] - np.arange(N)[:, None] + P - 1
         self.drop = None if bool(np.all(keep)) else ~keep
         self._rotated_k: dict = {}
 
-    def head(self, h: int, out: Optional[np.ndarray] = None) -> np.ndarray:
-        r""":math:`H_h` (N×N), written into ``out`` when given."""
-        attn, N = self.attn, self.N
+    def _qk(self, h: int):
+        """Head ``h``'s rotated queries and keys (the keys of its group computed once)."""
+        attn = self.attn
         Qh, ks = self.Q[:, attn.head_slice(h)], attn.kv_slice(h)
         Kh = self._rotated_k.get(ks.start)
         if Kh is None:
@@ -369,12 +460,25 @@ class HeadPlan:
             self._rotated_k[ks.start] = Kh
         if self.angles is not None:
             Qh = apply_rotary(Qh, attn.rotary, self.angles)
+        return Qh, Kh
+
+    def head(self, h: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+        r""":math:`H_h` (N×N), written into ``out`` when given."""
+        attn, N = self.attn, self.N
         S = np.empty((N, N)) if out is None else out
+        if self.latent is not None:
+            S[...] = self.latent[h]
+            Qh = Kh = S  # the overflow message below names the scores
+        else:
+            Qh, Kh = self._qk(h)
         with np.errstate(over="ignore", invalid="ignore"):
-            np.matmul(Qh, Kh.T, out=S)
-            S *= attn.scale_value()
+            if self.latent is None:
+                np.matmul(Qh, Kh.T, out=S)
+                S *= attn.scale_value()
             if attn.alibi is not None:
                 S += attn.alibi[h, :N]
+            if attn.position_bias is not None:
+                S += attn.position_bias[h][self.relative]
             if attn.softcap is not None:
                 S /= attn.softcap
                 np.tanh(S, out=S)
@@ -384,9 +488,18 @@ class HeadPlan:
                                     f"(max |Q_h| = {np.max(np.abs(Qh)):.3g}, max |K_h| = {np.max(np.abs(Kh)):.3g})")
         if self.drop is not None:
             S[self.drop] = -np.inf
-        S -= S.max(axis=1, keepdims=True)
-        np.exp(S, out=S)
-        S /= S.sum(axis=1, keepdims=True)
+        if attn.sinks is None:
+            S -= S.max(axis=1, keepdims=True)
+            np.exp(S, out=S)
+            S /= S.sum(axis=1, keepdims=True)
+        else:  # the sink's logit z_h joins every row's softmax and is dropped: rows sum to 1 - pi
+            z = attn.sinks[h]
+            m = np.maximum(S.max(axis=1, keepdims=True), z)
+            S -= m
+            np.exp(S, out=S)
+            S /= S.sum(axis=1, keepdims=True) + np.exp(z - m)
+        if self.D is not None:  # latent attention: the latent norm's diagonal joins the head, H_h D(X)
+            S *= self.D[None, :]
         return S
 
     def heads(self) -> List[np.ndarray]:
@@ -397,36 +510,37 @@ class HeadPlan:
         return list(out)
 
 
+#: what the torch backend does not evaluate yet (refused by name): attention's field → what it is
+_NOT_ON_TORCH = {"latent": "multi-head latent attention", "position_bias": "a relative position bias (T5)",
+                 "sinks": "attention sinks"}
+
+
 def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
     """Per-head attention matrices; ``X`` and ``mask`` already validated."""
+    if not is_numpy(X):
+        missing = [what for k, what in _NOT_ON_TORCH.items() if getattr(attn, k) is not None]
+        if missing:
+            raise UnsupportedError(f"attention{where}: the {backend_name(X)} backend does not evaluate "
+                                   f"{', '.join(missing)} yet; evaluate this model on NumPy (device=None)")
     plan = HeadPlan(X, attn, mask, where)
     if not is_numpy(X):
-        return _heads_xp(plan.Q, plan.K, attn, plan.angles, plan.drop, where)
+        return _heads_xp(plan, where)
     return plan.heads()
 
 
-def _heads_xp(Q, K, attn: AttentionWeights, angles, drop: Optional[np.ndarray], where: str) -> List[Any]:
+def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:
     """The per-head loop of :func:`_heads` on an array-API backend (torch): the same operations, out of place."""
+    attn, Q = plan.attn, plan.Q
     xp = namespace(Q)
     N, s = Q.shape[0], attn.scale_value()
-    if drop is not None:
-        drop = xp.asarray(drop, device=Q.device)
-    if angles is not None:  # computed on the host (Rotary.angles)
-        angles = tuple(xp.asarray(a, device=Q.device) for a in angles)
+    drop = None if plan.drop is None else xp.asarray(plan.drop, device=Q.device)
     out = xp.empty((attn.n_heads, N, N), dtype=Q.dtype, device=Q.device)  # one block, the heads are its views
-    rotated_k: dict = {}
+    if plan.angles is not None:  # computed on the host (Rotary.angles)
+        plan.angles = tuple(xp.asarray(a, device=Q.device) for a in plan.angles)
     for h in range(attn.n_heads):
-        Qh, ks = Q[:, attn.head_slice(h)], attn.kv_slice(h)
-        Kh = rotated_k.get(ks.start)
-        if Kh is None:
-            Kh = K[:, ks] if angles is None else apply_rotary(K[:, ks], attn.rotary, angles)
-            rotated_k[ks.start] = Kh
-        if angles is not None:
-            Qh = apply_rotary(Qh, attn.rotary, angles)
+        Qh, Kh = plan._qk(h)
         S = (Qh @ Kh.T) * s
         if attn.alibi is not None:
-            if attn.alibi.shape[1] < N:
-                raise ShapeError(f"the ALiBi table covers {attn.alibi.shape[1]} positions, the input has {N}")
             S = S + attn.alibi[h, :N]
         if attn.softcap is not None:
             S = xp.tanh(S / attn.softcap) * attn.softcap
@@ -445,7 +559,7 @@ def head_attention_weights(X: Any, attn: AttentionWeights, attention_mask: Any =
     r"""The list :math:`[H_1, \dots, H_{n_h}]` of per-head attention matrices at input ``X``."""
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
-    check_same_backend("X", X, attn.W_Q)
+    check_same_backend("X", X, attn.W_O)
     return _heads(X, attn, check_attention_mask(attention_mask, X.shape[0]))
 
 
@@ -487,6 +601,6 @@ def multi_head_attention(X: Any, attn: AttentionWeights, attention_mask: Any = N
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
-    check_same_backend("X", X, attn.W_Q)
+    check_same_backend("X", X, attn.W_O)
     return _mha(X, attn, _heads(X, attn, check_attention_mask(attention_mask, X.shape[0])))
 

@@ -15,7 +15,9 @@ Activations: ``relu``, ``gelu`` (exact, :math:`x\Phi(x)`), ``gelu_tanh``,
 ``sigmoid``, ``silu`` (:math:`x\,\mathrm{sigmoid}(x)`), ``quick_gelu`` (:math:`x\,\mathrm{sigmoid}(1.702x)`,
 CLIP), ``relu2`` (:math:`\max(x,0)^2`, Primer) and ``gelu_fast`` (:math:`\tfrac12 x(1+\tanh(0.7978845608\,x
 (1+0.044715x^2)))`: the tanh GELU with its constant rounded to ten digits, so it differs from ``gelu_tanh`` by
-:math:`\sim 10^{-12}`) and ``gelu_bloom`` (BLOOM's, the constant rounded to ``0.79788456``).
+:math:`\sim 10^{-12}`), ``gelu_bloom`` (BLOOM's, the constant rounded to ``0.79788456``) and ``quick_gelu_clamp7``
+(GPT-OSS's gate, :math:`c\,\mathrm{sigmoid}(1.702c)` with :math:`c = \min(x, 7)`: its released ``swiglu_alpha`` and
+``swiglu_limit``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from .operators import IdentityOperator, Kron
 
 __all__ = ["ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "AnyFFN", "ffn", "ffn_operators"]
 
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "sigmoid", "silu", "quick_gelu", "relu2", "gelu_fast", "gelu_bloom")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "sigmoid", "silu", "quick_gelu", "relu2", "gelu_fast", "gelu_bloom",
+               "quick_gelu_clamp7")
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -75,9 +78,14 @@ def _gelu_bloom(x):
     return x * 0.5 * (1.0 + np.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
 
 
+def _quick_gelu_clamp7(x):
+    c = np.minimum(x, 7.0)
+    return c * logistic(c * 1.702)
+
+
 _ACT = {"relu": _relu, "gelu": _gelu, "gelu_tanh": _gelu_tanh, "sigmoid": logistic, "silu": _silu,
         "quick_gelu": _quick_gelu, "relu2": _relu2, "gelu_fast": _gelu_fast,
-        "gelu_bloom": _gelu_bloom}
+        "gelu_bloom": _gelu_bloom, "quick_gelu_clamp7": _quick_gelu_clamp7}
 
 
 def _logistic_xp(xp, x):

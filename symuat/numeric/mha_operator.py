@@ -6,7 +6,9 @@ r"""The matrix–vector form of multi-head attention (seed 001, Eq. 9–10, App.
     b' = \mathbf 1_N \otimes \Big(\sum_h W_{O,h}^{\mathsf T} b_{V,g(h)} + b_O\Big),
 
 so that :math:`\operatorname{vec}_r(\mathrm{MHA}(X)) = W'_{HVO}\operatorname{vec}_r(X) + b'`; :math:`W'_{HVO}` is
-dynamic (the :math:`H_h` depend on :math:`X`), :math:`b'` static (rows of :math:`H_h` sum to one).
+dynamic (the :math:`H_h` depend on :math:`X`), :math:`b'` static (rows of :math:`H_h` sum to one).  With attention
+sinks (``AttentionWeights.sinks``) row :math:`n` of :math:`H_h` sums to :math:`1-\pi_{h,n}` and the value bias is
+dynamic, :math:`b'_n = \sum_h (1-\pi_{h,n}) W_{O,h}^{\mathsf T} b_{V,g(h)} + b_O` (``ext:attention-sink.mv-form``).
 
 At long N (when one layer's :math:`HN^2` numbers exceed :data:`~symuat.numeric.memory.HEADS_BUDGET`) the operator is
 :class:`LazyMHAOperator`: it holds the queries and keys (:class:`~symuat.numeric.attention.HeadPlan`) and computes
@@ -136,7 +138,8 @@ def _stacked(heads: List[np.ndarray]) -> np.ndarray:
 
 def hvo_bias_image(attn: AttentionWeights, beta: np.ndarray) -> np.ndarray:
     r""":math:`W'_{HVO}(\mathbf 1_N\otimes\beta) = \mathbf 1_N\otimes\sum_h (W_{V,g(h)}W_{O,h})^{\mathsf T}\beta`
-    (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks."""
+    (one row of it, length :math:`M`): every row of every :math:`H_h` sums to one, also with masks (not with
+    sinks: :func:`_mha_operator` gives their dynamic bias)."""
     c = beta @ attn.W_V
     parts = [c[attn.kv_slice(h)] for h in range(attn.n_heads)]
     return (np.concatenate(parts) if is_numpy(c) else namespace(c).concat(parts)) @ attn.W_O
@@ -149,14 +152,20 @@ def _terms(attn: AttentionWeights, heads: List[np.ndarray]) -> List[Kron]:
 
 def _mha_operator(N: int, attn: AttentionWeights, heads) -> Tuple[KronSum, np.ndarray]:
     """The operator and its bias; ``heads`` is a list of :math:`H_h` or a ``HeadPlan`` (lazy)."""
-    c = zeros_like_backend(attn.W_O, attn.width)
+    lazy = isinstance(heads, HeadPlan)
+    sinks = not attn.stochastic_rows  # sinks, latent attention: row sums vary (NumPy only: refused on torch)
+    c = np.zeros((N, attn.width)) if sinks else zeros_like_backend(attn.W_O, attn.width)
     for h in range(attn.n_heads):
         if attn.b_V is not None:
-            c = c + attn.W_O[attn.head_slice(h), :].T @ attn.b_V[attn.kv_slice(h)]
+            image = attn.W_O[attn.head_slice(h), :].T @ attn.b_V[attn.kv_slice(h)]
+            if sinks:  # row n of H_h sums to 1 - pi_{h,n}
+                c = c + np.outer((heads.head(h) if lazy else heads[h]).sum(axis=1), image)
+            else:
+                c = c + image
     if attn.b_O is not None:
         c = c + attn.b_O
-    op = LazyMHAOperator(attn, heads) if isinstance(heads, HeadPlan) else MHAOperator(_terms(attn, heads), attn, heads)
-    return op, tile(c, N)
+    op = LazyMHAOperator(attn, heads) if lazy else MHAOperator(_terms(attn, heads), attn, heads)
+    return op, (c.reshape(-1) if sinks else tile(c, N))
 
 
 def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray]] = None,
@@ -187,7 +196,7 @@ def mha_operator(X: Any, attn: AttentionWeights, heads: Optional[List[np.ndarray
     """
     attn = _check_attn(attn)
     X = _check_X(X, attn.width)
-    check_same_backend("X", X, attn.W_Q)
+    check_same_backend("X", X, attn.W_O)
     N = X.shape[0]
     if heads is None:
         heads = _heads(X, attn, check_attention_mask(attention_mask, N))

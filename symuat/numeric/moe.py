@@ -13,6 +13,15 @@ evaluation mode, :math:`k = 2`) picks the best expert :math:`i_1 = \arg\max_e l_
 and weighs it by a softmax over the experts whose logits lie within a relative distance :math:`2\varepsilon` of
 :math:`l_{i_1}`, :math:`g_{i_1} = \operatorname{softmax}(l_e : (l_{i_1}-l_e)/\max(|l_e|, l_{i_1}) \le
 2\varepsilon)_{i_1}`; then the same with :math:`i_1` removed gives :math:`i_2` and :math:`g_{i_2}`.
+GPT-OSS adds a router bias (:math:`l = uW_r + b_r`), gate and up biases inside the experts, and clamps the up
+branch: its factor is :math:`\operatorname{clamp}(y - t, -c, c) + t` of the up pre-activation :math:`y` (``up_clamp``
+:math:`= (c, t)`, the shift :math:`t` already in the up bias).  The clamp is a per-unit factor
+:math:`\kappa(y) = (\operatorname{clamp}(y-t,-c,c)+t)/y`, exactly 1 where it does not engage, and is held in
+:math:`D(u)` with the routing weight.
+DeepSeek-V3 (``routing="sigmoid"``) scores :math:`p = \mathrm{sigmoid}(uW_r)`, *chooses* by :math:`p + c`
+(``choice_bias``, its ``e_score_correction_bias``) and weighs by :math:`p`; both DeepSeeks may limit the choice to the
+best ``topk_group`` of ``n_group`` expert groups (``groups``: a group scores its best expert, V2's ``"max"``, or the
+sum of its best two, V3's ``"top2"``); V3 renormalises with :math:`Z + 10^{-20}` (``norm_eps``).
 A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
@@ -34,7 +43,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..names import logistic
 from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
@@ -43,17 +52,18 @@ from .ffn import GatedFFNWeights, _op
 from .operators import Compose, Diagonal
 from .routed import RoutedDown, RoutedLinear, expert_blocks
 
-__all__ = ["MoEFFNWeights", "routing_gates", "ROUTINGS"]
+__all__ = ["MoEFFNWeights", "routing_gates", "clamp_factors", "ROUTINGS"]
 
 #: How the router turns its logits into gates (module docstring).
-ROUTINGS = ("softmax", "sparsemixer")
+ROUTINGS = ("softmax", "sparsemixer", "sigmoid")
 
 
 @dataclass(frozen=True)
 class MoEFFNWeights:
     r"""Experts (gated FFNs without biases), the router :math:`W_r` (:math:`M\times E`), ``top_k``,
     ``normalize`` (renormalised top-k weights), ``scaling`` :math:`\rho`, an optional ``shared`` expert and its
-    sigmoid gate vector ``shared_gate`` (:math:`M`; ``None``: gate 1)."""
+    sigmoid gate vector ``shared_gate`` (:math:`M`; ``None``: gate 1); a ``router_bias`` (:math:`E`), and the up
+    branch's ``up_clamp`` :math:`(c, t)` (module docstring).  Experts may have gate and up biases, not a down bias."""
 
     experts: Tuple[GatedFFNWeights, ...]
     router: np.ndarray
@@ -65,6 +75,11 @@ class MoEFFNWeights:
     activation: Optional[str] = "silu"
     routing: str = "softmax"
     jitter_eps: float = 0.0
+    router_bias: Optional[np.ndarray] = None
+    up_clamp: Optional[Tuple[float, float]] = None
+    choice_bias: Optional[np.ndarray] = None
+    groups: Optional[Tuple[int, int, str]] = None
+    norm_eps: float = 0.0
 
     gated = True
 
@@ -77,8 +92,9 @@ class MoEFFNWeights:
         for i, e in enumerate(parts):
             if e.width != M or (e is not self.shared and e.hidden != F):
                 raise ShapeError(f"expert {i} has shape ({e.width}, {e.hidden}), expected ({M}, {F})")
-            if any(b is not None for b in (e.b_gate, e.b_up, e.b_down)):
-                raise InvalidValueError(f"expert {i} has biases: MoE experts with biases are not modelled")
+            if e.b_down is not None:
+                raise InvalidValueError(f"expert {i} has a down-projection bias: it would be added whatever the "
+                                        "routing weight; give it as a hidden unit held at 1 instead")
             if e.activation not in (None, self.activation):
                 raise InvalidValueError(f"expert {i} has activation {e.activation!r}, the MoE {self.activation!r}")
         object.__setattr__(self, "experts", experts)
@@ -101,8 +117,39 @@ class MoEFFNWeights:
             if self.shared is None:
                 raise InvalidValueError("shared_gate needs a shared expert")
             object.__setattr__(self, "shared_gate", frozen("shared_gate", self.shared_gate, (M,)))
+        E = len(experts)
+        for name in ("router_bias", "choice_bias"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, frozen(name, getattr(self, name), (E,)))
+        if self.groups is not None:
+            n_group, topk_group, rule = self.groups
+            if (not isinstance(n_group, int) or not isinstance(topk_group, int) or n_group < 1 or E % n_group
+                    or not 1 <= topk_group <= n_group or rule not in ("max", "top2")
+                    or (rule == "top2" and E // n_group < 2) or k > topk_group * (E // n_group)):
+                raise InvalidValueError(f"groups=(n_group, topk_group, rule) needs n_group dividing the {E} experts, "
+                                        f"1 <= topk_group <= n_group, rule 'max' or 'top2' and top_k={k} experts in "
+                                        f"the kept groups; got {self.groups!r}")
+            object.__setattr__(self, "groups", (n_group, topk_group, rule))
+        if self.routing == "sparsemixer" and (self.choice_bias is not None or self.groups is not None):
+            raise InvalidValueError("routing='sparsemixer' has no choice bias or expert groups")
+        eps_n = check_real_number("norm_eps", self.norm_eps)
+        if eps_n < 0:
+            raise InvalidValueError(f"norm_eps must be >= 0, got {eps_n}")
+        object.__setattr__(self, "norm_eps", eps_n)
+        if self.up_clamp is not None:
+            c, t = (check_real_number(f"up_clamp[{j}]", v) for j, v in enumerate(self.up_clamp))
+            if not (c > 0 and abs(t) <= c):
+                raise InvalidValueError(f"up_clamp=(limit, shift) needs limit > 0 and |shift| <= limit (a clamped "
+                                        f"unit at 0 would have no finite factor), got {self.up_clamp!r}")
+            object.__setattr__(self, "up_clamp", (c, t))
         cat = {name: np.concatenate([getattr(e, name) for e in parts], axis=0 if name == "W_down" else 1)
                for name in ("W_gate", "W_up", "W_down")}
+        for name in ("b_gate", "b_up"):
+            if any(getattr(e, name) is not None for e in parts):
+                cat[name] = np.concatenate([np.zeros(e.hidden) if getattr(e, name) is None else getattr(e, name)
+                                            for e in parts])
+            else:
+                object.__setattr__(self, f"_{name}", None)
         for name, W in cat.items():
             W.setflags(write=False)
             object.__setattr__(self, f"_{name}", W)
@@ -111,7 +158,9 @@ class MoEFFNWeights:
     W_gate = property(lambda self: self._W_gate)
     W_up = property(lambda self: self._W_up)
     W_down = property(lambda self: self._W_down)
-    b_gate = b_up = b_down = None
+    b_gate = property(lambda self: self._b_gate)
+    b_up = property(lambda self: self._b_up)
+    b_down = None
 
     def gates(self, U: np.ndarray) -> np.ndarray:
         r"""The routing diagonal :math:`D(U)` per token and stacked hidden unit (:func:`unit_gates`)."""
@@ -126,11 +175,14 @@ class MoEFFNWeights:
         r"""``{"in", "up", "out"}: (operator, bias)`` on :math:`x'` at the FFN input ``U`` (N×M):
         :math:`S(U)(I_N\otimes W_g^{\mathsf T})`, :math:`S(U)(I_N\otimes W_u^{\mathsf T})` and
         :math:`(I_N\otimes W_d^{\mathsf T})D(U)`, evaluated on the selected experts only (zero biases).  On another
-        backend (torch) every expert is evaluated and the unselected ones are gated by exact zeros: the same values."""
+        backend (torch), and for experts with biases or a clamped up branch (GPT-OSS), every expert is evaluated
+        and the unselected ones are gated by exact zeros: the same values."""
         N = U.shape[0]
-        if not is_numpy(U):  # another backend (torch): the held dense form, the unselected units gated by exact 0s
+        if not is_numpy(U) or self.b_gate is not None or self.b_up is not None or self.up_clamp is not None:
+            # another backend (torch), or experts with biases or a clamped up branch (GPT-OSS: per-unit factors in
+            # D(u)): the held dense form, every expert evaluated and the unselected ones gated by exact zeros
             down, bias = _op(N, self.W_down, None)
-            return {"in": _op(N, self.W_gate, None), "up": _op(N, self.W_up, None),
+            return {"in": _op(N, self.W_gate, self.b_gate), "up": _op(N, self.W_up, self.b_up),
                     "out": (Compose([down, Diagonal(self.gates(U).reshape(-1))]), bias)}
         blocks = expert_blocks(self.experts[0].hidden, self.n_experts, 0 if self.shared is None else self.shared.hidden)
         G = self.block_gates(U)
@@ -162,28 +214,47 @@ class MoEFFNWeights:
 def routing_gates(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     r"""``(G, s)``: the routing weights :math:`g_e(u_n)` as an ``(N, E)`` array (zero off the top-k) and the shared
     expert's gates :math:`s(u_n)` (``None`` without a shared expert)."""
-    return _routing(w, U, w.router, w.shared_gate)
+    return _routing(w, U, w.router, w.shared_gate, w.router_bias, w.choice_bias)
 
 
-def _routing(w: MoEFFNWeights, U: np.ndarray, router: np.ndarray, shared_gate: Optional[np.ndarray]) -> tuple:
-    logits = U @ router
+def _routing(w: MoEFFNWeights, U: np.ndarray, router: np.ndarray, shared_gate: Optional[np.ndarray],
+             router_bias: Optional[np.ndarray], choice_bias: Optional[np.ndarray]) -> tuple:
+    logits = U @ router if router_bias is None else U @ router + router_bias
     if w.routing == "sparsemixer":
         G = _sparsemixer(logits, w.jitter_eps)
         return G, (None if w.shared is None else (np.ones(U.shape[0]) if shared_gate is None
                                                   else logistic(U @ shared_gate)))
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    top = np.argsort(-p, axis=1, kind="stable")[:, : w.top_k]
+    if w.routing == "sigmoid":
+        p = logistic(logits)
+    else:
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+    choice = p if choice_bias is None else p + choice_bias
+    if w.groups is not None:
+        choice = _group_limited(choice, *w.groups)
+    top = np.argsort(-choice, axis=1, kind="stable")[:, : w.top_k]
     rows = np.arange(U.shape[0])[:, None]
     wt = p[rows, top]
     if w.normalize:
-        wt = wt / wt.sum(axis=1, keepdims=True)
+        wt = wt / (wt.sum(axis=1, keepdims=True) + w.norm_eps)
     G = np.zeros_like(p)
     G[rows, top] = w.scaling * wt
     if w.shared is None:
         return G, None
     s = np.ones(U.shape[0]) if shared_gate is None else logistic(U @ shared_gate)
     return G, s
+
+
+def _group_limited(choice: np.ndarray, n_group: int, topk_group: int, rule: str) -> np.ndarray:
+    r"""The choice scores with the experts outside each row's best ``topk_group`` groups at :math:`-\infty`; a
+    group's score is its best expert's (``"max"``, DeepSeek-V2) or the sum of its best two (``"top2"``, V3)."""
+    N, E = choice.shape
+    g = choice.reshape(N, n_group, E // n_group)
+    score = g.max(axis=2) if rule == "max" else np.sort(g, axis=2)[:, :, -2:].sum(axis=2)
+    keep = np.argsort(-score, axis=1, kind="stable")[:, :topk_group]
+    mask = np.zeros((N, n_group), bool)
+    mask[np.arange(N)[:, None], keep] = True
+    return np.where(np.repeat(mask, E // n_group, axis=1), choice, -np.inf)
 
 
 def _sparsemixer(logits: np.ndarray, eps: float) -> np.ndarray:
@@ -213,14 +284,31 @@ def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
         D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
+    if w.up_clamp is not None:
+        D = D * clamp_factors(w, U)
     return D
 
 
 def unit_gates_host(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     r""":func:`unit_gates` with NumPy on the host, from a host copy ``U`` of the routed input: the router's weights are
     read back from their backend (:math:`M\times E`, small), so the top-k choice is the NumPy backend's own."""
-    G, s = _routing(w, U, to_numpy(w.router), to_numpy(w.shared_gate))
+    if w.up_clamp is not None:
+        raise UnsupportedError("a mixture of experts with a clamped up branch (GPT-OSS) is evaluated on NumPy only; "
+                               "evaluate this model with device=None")
+    G, s = _routing(w, U, *(to_numpy(a) for a in (w.router, w.shared_gate, w.router_bias, w.choice_bias)))
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
         D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
     return D
+
+
+def clamp_factors(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
+    r"""The up clamp's factor :math:`\kappa(y)` per token and stacked unit (module docstring): 1 where
+    :math:`|y - t| \le c`, else :math:`(\pm c + t)/y`."""
+    c, t = w.up_clamp
+    Y = U @ w.W_up if w.b_up is None else U @ w.W_up + w.b_up
+    out = np.ones_like(Y)
+    hit = np.abs(Y - t) > c
+    if hit.any():
+        out[hit] = (np.clip(Y[hit] - t, -c, c) + t) / Y[hit]  # |y - t| > c >= |t|: y != 0
+    return out

@@ -27,12 +27,12 @@ import numpy as np
 
 from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number
-from .backend import is_numpy, zeros_like_backend
+from .backend import copy_array, is_numpy, zeros_like_backend
 from .layernorm import LayerNormWeights, _big_rows, apply_layer_norm_weights, inverse_rms, layer_norm_operator
-from .operators import Diagonal, Kron, LinearOperator
+from .operators import Diagonal, IdentityOperator, Kron, LinearOperator
 
-__all__ = ["RMSNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator", "rms_norm",
-           "norm_on_constant_rows"]
+__all__ = ["RMSNormWeights", "IdentityNormWeights", "NormWeights", "check_norm", "apply_norm", "norm_operator",
+           "rms_norm", "norm_on_constant_rows"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,21 @@ class RMSNormWeights:
         return f"RMSNormWeights(width={self.width}, eps={self.eps}, offset={self.offset})"
 
 
+class IdentityNormWeights(RMSNormWeights):
+    r"""A norm that is the identity (ModernBERT's first attention norm, an ``nn.Identity``): an RMSNorm of gain 1
+    whose diagonal :math:`D` is 1 at every input, so every norm formula holds with :math:`L = I`, :math:`\beta = 0`.
+
+    >>> IdentityNormWeights(3)
+    IdentityNormWeights(width=3)
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__(np.ones(check_positive_dim("width", width)))
+
+    def __repr__(self) -> str:
+        return f"IdentityNormWeights(width={self.width})"
+
+
 NormWeights = Union[LayerNormWeights, RMSNormWeights]
 
 
@@ -88,6 +103,8 @@ def check_norm(name: str, norm: Any, width: int, optional: bool = True) -> None:
 
 def rms_norm(X: np.ndarray, norm: RMSNormWeights) -> np.ndarray:
     r"""Direct row-wise RMSNorm :math:`(o + w) \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`."""
+    if isinstance(norm, IdentityNormWeights):
+        return np.array(X, dtype=np.float64) if is_numpy(X) else copy_array(X)
     if not is_numpy(X):  # another backend (torch): the row rescaling of inverse_rms
         return X * inverse_rms(X, norm.eps)[:, None] * norm.gain
     rows, s = _big_rows(X)
@@ -122,6 +139,8 @@ def norm_operator(X: np.ndarray, norm: NormWeights) -> Tuple[LinearOperator, np.
     if not isinstance(norm, RMSNormWeights):
         raise InvalidValueError(f"norm must be a LayerNormWeights or RMSNormWeights, got {type(norm).__name__}")
     N, M = X.shape
+    if isinstance(norm, IdentityNormWeights):
+        return IdentityOperator(N * M), zeros_like_backend(X, N * M)
     return Kron(Diagonal(inverse_rms(X, norm.eps)), Diagonal(norm.gain)), zeros_like_backend(X, N * M)
 
 
@@ -132,4 +151,7 @@ def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tu
     if isinstance(norm, LayerNormWeights):
         Z = X - X.mean(axis=1, keepdims=True)
         return inverse_rms(Z, norm.eps), norm.gamma * (t - t.mean()), norm.beta
-    return inverse_rms(X, norm.eps), norm.gain * t, (np.zeros_like(t) if is_numpy(t) else 0.0 * t)
+    zero = np.zeros_like(t) if is_numpy(t) else 0.0 * t
+    if isinstance(norm, IdentityNormWeights):
+        return (np.ones(X.shape[0]) if is_numpy(X) else 0.0 * X[:, 0] + 1.0), 1.0 * t, zero
+    return inverse_rms(X, norm.eps), norm.gain * t, zero

@@ -12,7 +12,9 @@ Notation (all operators act on length-:math:`NM` row-major vectors):
 
 * :math:`A = W'_{HVO}(U) = \sum_h H_h(U) \otimes (W_{V,h}W_{O,h})^{\mathsf T}`,
   :math:`a = \mathbf 1_N \otimes (W_O^{\mathsf T} b_V + b_O)`
-  — MHA at its actual argument :math:`U` (Eq. 9–10; :math:`A` dynamic, :math:`a` static);
+  — MHA at its actual argument :math:`U` (Eq. 9–10; :math:`A` dynamic, :math:`a` static; with attention sinks
+  :math:`a` and :math:`A\beta'_1` are dynamic, ``ext:attention-sink.mv-form``, and :math:`b'_3`, :math:`b'_2` with
+  them);
 * :math:`F_1 = I_N \otimes W_1^{\mathsf T}`, :math:`f_1 = \mathbf 1_N \otimes b_1`,
   :math:`F_2 = I_N \otimes W_2^{\mathsf T}`, :math:`f_2 = \mathbf 1_N \otimes b_2` — FFN (Eq. 29; static);
 * :math:`L_k = (D(V) \otimes \operatorname{diag}\gamma_k)(I_N \otimes C_M)`,
@@ -79,6 +81,7 @@ from .mha_operator import _mha_operator, head_source, hvo_bias_image
 from .moe import MoEFFNWeights
 from .norms import norm_on_constant_rows, norm_operator
 from .operators import _TRUSTED, Compose, IdentityOperator, LinearOperator, Sum
+from .routed import RoutedLinear
 from .stack import BlockWeights, TransformerStack, _prepare, check_input, check_kind
 
 __all__ = ["ResidualParams", "DYNAMIC", "dynamic_parameters", "layer_residual_params", "residual_params",
@@ -219,11 +222,14 @@ def apply_residual(params: ResidualParams, x: Any, activation: Optional[str] = N
     return _residual(params, x)
 
 
-def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray) -> np.ndarray:
-    """:math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm."""
+def _static_hvo(block: BlockWeights, N: int, beta: np.ndarray, A: Any = None) -> np.ndarray:
+    r""":math:`A\beta'_1` from the static formula (rows of H_h sum to one); zero for RMSNorm.  With attention sinks
+    the rows sum to :math:`1-\pi_{h,n}`: applied through ``A`` itself (a dynamic vector)."""
     M = block.width
     if not (np.any(beta[:M]) if is_numpy(beta) else bool(namespace(beta).any(beta[:M] != 0))):
         return zeros_like_backend(beta, N * M)
+    if not block.attention.stochastic_rows:
+        return A._matvec(beta)
     return tile(hvo_bias_image(block.attention, beta[:M]), N)
 
 
@@ -258,6 +264,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     fout = zeros_like_backend(x, N * M) if moe else ops["out"][1]
     act = activation_function(act_name)
     I = IdentityOperator(N * M)
+    sinks = not block.attention.stochastic_rows  # sinks, latent attention: the biases after attention vary by row
 
     def attn(U):
         return _mha_operator(N, block.attention, head_source(U, block.attention, mask, where))
@@ -288,17 +295,17 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     if kind in ("paper", "standard"):
         A, a = attn(X)
         P = A if kind == "paper" else Sum([I, A])
-        b3, qs = a + fout, (None, zero, a[:M])
+        b3, qs = a + fout, (a if sinks else (None, zero, a[:M]))
         if moe:
             at((P._matvec(x) if Px_fn is None else Px_fn(P)) + a)
     elif kind == "pre_ln":
         L1, beta1 = ln(1, x)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         P = Sum([I, Compose([A, L1])])
-        p = _static_hvo(block, N, beta1) + a
+        p = _static_hvo(block, N, beta1, A) + a
         h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
         Q, beta2 = ln(2, h)
-        b3, qs = p + fout, norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M])
+        b3, qs = p + fout, (Q._matvec(p) + beta2 if sinks else norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M]))
         if moe:
             at(Q._matvec(h) + beta2)
     elif kind == "post_ln":
@@ -307,7 +314,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         u = IA._matvec(x) + a
         L1, beta1 = ln(1, u)
         P, p = Compose([L1, IA]), L1._matvec(a) + beta1
-        qs = norm_on_constant_rows(u.reshape(N, M), norm(1), a[:M])
+        qs = p if sinks else norm_on_constant_rows(u.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, h + ffn_value(h))
         Y, b3 = Z, Z._matvec(p + fout) + beta2
@@ -316,14 +323,14 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         Q, q = (L1, beta1) if block.ln2 is None else ln(2, x)
         qs = (None, zero, q[:M])
-        Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1) + a + fout
+        Y, P, b3 = Sum([I, Compose([A, L1])]), None, _static_hvo(block, N, beta1, A) + a + fout
         if moe:
             at(Q._matvec(x) + q)
     elif kind == "sandwich":  # h = x + N2(A N1 x), x+ = h + N4(FFN(N3 h))
         L1, beta1 = norm_operator(X, block.ln1)
         A, a = attn((L1._matvec(x) + beta1).reshape(N, M))
         core = Compose([A, L1])
-        m0 = _static_hvo(block, N, beta1) + a
+        m0 = _static_hvo(block, N, beta1, A) + a
         L2, beta2 = norm_operator((core._matvec(x) + m0).reshape(N, M), block.ln2)
         P = Sum([I, Compose([L2, core])])
         p = L2._matvec(m0) + beta2
@@ -337,7 +344,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         m = A._matvec(x) + a
         L1, beta1 = ln(1, m)
         P, p = Sum([I, Compose([L1, A])]), L1._matvec(a) + beta1
-        qs = norm_on_constant_rows(m.reshape(N, M), norm(1), a[:M])
+        qs = p if sinks else norm_on_constant_rows(m.reshape(N, M), norm(1), a[:M])
         h = P._matvec(x) + p
         Z, beta2 = ln(2, ffn_value(h))
         b3 = p + Z._matvec(fout) + beta2
@@ -345,8 +352,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     Fout = ops["out"][0]
     W3 = Fout if Z is None else Compose([Z, Fout])
     G = Fin if Q is None else Compose([Fin, Q])
-    # b'_2 = S(u)(...), b'_4 = S(u)(...): the unselected units are 0 (on NumPy; another backend holds the dense form)
-    routed = Fin if moe and is_numpy(x) else None
+    # b'_2 = S(u)(...), b'_4 = S(u)(...): the unselected units are 0 (the routed form; the dense one gates them later)
+    routed = Fin if isinstance(Fin, RoutedLinear) else None
     # b2 = F_in q + f_in with the FFN argument's bias q = D ⊗ w + 1 ⊗ c (rows D_n w + c): O(MF)
     if is_array(qs):  # sandwich: the FFN argument's bias q has no row structure (full vector)
         b2 = Fin._matvec(qs) + fin
@@ -363,6 +370,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
 
     W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
     dynamic = dynamic_parameters(kind, W4 is not None) | ({"W3"} if moe else set())  # MoE: W'_3 = ... D(u)
+    if sinks:  # the value bias H_h 1 b_V^T (and A beta'_1) depend on the input: b'_3, and b'_2 behind it
+        dynamic |= {"b3"} | (set() if kind == "parallel" else {"b2"} | ({"b4"} if W4 is not None else set()))
     return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=frozenset(dynamic),
                           W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))
 
@@ -381,7 +390,7 @@ def layer_residual_params(block: BlockWeights, kind: str, activation: str, X: An
     activation_function(act)
     X = as_backend_array("X", X, 2)
     check_shape("X", X, (None, block.width))
-    check_same_backend("X", X, block.attention.W_Q)
+    check_same_backend("X", X, block.attention.W_O)
     if X.shape[0] < 1:
         raise ShapeError("X must have at least one row")
     if (kind in ("pre_ln", "post_ln", "sublayer_post_ln") and (block.ln1 is None or block.ln2 is None)) or (

@@ -190,8 +190,8 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
 
 def stack_backend(stack: TransformerStack) -> str:
     """The backend of the stack's weights (:func:`symuat.numeric.backend.backend_name` of its first block's
-    ``W_Q``)."""
-    return backend_name(stack.blocks[0].attention.W_Q)
+    ``W_O``, which every attention has)."""
+    return backend_name(stack.blocks[0].attention.W_O)
 
 
 def check_stack_backend(stack: TransformerStack, X: Any) -> None:
@@ -263,7 +263,7 @@ def block_forward(block: BlockWeights, kind: str, activation: str, X: Any, atten
     X = as_backend_array("X", X, 2)
     check_positive_dim("X.shape[0]", X.shape[0])
     check_shape("X", X, (None, block.width))
-    check_same_backend("X", X, block.attention.W_Q)
+    check_same_backend("X", X, block.attention.W_O)
     return _block(block, kind, act, X, check_attention_mask(attention_mask, X.shape[0]))
 
 

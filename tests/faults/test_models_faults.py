@@ -99,8 +99,8 @@ CHECKPOINT_FAULTS = {
     "corrupt_safetensors": (lambda p: (p / "model.safetensors").write_bytes(b"\x00garbage" * 8),
                             ["cannot load the checkpoint"]),
     "config_not_json": (lambda p: (p / "config.json").write_text("{nope"), ["is not valid JSON"]),
-    "unsupported_type": (lambda p: (p / "config.json").write_text('{"model_type": "t5"}'),
-                         ["unsupported model type 't5'"]),
+    "unsupported_type": (lambda p: (p / "config.json").write_text('{"model_type": "codegen"}'),
+                         ["unsupported model type 'codegen'"]),
 }
 
 
