@@ -104,6 +104,7 @@ _ACT_XP = {
     "relu2": lambda xp, x: xp.where(x > 0, x, 0.0) ** 2,
     "gelu_fast": lambda xp, x: 0.5 * x * (1.0 + xp.tanh(x * 0.7978845608 * (1.0 + 0.044715 * (x * x)))),
     "gelu_bloom": lambda xp, x: x * 0.5 * (1.0 + xp.tanh(0.79788456 * x * (1 + 0.044715 * x * x))),
+    "quick_gelu_clamp7": lambda xp, x: xp.minimum(x, 7.0) * _logistic_xp(xp, xp.minimum(x, 7.0) * 1.702),
 }
 
 
