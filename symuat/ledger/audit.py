@@ -243,8 +243,8 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: Instanc
     counterexample = None
     for name, identity in claim.readings.items():
         verdict = check_identity(identity, seed=seed, cache=instances)
-        evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample)
-                        for ev in verdict.evidence)
+        evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample,
+                                 witness=ev.witness) for ev in verdict.evidence)
         if not verdict.consistent:
             return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
         symbolic = next((ev for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)

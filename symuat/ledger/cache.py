@@ -42,7 +42,7 @@ from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
 
 __all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
 
-_FORMAT = 2
+_FORMAT = 3  # 3: evidence keeps its witness
 _MAGIC = "symuat-audit-cache"
 _MAX_BYTES = 256 * 2**20
 _KEEP_FILES = 16
