@@ -32,8 +32,8 @@ from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 from .guard import defined_at, entry_timeout, report, time_limit, user_code
 
-__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "audit", "ledger_json", "summary",
-           "computed_summary", "COMPUTED_EXTRA"]
+__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "with_correction_coq", "audit", "ledger_json",
+           "summary", "computed_summary", "COMPUTED_EXTRA"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +196,12 @@ def with_coq(record: AuditRecord, coq: Evidence, denial: bool = False) -> AuditR
         return out
     return replace(out, computed=None, reason=f"the coq level disagrees with the others ({record.reason}): "
                                               f"{coq.detail}")
+
+
+def with_correction_coq(record: AuditRecord, coq: Evidence) -> AuditRecord:
+    """``record`` with the Coq evidence of its correction (✓, or undecided with Coq's reason: a theorem that is
+    missing or rests on an axiom proves nothing, and the correction keeps the other levels' proof)."""
+    return replace(record, correction_evidence=record.correction_evidence + (coq,))
 
 
 def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditRecord:
