@@ -33,6 +33,7 @@ from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
 from .families import FamilyIndex, FamilyInput, FamilyShape
 from .index_types import Atom, as_type, cases, parse_size, same
+from .masks import mask_bounds
 from .outside import OutsideFragment
 from .rules import tracing
 from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
@@ -191,7 +192,7 @@ def _normal_form(identity: Identity):
                     bounds[a] = max(bounds.get(a, 1), n)
                 for a, b in _coefficient_sizes(t).items():
                     bounds[a] = max(bounds.get(a, 1), b)
-    return forms, partition_bounds(used, witness_bounds(bounds, split)), diff.rows, diff.cols, split
+    return forms, mask_bounds(used, partition_bounds(used, witness_bounds(bounds, split))), diff.rows, diff.cols, split
 
 
 def _coefficient_sizes(term) -> dict:
