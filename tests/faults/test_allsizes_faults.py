@@ -108,3 +108,38 @@ def test_a_computed_family_is_summed_for_every_size_and_a_wrong_member_is_refute
     stray = decide(Identity(shapes=_heads, lhs=total, rhs=lambda e, d: family_from(member(e, d), d["h"])[0],
                             dims=HEAD_DIMS))
     assert not stray.inside and "computed family" in stray.reason
+
+
+def _sink(rhs=None, sign=-1):
+    """ext:attention-sink.mv-form with its rows' normalisation or its right side corrupted."""
+    from symuat_paper import ext_attention_sinks as sinks
+
+    from symuat.algebra.families import family_from, family_member
+    from symuat.algebra.matrices import ones
+    from symuat.algebra.splits import but_last
+    from symuat.layers.attention import MultiHeadAttention
+
+    good = sinks.sink_identity()
+
+    def heads(e, d):
+        free = but_last(d["N"])
+
+        def head(j):
+            F = family_member(e, "H", j)[:, :free]
+            return sympy.ImmutableMatrix.hstack(F, ones(d["N"]) - F * ones(d["N"])[:free, :]
+                                                + sign * family_member(e, "pi", j))
+        return family_from(head, d["h"])
+
+    def lhs(e, d):
+        return vec_r(MultiHeadAttention(heads(e, d), e["WV"], e["WO"], e["bV"], e["bO"]).apply(e["X"]))
+    return decide(Identity(shapes=good.shapes, lhs=lhs, rhs=rhs or good.rhs, dims=good.dims))
+
+
+def test_sinks_are_proved_for_every_size_and_a_wrong_row_normalisation_is_refuted():
+    assert _sink().evidence.holds is True
+    plus = _sink(sign=1)  # rows summing to 1 + π
+    assert plus.evidence.holds is False and plus.evidence.counterexample["dims"] == {"h": 1, "N": 1, "d": 1}
+    from symuat_paper.ext_attention_sinks import _mha
+
+    static = _sink(rhs=lambda e, d: _mha(e, d).matrix_vector_form().apply(vec_r(e["X"])))  # row-stochastic's bias
+    assert static.evidence.holds is False and static.evidence.counterexample["dims"] == {"h": 1, "N": 1, "d": 1}
