@@ -24,7 +24,7 @@ from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.attention_scores import alibi_bias, masked_weights, sliding_window_mask, softcap
-from symuat.layers.grouped_attention import masked_row_stochastic_matrix
+from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
 from .ext_layers import ROPE_DIMS
@@ -134,13 +134,13 @@ _WINDOW_DIMS = tuple({"h": h, "N": N, "w": w, "r": r} for h in (1, 2) for N in (
 def _window_shapes(d):
     M = d["h"]
     out = {"X": (d["N"], M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    out.update({f"H{i + 1}": (d["N"], d["N"]) for i in range(d["h"])})
+    out.update(family_shapes("H", d["h"], d["N"], d["N"]))
     return out
 
 
 def _window_mha(e, d) -> MultiHeadAttention:
     allowed = sliding_window_mask(d["N"], d["w"], d["N"] - d["r"])
-    H = tuple(masked_row_stochastic_matrix(f"H{i + 1}", d["N"], allowed) for i in range(d["h"]))
+    H = row_stochastic_family("H", d["h"], d["N"], allowed)
     return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
 
 

@@ -21,12 +21,14 @@ from fractions import Fraction
 
 import sympy
 
-from .index_types import UNIT, Atom, as_type, same
+from .families import FamilyInput, FamilyShape, TracedFamily
+from .index_types import UNIT, Atom, SizeDifference, as_type, same
 from .outside import OutsideFragment
-from .terms import eliminate_deltas, multiply
+from .terms import ROW_STOCHASTIC, eliminate_deltas, multiply
 from .tracer import Tracer, _vars
 
-__all__ = ["TracedMask", "sliding_window_mask", "masked_weights", "softcap", "mask_bounds"]
+__all__ = ["TracedMask", "sliding_window_mask", "causal_padding_mask", "masked_weights", "softcap", "mask_bounds",
+           "row_stochastic_family"]
 
 #: Traced masks: input name -> (the size the mask is over, its window).  Names start with a space: never declared.
 _MASKS: dict[str, tuple[str, str]] = {}
@@ -54,14 +56,44 @@ def _atom(x, what: str) -> Atom:
     return t
 
 
+def _padding(n: Atom, padded) -> str:
+    """The padding's part of a mask's name: none, or ``N - r`` tokens (a difference of ``n`` and a dimension)."""
+    if isinstance(padded, int) and not isinstance(padded, bool) and padded == 0:
+        return ""
+    if isinstance(padded, SizeDifference) and padded.minuend == n.name:
+        return f", {padded!r} padded"
+    raise OutsideFragment(f"a mask over {n} with {padded!r} padded tokens (only 0 or {n.name} minus a dimension)")
+
+
 def sliding_window_mask(N, window, padded_left=0) -> TracedMask:
-    r"""Causal attention inside a window of ``window`` keys: :math:`\chi(n, m) = [m \le n][n - m < w]`."""
-    if not (isinstance(padded_left, int) and not isinstance(padded_left, bool) and padded_left == 0):
-        raise OutsideFragment(f"a mask with {padded_left!r} left-padded tokens (their count is a difference of sizes)")
+    r"""Causal attention inside a window of ``window`` keys: :math:`\chi(n, m) = [m \le n][n - m < w]` (and not a
+    left-padded key; a padded query sees itself)."""
     n, w = _atom(N, "the mask's size"), _atom(window, "the window")
-    mask = TracedMask(f"causal window {w.name} over {n.name}", n)
+    mask = TracedMask(f"causal window {w.name} over {n.name}{_padding(n, padded_left)} on the left", n)
     _MASKS[mask.input] = (n.name, w.name)
     return mask
+
+
+def causal_padding_mask(N, padded) -> TracedMask:
+    r"""Causal attention to the real keys: :math:`\chi(n, m) = [m \le n][m < N - \text{padded}]`."""
+    n = _atom(N, "the mask's size")
+    return TracedMask(f"causal over {n.name}{_padding(n, padded)} at the end", n)
+
+
+def row_stochastic_family(name, n, N, allowed) -> TracedFamily:
+    r"""The family of :math:`N\times N` attention matrices supported on ``allowed`` with rows summing to 1, traced as an
+    input family ``" ⟨name⟩ row-stochastic on mask"`` whose rows the normal form sums to 1
+    (:data:`~symuat.allsizes.terms.ROW_STOCHASTIC`): the identity is then proved for *every* row-stochastic
+    :math:`H_h`, in particular for every one supported on the mask."""
+    if not isinstance(allowed, TracedMask):
+        raise OutsideFragment(f"row-stochastic matrices on the mask {allowed!r} (only a traced mask predicate)")
+    size = _atom(N, "the attention matrices' size")
+    if not same(size, allowed.n):
+        raise OutsideFragment(f"row-stochastic {size} x {size} matrices on a mask over {allowed.n}")
+    fam = FamilyInput(f" ⟨{name}⟩ row-stochastic on {allowed.name}", FamilyShape(_atom(n, "the number of heads"),
+                                                                              size, size))
+    ROW_STOCHASTIC[fam.name] = size.name
+    return TracedFamily(fam)
 
 
 def mask_bounds(terms, bounds: dict) -> dict:

@@ -111,6 +111,8 @@ _HANDLERS = {
     "family_from": families.family_from,
     "sliding_window_mask": masks.sliding_window_mask,
     "masked_weights": masks.masked_weights,
+    "causal_padding_mask": masks.causal_padding_mask,
+    "row_stochastic_family": masks.row_stochastic_family,
     "softcap": masks.softcap,
     "as_family": families.as_family,
     "family_size": families.family_size,

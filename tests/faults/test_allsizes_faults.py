@@ -70,7 +70,8 @@ def test_a_statement_that_needs_what_the_mask_says_is_undecided_never_proved():
 
 
 @pytest.mark.parametrize(("rhs", "match"), [
-    (lambda e, d: masked_weights(e["S"], sliding_window_mask(d["N"], d["w"], 1), e["z"], SIGMA), "left-padded"),
+    (lambda e, d: masked_weights(e["S"], sliding_window_mask(d["N"], d["w"], 1), e["z"], SIGMA),
+     "with 1 padded tokens (only 0 or N minus a dimension)"),
     (lambda e, d: _weights(e, d, f=lambda y: 0 if y == 0 else tanh(y)), "0 maps elsewhere"),
     (lambda e, d: masked_weights(e["S"], sliding_window_mask(d["N"], d["w"]), e["z"], sympy.exp), "opaque function"),
     (lambda e, d: masked_weights(e["S"], lambda n, m: m <= n, e["z"], SIGMA), "only a traced mask predicate"),
@@ -143,3 +144,65 @@ def test_sinks_are_proved_for_every_size_and_a_wrong_row_normalisation_is_refute
 
     static = _sink(rhs=lambda e, d: _mha(e, d).matrix_vector_form().apply(vec_r(e["X"])))  # row-stochastic's bias
     assert static.evidence.holds is False and static.evidence.counterexample["dims"] == {"h": 1, "N": 1, "d": 1}
+
+
+def _stochastic(d, mask="causal"):
+    from symuat.layers.grouped_attention import causal_padding_mask, row_stochastic_family
+
+    allowed = (causal_padding_mask(d["N"], d["N"] - d["r"]) if mask == "causal"
+               else sliding_window_mask(d["N"], d["N"], d["N"] - d["r"]))
+    return row_stochastic_family("H", d["h"], d["N"], allowed)
+
+
+PAD_DIMS = tuple({"h": h, "N": N, "r": r} for h in (1, 2) for N in (1, 2, 3) for r in range(1, N + 1))
+
+
+def _padded(lhs, rhs, shapes=lambda d: {"x": (d["N"], 1), **family_shapes("G", d["h"], d["N"], d["N"])}):
+    return decide(Identity(shapes=shapes, lhs=lhs, rhs=rhs, dims=PAD_DIMS))
+
+
+def test_rows_of_a_masked_row_stochastic_family_sum_to_one_for_every_size():
+    ok = _padded(lambda e, d: family_sum(lambda j: _stochastic(d)[j] * sympy.ones(d["N"], 1), d["h"]),
+                 lambda e, d: family_sum(lambda j: sympy.ones(d["N"], 1), d["h"]))
+    assert ok.evidence.holds is True and "with r <= N (the builders' domain)" in ok.evidence.detail
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "dims"), [
+    # columns of a causal row-stochastic matrix do not sum to 1
+    (lambda e, d: family_sum(lambda j: _stochastic(d)[j].T * sympy.ones(d["N"], 1), d["h"]),
+     lambda e, d: family_sum(lambda j: sympy.ones(d["N"], 1), d["h"]), {"h": 1, "N": 2, "r": 1}),
+    # a row sum weighted by x is no row sum (the summed index is used twice)
+    (lambda e, d: family_sum(lambda j: _stochastic(d)[j] * e["x"], d["h"]),
+     lambda e, d: family_sum(lambda j: e["x"], d["h"]), {"h": 1, "N": 2, "r": 1}),
+    # a family that is not declared row-stochastic keeps its row sums
+    (lambda e, d: family_sum(lambda j: family_member(e, "G", j) * sympy.ones(d["N"], 1), d["h"]),
+     lambda e, d: family_sum(lambda j: sympy.ones(d["N"], 1), d["h"]), {"h": 1, "N": 1, "r": 1}),
+    # two masks are two families: the window's rows are not the causal mask's
+    (lambda e, d: family_sum(lambda j: _stochastic(d)[j] * e["x"], d["h"]),
+     lambda e, d: family_sum(lambda j: _stochastic(d, "window")[j] * e["x"], d["h"]), {"h": 1, "N": 2, "r": 1}),
+])
+def test_a_false_row_sum_is_refuted_at_its_smallest_witness(lhs, rhs, dims):
+    d = _padded(lhs, rhs)
+    assert d.evidence.holds is False and d.evidence.counterexample["dims"] == dims
+
+
+@pytest.mark.parametrize(("rhs", "match"), [
+    (lambda e, d: sympy.zeros(d["N"] - d["r"], 1), "the difference of sizes N-r used as a size"),
+    (lambda e, d: causal_padding(d["N"], d["N"] - d["N"]), "arithmetic or comparison on the symbolic size N"),
+    (lambda e, d: causal_padding(d["N"], d["h"] - d["r"]), "only 0 or N minus a dimension"),
+])
+def test_a_difference_of_sizes_is_only_a_count_of_padded_tokens(rhs, match):
+    d = _padded(lambda e, d: e["x"], rhs)
+    assert not d.inside and match in d.reason
+
+
+def causal_padding(N, padded):
+    from symuat.layers.grouped_attention import causal_padding_mask
+
+    return family_sum(lambda j: _rows(causal_padding_mask(N, padded), N)[j] * sympy.ones(N, 1), 1)
+
+
+def _rows(allowed, N):
+    from symuat.layers.grouped_attention import row_stochastic_family
+
+    return row_stochastic_family("H", 1, N, allowed)
