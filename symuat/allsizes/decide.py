@@ -193,7 +193,10 @@ def _normal_form(identity: Identity):
                     bounds[a] = max(bounds.get(a, 1), n)
                 for a, b in _coefficient_sizes(t).items():
                     bounds[a] = max(bounds.get(a, 1), b)
-    return forms, mask_bounds(used, partition_bounds(used, witness_bounds(bounds, split))), diff.rows, diff.cols, split
+    bounds = mask_bounds(used, partition_bounds(used, witness_bounds(bounds, split)))
+    for d in DIFFERENCES:  # N - r counts tokens: r reaches its bound only where N does too
+        bounds[d.minuend] = max(bounds.get(d.minuend, 1), bounds.get(d.subtrahend, 1))
+    return forms, bounds, diff.rows, diff.cols, split
 
 
 def _coefficient_sizes(term) -> dict:

@@ -206,3 +206,16 @@ def _rows(allowed, N):
     from symuat.layers.grouped_attention import row_stochastic_family
 
     return row_stochastic_family("H", 1, N, allowed)
+
+
+def test_a_size_only_mutant_in_the_padded_count_is_refuted_above_the_grid():
+    """A wedge in r (zero while r <= 2) holds on the grid; the witness search raises N with r (N - r >= 0)."""
+    from symuat.allsizes.size_mutants import size_only_mutants
+
+    small = tuple(x for x in PAD_DIMS if x["N"] <= 2)
+    ident = Identity(shapes=lambda d: {"x": (d["N"], 1)},
+                     lhs=lambda e, d: family_sum(lambda j: _stochastic(d)[j] * sympy.ones(d["N"], 1), d["h"]),
+                     rhs=lambda e, d: family_sum(lambda j: sympy.ones(d["N"], 1), d["h"]), dims=small)
+    (mutant,) = [m for name, m in size_only_mutants(ident) if name == "wedge:r"]
+    d = decide(mutant)
+    assert d.evidence.holds is False and d.evidence.counterexample["dims"] == {"h": 1, "N": 3, "r": 3}
