@@ -18,6 +18,10 @@ __all__ = ["COQ_LINKS", "CORRECTION_LINKS", "linked"]
 COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'duat:appB.fig2': (CoqLink('Erratum.fig2_row3_refuted', negation=True),
         'Figure 2 with box 2 as printed (fails only through row 3); depth-2 counterexample over Q.'),
+    'duat:appB.fig2.box1.part1': (CoqLink('DUAT.fig2_box'),
+        "Box i+1 = 1: x'_1 = A~_1 x'_0 + c~_1 + R_1 on the merged Eq. 20 network (the equation of box 1)."),
+    'duat:appB.fig2.box2.part1': (CoqLink('DUAT.fig2_box'),
+        "Box 2's equation x'_2 = A~_2 x'_0 + c~_2 + R_2, the left-hand symbols read as the table's values."),
     'duat:appB.fig2.box1.part2': (CoqLink('DUAT.fig2_box'),
         "Box i+1 = 1: rows and x'_1 = A~_1 x'_0 + c~_1 + R_1."),
     'duat:appB.fig2.box2.part2': (CoqLink('DUAT.fig2_box'),
