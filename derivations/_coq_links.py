@@ -12,12 +12,16 @@ from dataclasses import replace
 
 from symuat import CoqLink, Entry
 
-__all__ = ["COQ_LINKS", "linked"]
+__all__ = ["COQ_LINKS", "CORRECTION_LINKS", "linked"]
 
 #: entry id -> (the Coq link, what the theorem says of the entry when read as the entry's note says)
 COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'duat:appB.fig2': (CoqLink('Erratum.fig2_row3_refuted', negation=True),
         'Figure 2 with box 2 as printed (fails only through row 3); depth-2 counterexample over Q.'),
+    'duat:appB.fig2.box1.part1': (CoqLink('DUAT.fig2_box'),
+        "Box i+1 = 1: x'_1 = A~_1 x'_0 + c~_1 + R_1 on the merged Eq. 20 network (the equation of box 1)."),
+    'duat:appB.fig2.box2.part1': (CoqLink('DUAT.fig2_box'),
+        "Box 2's equation x'_2 = A~_2 x'_0 + c~_2 + R_2, the left-hand symbols read as the table's values."),
     'duat:appB.fig2.box1.part2': (CoqLink('DUAT.fig2_box'),
         "Box i+1 = 1: rows and x'_1 = A~_1 x'_0 + c~_1 + R_1."),
     'duat:appB.fig2.box2.part2': (CoqLink('DUAT.fig2_box'),
@@ -163,6 +167,23 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
 }
 
 
+#: erratum id -> (the Coq theorem that proves its correction for every size, how the theorem states it)
+CORRECTION_LINKS: dict[str, tuple[CoqLink, str]] = {
+    'duat:appB.fig2': (CoqLink('DUAT.fig2_box'),
+        "Every box i+1 of the table with the corrected row U~_j^(i+1) = W'_{i+1,1} U~_j^(i) (j <= i), and x'_{i+1} "
+        "from its rows: Figure 2 with row 3 of box 2 corrected, at every depth and size."),
+    'duat:appB.fig2.box2.row3': (CoqLink('DUAT.fig2_box'),
+        "Row U~_1^(2) = W'_{2,1} U~_1^(1) of box 2 (U~_1^(1) = W'_{1,3})."),
+    'duat:eq11.part2.rule4': (CoqLink('DUAT.fig2_box'),
+        "Row U~_j^(i+1) = W'_{i+1,1} U~_j^(i) for every j <= i of every box."),
+    'duat:eq33.part2.rule4': (CoqLink('DUAT.fig2_box'),
+        'Same corrected rule as Eq. 11.'),
+}
+
+
 def linked(entries: Iterable[Entry]) -> list[Entry]:
-    """``entries``, each with its Coq link where :data:`COQ_LINKS` has one."""
-    return [replace(e, coq=COQ_LINKS[e.id][0]) if e.id in COQ_LINKS else e for e in entries]
+    """``entries``, each with its Coq link where :data:`COQ_LINKS` has one, and its correction's where
+    :data:`CORRECTION_LINKS` has one."""
+    out = [replace(e, coq=COQ_LINKS[e.id][0]) if e.id in COQ_LINKS else e for e in entries]
+    return [replace(e, correction=replace(e.correction, coq=CORRECTION_LINKS[e.id][0]))
+            if e.id in CORRECTION_LINKS else e for e in out]

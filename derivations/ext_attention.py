@@ -17,7 +17,7 @@ from symuat.algebra.families import col_block, diag_vector, family_member, famil
 from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
-from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, masked_row_stochastic_matrix
+from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, row_stochastic_family
 from symuat.layers.rmsnorm import RMSNorm
 from symuat.layers.rotary import rotary_operator, rotate_half_apply
 
@@ -198,24 +198,26 @@ def gqa_identity() -> Identity:
 # --- masks ----------------------------------------------------------------------------------------
 
 #: ``r`` real tokens followed by ``N - r`` padded ones (dimensions are positive, so the grid counts real tokens).
-_MASK_DIMS = tuple({"h": h, "N": N, "r": r, "M": 1 * h} for h in (1, 2) for N in (1, 2, 3) for r in range(N, 0, -1))
+#: ``r`` real tokens followed by ``N - r`` padded ones; head width ``d`` (dimensions are positive, so the grid counts
+#: real tokens).
+_MASK_DIMS = tuple({"h": h, "N": N, "r": r, "d": 1} for h in (1, 2) for N in (1, 2, 3) for r in range(N, 0, -1))
 
 
 def _mask_shapes(d):
-    h, N, M = d["h"], d["N"], d["M"]
+    h, N, M = d["h"], d["N"], d["h"] * d["d"]
     shapes = {"X": (N, M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    shapes.update({f"H{i + 1}": (N, N) for i in range(h)})
+    shapes.update(family_shapes("H", h, N, N))
     return shapes
 
 
 def _masked_mha(e, d) -> MultiHeadAttention:
     allowed = causal_padding_mask(d["N"], d["N"] - d["r"])
-    H = tuple(masked_row_stochastic_matrix(f"H{i + 1}", d["N"], allowed) for i in range(d["h"]))
+    H = row_stochastic_family("H", d["h"], d["N"], allowed)
     return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
 
 
 def _mask_ref(a, d):
-    N, p, dd = d["N"], d["N"] - d["r"], d["M"] // d["h"]
+    N, p, dd = d["N"], d["N"] - d["r"], d["d"]
     out = np.tile(a["bO"].T, (N, 1))
     for i in range(d["h"]):
         F = a[f"H{i + 1}"]
@@ -234,7 +236,7 @@ def mask_identity() -> Identity:
     return Identity(
         shapes=_mask_shapes, lhs=lambda e, d: vec_r(_masked_mha(e, d).apply(e["X"])),
         rhs=lambda e, d: _masked_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
-        dims=_MASK_DIMS, reference=_mask_ref, random_dims={"h": 2, "N": 4, "r": 3, "M": 4},
+        dims=_MASK_DIMS, reference=_mask_ref, random_dims={"h": 2, "N": 4, "r": 3, "d": 2},
         scope=r"$H_h = \mathrm{softmax}(S + \mathrm{mask})$ is any matrix that vanishes on masked (future or padded) "
               r"keys with rows summing to 1; its free entries are symbols. Up to 2 heads, $N = 3$, $r \le N$ real "
               r"tokens followed by $N - r$ padded ones.",

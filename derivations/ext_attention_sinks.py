@@ -27,9 +27,10 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
-from symuat.algebra.matrices import kron
+from symuat.algebra.families import family_from, family_member, family_shapes, family_sum, row_block
+from symuat.algebra.matrices import kron, ones
+from symuat.algebra.splits import but_last
 from symuat.layers.attention import MultiHeadAttention
-from symuat.layers.grouped_attention import masked_row_stochastic_matrix
 
 __all__ = ["entries", "sink_identity", "np_sink_mha"]
 
@@ -39,21 +40,21 @@ Matrix = sympy.ImmutableMatrix
 def _shapes(d):
     M, N = d["h"] * d["d"], d["N"]
     out = {"X": (N, M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    out.update({f"pi{i + 1}": (N, 1) for i in range(d["h"])})
-    out.update({f"H{i + 1}": (N, N) for i in range(d["h"])})
+    out.update(family_shapes("pi", d["h"], N, 1))
+    out.update(family_shapes("H", d["h"], N, N))
     return out
 
 
 def _heads(e, d):
-    r""":math:`H_h` with free entries whose row :math:`n` sums to :math:`1 - \pi_{h,n}` (the sink's mass)."""
+    r""":math:`H_h` with free entries whose row :math:`n` sums to :math:`1 - \pi_{h,n}` (the sink's mass): the last
+    column is :math:`\mathbf 1 - \pi_h` minus the others (a family computed per head)."""
     N = d["N"]
-    out = []
-    for i in range(d["h"]):
-        H = masked_row_stochastic_matrix(f"H{i + 1}", N, lambda n, m: True).as_mutable()
-        for n in range(N):  # the last key gives up the sink's mass
-            H[n, N - 1] -= e[f"pi{i + 1}"][n, 0]
-        out.append(Matrix(H))
-    return tuple(out)
+    free = but_last(N)  # the first N - 1 columns are free
+
+    def head(j):
+        F = family_member(e, "H", j)[:, :free]
+        return Matrix.hstack(F, ones(N) - F * ones(N)[:free, :] - family_member(e, "pi", j))
+    return family_from(head, d["h"])
 
 
 def _mha(e, d) -> MultiHeadAttention:
@@ -63,11 +64,9 @@ def _mha(e, d) -> MultiHeadAttention:
 def _rhs(e, d):
     r""":math:`W'_{HVO}x' + \mathbf 1\otimes(\sum_h W_{O,h}^Tb_{V,h} + b_O) - \sum_h \pi_h\otimes W_{O,h}^Tb_{V,h}`."""
     mha = _mha(e, d)
-    out = mha.W_HVO_closed_form() * vec_r(e["X"]) + mha.b_prime()
-    for h in range(d["h"]):
-        c = mha.W_O_head(h).T * e["bV"][h * d["d"]:(h + 1) * d["d"], :]
-        out -= kron(e[f"pi{h + 1}"], c)
-    return out
+    sinks = family_sum(lambda h: kron(family_member(e, "pi", h), mha.W_O_head(h).T * row_block(e["bV"], h, d["d"])),
+                       d["h"])
+    return mha.W_HVO_closed_form() * vec_r(e["X"]) + mha.b_prime() - sinks
 
 
 def np_sink_mha(a, d) -> np.ndarray:

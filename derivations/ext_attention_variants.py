@@ -19,11 +19,12 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Prose, Status, vec_r
+from symuat.algebra.families import col_block, family_from, family_member, family_shapes, family_sum, row_block
 from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.attention_scores import alibi_bias, masked_weights, sliding_window_mask, softcap
-from symuat.layers.grouped_attention import masked_row_stochastic_matrix
+from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
 from .ext_layers import ROPE_DIMS
@@ -53,7 +54,7 @@ def _head_shapes(d, extra=()):
     h, N, dd = d["h"], d["N"], d["d"]
     M = h * dd
     out = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M)}
-    out.update({f"z{i + 1}": (N, 1) for i in range(h)})
+    out.update(family_shapes("z", h, N, 1))
     out.update(dict(extra))
     return out
 
@@ -63,13 +64,14 @@ def _cols(j, dd):
 
 
 def _library(e, d, weights):
-    r"""Σ_h A_h X W_{V,h} W_{O,h} with A_h = weights(h, Q_h, K_h) from the row-wise projections."""
+    r"""Σ_h A_h X W_{V,h} W_{O,h} with A_h = weights(h, Q_h, K_h) from the row-wise projections (a family sum over
+    the heads: the explicit loop at concrete sizes, an index sum on symbolic ones)."""
     dd, X = d["d"], e["X"]
-    out = sympy.zeros(d["N"], d["h"] * dd)
-    for j in range(d["h"]):
-        c = _cols(j, dd)
-        out += weights(j, X * e["WQ"][:, c], X * e["WK"][:, c]) * X * e["WV"][:, c] * e["WO"][c, :]
-    return vec_r(out)
+
+    def head(j):
+        Q, K = X * col_block(e["WQ"], j, dd), X * col_block(e["WK"], j, dd)
+        return weights(j, Q, K) * X * col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)
+    return vec_r(family_sum(head, d["h"]))
 
 
 def _closed_form(e, d, weights):
@@ -78,9 +80,11 @@ def _closed_form(e, d, weights):
     N, dd, x = d["N"], d["d"], vec_r(e["X"])
 
     def proj(W, j):
-        return unvec_r(kron(identity_matrix(N), W[:, _cols(j, dd)].T) * x, N, dd)
-    H = tuple(weights(j, proj(e["WQ"], j), proj(e["WK"], j)) for j in range(d["h"]))
-    return MultiHeadAttention(H, e["WV"], e["WO"]).W_HVO_closed_form() * x
+        return unvec_r(kron(identity_matrix(N), col_block(W, j, dd).T) * x, N, dd)
+
+    def H(j):
+        return weights(j, proj(e["WQ"], j), proj(e["WK"], j))
+    return MultiHeadAttention(family_from(H, d["h"]), e["WV"], e["WO"]).W_HVO_closed_form() * x
 
 
 def _np_library(a, d, weights):
@@ -96,13 +100,13 @@ def _np_library(a, d, weights):
 
 def _softcap_weights(e, d):
     def weights(j, Q, K):
-        capped = softcap(Q * K.T, e["c"][0, 0], sigma_tanh)
-        return masked_weights(capped, sliding_window_mask(d["N"], d["w"]), e[f"z{j + 1}"], SIGMA)
+        capped = softcap(Q * K.T, e["c"], sigma_tanh)
+        return masked_weights(capped, sliding_window_mask(d["N"], d["w"]), family_member(e, "z", j), SIGMA)
     return weights
 
 
 def _softcap_ref(a, d):
-    band, c = np_band(d["N"], d["w"], 0), a["c"][0, 0]
+    band, c = np_band(d["N"], d["w"], 0), float(a["c"])
     return _np_library(a, d, lambda j, Q, K: np.where(band, logistic(c * np.tanh(Q @ K.T / c)), 0.0)
                        * a[f"z{j + 1}"])
 
@@ -110,7 +114,7 @@ def _softcap_ref(a, d):
 @functools.cache
 def softcap_identity() -> Identity:
     r"""MHA with scores c·tanh(S/c) (and a sliding window) = Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ x'."""
-    return Identity(shapes=lambda d: _head_shapes(d, {"c": (1, 1)}),
+    return Identity(shapes=lambda d: _head_shapes(d, {"c": ()}),
                     lhs=lambda e, d: _library(e, d, _softcap_weights(e, d)),
                     rhs=lambda e, d: _closed_form(e, d, _softcap_weights(e, d)),
                     dims=({"h": 1, "N": 1, "d": 1, "w": 1}, {"h": 1, "N": 2, "d": 1, "w": 1},
@@ -130,13 +134,13 @@ _WINDOW_DIMS = tuple({"h": h, "N": N, "w": w, "r": r} for h in (1, 2) for N in (
 def _window_shapes(d):
     M = d["h"]
     out = {"X": (d["N"], M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    out.update({f"H{i + 1}": (d["N"], d["N"]) for i in range(d["h"])})
+    out.update(family_shapes("H", d["h"], d["N"], d["N"]))
     return out
 
 
 def _window_mha(e, d) -> MultiHeadAttention:
     allowed = sliding_window_mask(d["N"], d["w"], d["N"] - d["r"])
-    H = tuple(masked_row_stochastic_matrix(f"H{i + 1}", d["N"], allowed) for i in range(d["h"]))
+    H = row_stochastic_family("H", d["h"], d["N"], allowed)
     return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
 
 

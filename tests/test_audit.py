@@ -113,3 +113,26 @@ def test_entries_that_share_a_claim_share_its_sides():
     built.clear()
     audit_data(entries, jobs=1)
     assert sorted(built) == [1, 1, 2, 2]
+
+
+def test_every_refutation_in_the_json_carries_its_witness_and_who_rechecked_it():
+    """Each ✗ of the all-sizes, symbolic, exact and float levels: the point and the re-checking code, also inside
+    readings and after the audit cache's round trip (docs/ledger-format.md)."""
+    from symuat.ledger.snapshot import record_from_data, record_to_data
+
+    bad = Identity(**{**GOOD, "rhs": BAD_RHS})
+    readings = Readings("two readings", {"good": Identity(**GOOD), "bad": bad})
+    for claim, status in ((bad, Status.ERRATUM), (readings, Status.CONVENTION)):
+        record = audit_entry(_entry(claim, status, Correction("Wx", Identity(**GOOD))))
+        failed = [ev for ev in record.to_json()["evidence"] if ev["holds"] is False]
+        assert {ev["level"] for ev in failed} == {"all-sizes", "symbolic", "exact", "float"}
+        for ev in failed:
+            w = ev["witness"]
+            assert set(w) == {"field", "point", "lhs", "rhs", "checked_by"} and w["point"] and w["lhs"] != w["rhs"]
+        again = record_from_data(record_to_data(record))
+        assert again.to_json()["evidence"] == record.to_json()["evidence"]
+    shapes = Identity(**{**GOOD, "rhs": lambda e, d: e["x"].T * e["W"]})
+    evidence = audit_entry(_entry(shapes, Status.PROVED)).to_json()["evidence"]
+    ev = next(ev for ev in evidence if ev["level"] == "symbolic")
+    assert ev["holds"] is False and ev["witness"]["field"] == "sizes"
+    assert ev["witness"]["point"] == {"n": "2"}  # the sides are both 1 x 1 at n = 1

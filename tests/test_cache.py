@@ -95,7 +95,7 @@ def test_cache_file_is_signed_json_with_mode_0644_and_the_key_is_0600(ledger_dir
     assert path.stat().st_mode & 0o777 == 0o644
     header, payload = path.read_text().split("\n", 1)
     magic, version, mac = header.split(" ")
-    assert magic == "symuat-audit-cache" and version == "2" and len(mac) == 64
+    assert magic == "symuat-audit-cache" and version == "3" and len(mac) == 64
     assert sorted(json.loads(payload)["records"]) == ["duat:eq1", "duat:eq2", "duat:eq3"]
     assert key_file().stat().st_mode & 0o777 == 0o600 and not key_file().is_relative_to(cache_dir())
     assert not list(cache_dir().glob("*.tmp"))

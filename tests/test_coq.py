@@ -111,6 +111,14 @@ def test_ledger_links_name_entries_and_theorems():
         assert name in THEOREMS[file], link
         assert re.search(rf"\b(Theorem|Lemma|Corollary)\s+{re.escape(name)}\b", (COQ / f"{file}.v").read_text())
         assert link.negation == (entries[entry_id].status is Status.ERRATUM), link
+    from symuat_paper._coq_links import CORRECTION_LINKS
+
+    assert set(CORRECTION_LINKS) >= {"duat:appB.fig2", "duat:appB.fig2.box2.row3"}
+    for entry_id, (link, note) in CORRECTION_LINKS.items():  # an erratum's correction, stated (never negated)
+        entry = entries[entry_id]
+        assert entry.status is Status.ERRATUM and entry.correction.coq == link and not link.negation, entry_id
+        file, name = link.theorem.split(".")
+        assert isinstance(note, str) and note and name in THEOREMS[file], link
 
 
 def _mutant_header(path: Path) -> tuple[str, str | None, tuple[str, str, str]]:

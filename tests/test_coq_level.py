@@ -3,14 +3,15 @@ links, every one of them decided by the session's audit when coqc is installed (
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 
 import pytest
 
-from symuat import CoqLink, Entry, Identity, Level, Source, Status, dims_grid
+from symuat import CoqLink, Correction, Entry, Identity, Level, Source, Status, dims_grid
 from symuat.errors import LedgerError
-from symuat.ledger.audit import audit_entry
+from symuat.ledger.audit import audit_entry, with_correction_coq
 from symuat.ledger.coq import CoqProject, CoqResult, built_project, check_theorems, coq_evidence, find_project
 from symuat.ledger.text import explain
 
@@ -125,6 +126,25 @@ def test_coq_evidence_joins_the_record_and_a_contradiction_leaves_no_status():
     assert unknown.computed is Status.PROVED and "coq ?" in explain(unknown)
 
 
+def test_a_corrections_coq_evidence_joins_its_evidence_and_an_unclosed_theorem_is_undecided():
+    good = Identity(shapes=lambda d: {"A": (d["n"], d["n"])}, lhs=lambda e, d: e["A"] + e["A"],
+                    rhs=lambda e, d: 2 * e["A"], dims=dims_grid(n=(1, 2)))
+    bad = dataclasses.replace(good, rhs=lambda e, d: 3 * e["A"])
+    entry = Entry("duat:eq7", Source("duat", "Eq. 7"), "3A = A + A", Status.ERRATUM, bad,
+                  correction=Correction("2A", good, coq=CoqLink("A.two")))
+    record = audit_entry(entry)
+    proved = with_correction_coq(record, coq_evidence(entry.correction.coq, CoqResult(True, "closed"),
+                                                      what="the corrected statement"))
+    assert proved.computed is Status.ERRATUM and proved.correction_evidence[-1].level is Level.COQ
+    assert "states the corrected statement" in proved.correction_evidence[-1].detail
+    unknown = with_correction_coq(record, coq_evidence(entry.correction.coq, CoqResult(None, "rests on an axiom")))
+    assert unknown.computed is Status.ERRATUM and unknown.correction_evidence[-1].holds is None
+    with pytest.raises(LedgerError, match="a correction's coq must be a CoqLink that states it"):
+        Correction("2A", good, coq=CoqLink("A.two", negation=True))
+    with pytest.raises(LedgerError, match="a correction's coq must be a CoqLink"):
+        Correction("2A", good, coq="A.two")
+
+
 @pytest.mark.parametrize("name", ["duat_expansion", "DUAT.", "duat.x", "DUAT.x y", ""])
 def test_a_malformed_theorem_name_is_refused(name):
     with pytest.raises(LedgerError, match="a Coq theorem is named '<File>.<name>'"):
@@ -146,3 +166,7 @@ def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(audit
                                                 "duat:eq11.part2.rule4", "duat:eq10", "duat:eq28",
                                                 "ext:block-layouts.eq20", "ext:gated-ffn.induction",
                                                 "ext:parallel-block.induction", "duat:eq3"}
+    fixed = {r.entry.id: ev for r in audited for ev in r.correction_evidence if ev.level is Level.COQ}
+    assert set(fixed) == {"duat:appB.fig2", "duat:appB.fig2.box2.row3", "duat:eq11.part2.rule4",
+                          "duat:eq33.part2.rule4"}
+    assert all(ev.holds and ev.theorem == "DUAT.fig2_box" for ev in fixed.values())

@@ -19,9 +19,9 @@ import sympy
 from ..errors import ShapeError
 from .matrices import check_dim, traceable
 
-__all__ = ["family_sum", "family_hstack", "family_shapes", "family_member", "family_of", "as_family", "family_size",
-           "member_shape", "family_block_diagonal", "block_size", "basis_vector", "row_block", "col_block",
-           "diag_vector"]
+__all__ = ["family_sum", "family_hstack", "family_shapes", "family_member", "family_of", "family_from", "as_family",
+           "family_size", "member_shape", "family_block_diagonal", "block_size", "basis_vector", "row_block",
+           "col_block", "diag_vector"]
 
 
 @traceable
@@ -137,6 +137,17 @@ def as_family(members) -> tuple:
     (1, 2)
     """
     return tuple(members)
+
+
+@traceable
+def family_from(f: Callable[[int], sympy.MatrixBase], n: int) -> tuple:
+    r"""The family :math:`(f(0),\dots,f(n-1))` of computed members (e.g. each head's :math:`H_h` from its scores).
+
+    >>> family_from(lambda j: sympy.Matrix([[j]]), 2)
+    (Matrix([[0]]), Matrix([[1]]))
+    """
+    n = check_dim("n", n)
+    return tuple(f(j) for j in range(n))
 
 
 @traceable

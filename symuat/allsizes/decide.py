@@ -32,7 +32,8 @@ from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
 from .families import FamilyIndex, FamilyInput, FamilyShape
-from .index_types import Atom, as_type, cases, parse_size, same
+from .index_types import DIFFERENCES, Atom, as_type, cases, parse_size, same
+from .masks import mask_bounds
 from .outside import OutsideFragment
 from .rules import tracing
 from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
@@ -145,6 +146,7 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
         env = inputs(identity, dims)
         SCALAR_SYMBOLS.clear()
         SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
+        DIFFERENCES.clear()
         try:
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
@@ -191,7 +193,10 @@ def _normal_form(identity: Identity):
                     bounds[a] = max(bounds.get(a, 1), n)
                 for a, b in _coefficient_sizes(t).items():
                     bounds[a] = max(bounds.get(a, 1), b)
-    return forms, partition_bounds(used, witness_bounds(bounds, split)), diff.rows, diff.cols, split
+    bounds = mask_bounds(used, partition_bounds(used, witness_bounds(bounds, split)))
+    for d in DIFFERENCES:  # N - r counts tokens: r reaches its bound only where N does too
+        bounds[d.minuend] = max(bounds.get(d.minuend, 1), bounds.get(d.subtrahend, 1))
+    return forms, bounds, diff.rows, diff.cols, split
 
 
 def _coefficient_sizes(term) -> dict:
@@ -229,6 +234,14 @@ def _split_note(split) -> str:
     return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
 
 
+def _difference_note() -> str:
+    """Where a builder counted ``N - r`` (padded tokens): the identity is stated where that count is >= 0."""
+    if not DIFFERENCES:
+        return ""
+    return " with " + ", ".join(f"{d.subtrahend} <= {d.minuend}" for d in sorted(DIFFERENCES, key=repr)) + \
+        " (the builders' domain)"
+
+
 def _names(dims) -> str:
     return ", ".join(dims)
 
@@ -262,7 +275,8 @@ def _decide(identity: Identity) -> Decision:
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1{_split_note(split)}"
+                                 f"labelled): equal for every {_names(dims)} >= 1{_difference_note()}"
+                                 f"{_split_note(split)}"
                                  + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
     bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
     witness = _witness(identity, bounds)

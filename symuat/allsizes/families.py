@@ -21,7 +21,7 @@ from .tracer import Tracer, _vars
 
 __all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hstack", "family_shapes", "family_member",
            "row_block", "col_block", "diag_vector", "TracedFamily", "family_of", "as_family", "family_size",
-           "member_shape", "family_block_diagonal", "block_size", "basis_vector"]
+           "member_shape", "family_block_diagonal", "block_size", "basis_vector", "ComputedFamily", "family_from"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,7 +166,7 @@ def diag_vector(v: Tracer) -> Tracer:
 class TracedFamily:
     """A declared family handed to a builder as a whole (``family_of``): members by family index only."""
 
-    family: FamilyInput
+    family: FamilyInput | ComputedFamily
 
     def __getitem__(self, j) -> Tracer:
         return self.family.member(j)
@@ -175,6 +175,32 @@ class TracedFamily:
         raise OutsideFragment(f"iterating over the family {self.family.name} of symbolic size {self.family.shape.n}")
 
     __iter__ = __len__ = __bool__ = _refuse
+
+
+@dataclass(frozen=True, eq=False)
+class ComputedFamily:
+    r"""A family whose member :math:`j` is computed by the builder, ``f(j)`` (e.g. each head's :math:`H_h` from its
+    scores): traced once at a fresh index variable for its shape, then at each index the builder asks for."""
+
+    name: str
+    f: object
+    shape: FamilyShape
+
+    def member(self, j) -> Tracer:
+        if not isinstance(j, FamilyIndex) or j.atom != self.shape.n.name:
+            raise OutsideFragment(f"member {j!r} of the computed family {self.name} indexed by {self.shape.n}")
+        out = self.f(j)
+        if not (isinstance(out, Tracer) and same(out.rows, self.shape.rows) and same(out.cols, self.shape.cols)):
+            raise OutsideFragment(f"a member of the computed family {self.name} is not a {self.shape.rows} x "
+                                  f"{self.shape.cols} traced matrix")
+        return out
+
+
+def family_from(f, n) -> TracedFamily:
+    r""":math:`(f(0), \dots, f(n-1))` as a family: members by family index only (``TracedFamily``)."""
+    j, out = _member_value(f, n)
+    return TracedFamily(ComputedFamily(getattr(f, "__name__", "f"), f, FamilyShape(Atom(j.atom), out.rows,
+                                                                                   out.cols)))
 
 
 def family_of(env, name, n) -> TracedFamily:

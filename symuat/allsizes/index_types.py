@@ -25,7 +25,8 @@ from .outside import OutsideFragment
 
 __all__ = ["size_symbol", "is_size_scalar",
            "IndexType", "Atom", "Prod", "Sum", "UNIT", "canonical", "cases", "from_int", "as_type", "parse_size",
-           "size_of", "same", "Part", "may_be_empty"]
+           "size_of", "same", "Part", "may_be_empty", "SizeDifference",
+           "DIFFERENCES"]
 
 
 class IndexType:
@@ -76,7 +77,15 @@ class IndexType:
     def _refuse(self, *_args):
         raise OutsideFragment(f"arithmetic or comparison on the symbolic size {self} (only + and * are sizes)")
 
-    __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
+    def __sub__(self, other):
+        """``N - r`` of two dimensions: a :class:`SizeDifference`, a count of padded tokens for a mask, no size."""
+        a, b = canonical(self), as_type(other) if isinstance(other, (IndexType, int)) else other
+        if isinstance(a, Atom) and isinstance(b, Atom) and not isinstance(a, Part) and not isinstance(b, Part) \
+                and a.name != b.name:
+            return SizeDifference(a.name, b.name)
+        return self._refuse()
+
+    __rsub__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
     __truediv__ = __rtruediv__ = __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __pow__ = _refuse
 
     def __index__(self):
@@ -111,6 +120,32 @@ def is_size_scalar(x) -> bool:
     return (isinstance(x, sympy.Expr) and bool(x.free_symbols)
             and all(s.is_positive and s.is_integer for s in x.free_symbols)
             and not x.atoms(sympy.Function) and x.is_finite is not False)
+
+
+#: The differences of sizes a traced builder formed (cleared before each identity is traced).
+DIFFERENCES: set = set()
+
+
+@dataclass(frozen=True)
+class SizeDifference:
+    r""":math:`N - r` of two dimensions (:math:`r \le N` where the builders are defined): only a mask's count of padded
+    tokens (:mod:`symuat.allsizes.masks` names the mask by it); any other use leaves the fragment."""
+
+    minuend: str
+    subtrahend: str
+
+    def __post_init__(self) -> None:
+        DIFFERENCES.add(self)  # the identity is then stated where minuend >= subtrahend
+
+    def __repr__(self) -> str:
+        return f"{self.minuend}-{self.subtrahend}"
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"the difference of sizes {self!r} used as a size or in arithmetic (only as a mask's "
+                              "count of padded tokens)")
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __index__ = __int__ = __lt__ = __le__ = _refuse
+    __gt__ = __ge__ = __bool__ = __neg__ = _refuse
 
 
 @dataclass(frozen=True, eq=False)

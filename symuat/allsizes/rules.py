@@ -19,7 +19,7 @@ import sympy
 from sympy.matrices.expressions.blockmatrix import BlockMatrix
 from sympy.matrices.expressions.kronecker import KroneckerProduct
 
-from . import entrywise, families, splits
+from . import entrywise, families, masks, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -108,6 +108,12 @@ _HANDLERS = {
     "family_shapes": families.family_shapes,
     "family_member": families.family_member,
     "family_of": families.family_of,
+    "family_from": families.family_from,
+    "sliding_window_mask": masks.sliding_window_mask,
+    "masked_weights": masks.masked_weights,
+    "causal_padding_mask": masks.causal_padding_mask,
+    "row_stochastic_family": masks.row_stochastic_family,
+    "softcap": masks.softcap,
     "as_family": families.as_family,
     "family_size": families.family_size,
     "member_shape": families.member_shape,

@@ -26,7 +26,7 @@ import sympy
 from .outside import OutsideFragment
 
 __all__ = ["fresh", "first", "rename", "instantiate", "multiply", "eliminate_deltas", "canonical_poly", "index_counts",
-           "MAX_LABELLINGS"]
+           "MAX_LABELLINGS", "ROW_STOCHASTIC"]
 
 #: Labellings tried per term before the term is declared too symmetric to canonicalise.
 MAX_LABELLINGS = 40320
@@ -74,6 +74,31 @@ def multiply(a, b, extra_dummies=()):
     return (a[0] * b[0], a[1] + b[1], a[2] + b[2] + tuple(extra_dummies))
 
 
+#: Inputs whose rows sum to 1 (each member of a traced row-stochastic family): name -> the atom of its columns.
+ROW_STOCHASTIC: dict[str, str] = {}
+
+
+def _row_sums(coef, factors, dummies):
+    r""":math:`\sum_m H_{nm} = 1`: a dummy of ``H``'s column atom that occurs once, as the column of a row-stochastic
+    input ``H`` (one column block), is summed away with its factor."""
+    for v, a in dummies:
+        uses = [f for f in factors if v in (f[4] if f[0] == "e" else f[1:] if f[0] == "d" else _indices_of(f))]
+        if len(uses) != 1:
+            continue
+        f = uses[0]
+        if (f[0] == "e" and ROW_STOCHASTIC.get(f[1]) == a and f[3] == 0 and f[4].count(v) == 1
+                and f[4][-1] == v):
+            return coef, tuple(g for g in factors if g is not f), tuple(d for d in dummies if d[0] != v), True
+    return coef, factors, dummies, False
+
+
+def _indices_of(f) -> set:
+    out: set = set()
+    for t in f[2]:
+        out |= _indices(t)
+    return out
+
+
 def eliminate_deltas(term):
     r"""Contract every :math:`\delta_{ij}` with a dummy index; ``None`` when the term vanishes.
 
@@ -98,6 +123,8 @@ def eliminate_deltas(term):
                 coef, factors, dummies = rename((coef, rest, tuple(d for d in dummies if d[0] != gone)), {gone: keep})
                 changed = True
                 break
+        if not changed and ROW_STOCHASTIC:
+            coef, factors, dummies, changed = _row_sums(coef, factors, dummies)
     return (coef, tuple(sorted(factors, key=repr)), dummies) if coef != 0 else None
 
 

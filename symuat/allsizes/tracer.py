@@ -31,7 +31,7 @@ from .index_types import (
 from .outside import OutsideFragment
 from .terms import eliminate_deltas, first, fresh, instantiate, multiply
 
-__all__ = ["Tracer", "MAX_TERMS"]
+__all__ = ["Tracer", "MAX_TERMS", "entry_map"]
 
 #: Terms per block beyond which a statement is declared too large for the normal form.
 MAX_TERMS = 20000
@@ -239,20 +239,20 @@ class Tracer:
         return Tracer(self._r, self._c, blocks)
 
     def applyfunc(self, f) -> Tracer:
-        r"""Elementwise opaque function, e.g. :math:`\sigma`: one atom per entry, applied to the normalised entry."""
+        r"""Elementwise map ``f``: a SymPy expression of the entry built from rationals, scalar variables, ``+``,
+        ``*``, positive integer powers and opaque functions (σ) of such expressions, e.g. soft-capping's
+        :math:`c\,(2\sigma(2y/c) - 1)`.  Each σ becomes an atom applied to its normalised argument."""
         probe = sympy.Dummy("entry")
-        out = f(probe)
-        if out == probe and f(sympy.S.Zero) == 0:
-            return self
-        if not (isinstance(out, sympy.core.function.AppliedUndef) and out.args == (probe,)
-                and f(sympy.S.Zero) == out.func(0)):  # the same map on every entry, zeros included
-            raise OutsideFragment(f"elementwise map {out} is not an opaque function applied to the entry")
-        name = str(out.func)
+        out = sympy.sympify(f(probe))
+        if sympy.sympify(f(sympy.S.Zero)) != out.xreplace({probe: sympy.S.Zero}):  # the same map on every entry
+            raise OutsideFragment(f"elementwise map {out} is not one expression of the entry (0 maps elsewhere)")
         rc, cc = cases(self._r), cases(self._c)
         blocks = {}
         for key in self.keys():
             rv, cv = _vars(rc[key[0]]), _vars(cc[key[1]])
-            blocks[key] = (rv, cv, ((Fraction(1), (("s", name, tuple(self.terms(key, rv, cv))),), ()),))
+            terms = tuple(entry_map(out, probe, self.terms(key, rv, cv)))
+            if terms:
+                blocks[key] = (rv, cv, terms)
         return Tracer(self._r, self._c, blocks)
 
     def __repr__(self) -> str:
@@ -270,6 +270,34 @@ class Tracer:
         return self.scale(1 / c if isinstance(c, sympy.Basic) else Fraction(1) / c)
 
     __iter__ = __len__ = __pow__ = _refuse
+
+
+def entry_map(expr, probe, entry: list) -> list:
+    r"""The terms of ``expr`` with ``probe`` standing for the entry ``entry`` (a list of terms; fresh dummies at each
+    occurrence).
+
+    >>> y = sympy.Symbol("y")
+    >>> entry_map(2 * y + 1, y, [(Fraction(1), (("e", "A", 0, 0, ("i", "j")),), ())])[1][0]
+    Fraction(2, 1)
+    """
+    if expr == probe:
+        return [instantiate(t, {}) for t in entry]
+    if not expr.has(probe):
+        return [] if expr == 0 else [(_scalar(expr), (), ())]
+    if isinstance(expr, sympy.Add):
+        return [t for a in expr.args for t in entry_map(a, probe, entry)]
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        expr = sympy.Mul(*([expr.base] * int(expr.exp)), evaluate=False)
+    if isinstance(expr, sympy.Mul):
+        out = [(Fraction(1), (), ())]
+        for a in expr.args:
+            factor = entry_map(a, probe, entry)
+            out = [t for t in (eliminate_deltas(multiply(x, y)) for x in out for y in factor) if t is not None]
+        return out
+    if isinstance(expr, sympy.core.function.AppliedUndef) and len(expr.args) == 1:
+        return [(Fraction(1), (("s", str(expr.func), tuple(entry_map(expr.args[0], probe, entry))),), ())]
+    raise OutsideFragment(f"the elementwise map uses {type(expr).__name__} ({expr}): only +, *, positive integer "
+                          "powers, scalars and opaque functions of the entry are in the fragment")
 
 
 def _vars(case) -> tuple:

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from .fields import RealField
 from .interval import disjoint
-from .levels import Run, entry_label, instance_at, register_level, shape_failure
+from .levels import Run, entry_label, instance_at, register_level, shape_failure, size_witness
 from .protocol import Claim, Instance
 from .verdict import Evidence, Level
 
@@ -182,7 +182,7 @@ def float_level(claim: Claim, run: Run) -> Evidence:
                 return _fallback(inst, values, f"float64 cannot evaluate it ({exc})", run.seed)
         if want is None:
             return Evidence(Level.FLOAT, False, f"reference has {mags} entries, derived side {got.size}",
-                            {**inst.point, "reason": "size mismatch"})
+                            {**inst.point, "reason": "size mismatch"}, witness=size_witness(inst, mags, got.size))
         if np.all(np.isfinite(got)) and np.all(np.isfinite(want)) and np.all(np.isfinite(mags)):
             break
         if np.all(np.isfinite(got)) and np.all(np.isfinite(mags)) and source != "the left-hand side":

@@ -19,6 +19,7 @@ from .fields import MERSENNE_61, PrimeField, RationalField, evaluate
 from .functions import Kind, expression_kind, unsupported_node
 from .protocol import Claim, Instance, InstanceCache, LazyData
 from .verdict import Evidence, Level
+from .witness import Witness
 
 __all__ = ["Run", "LevelRunner", "RUNNERS", "register_level", "OPTIONAL_RUNNERS", "register_optional_level",
            "instance_at", "symbolic_level", "exact_level", "prime_check", "rational_check", "inst_kind",
@@ -67,8 +68,18 @@ def instance_at(claim: Claim, point, run: Run) -> Instance:
 
 
 def shape_failure(level: Level, exc: ShapeError, point) -> Evidence:
+    """✗ at ``point``: the sides do not build there; the witness is the point itself (no values are needed)."""
     key = "dims" if isinstance(point, dict) else "case"
-    return Evidence(level, False, str(exc), {key: point, "reason": str(exc)})
+    where = {str(k): str(v) for k, v in point.items()} if isinstance(point, dict) else {"case": str(point)}
+    witness = Witness("sizes", where, "no value: the sides do not fit", "no value: the sides do not fit",
+                      f"the builders raise a shape error at these sizes: {exc}")
+    return Evidence(level, False, str(exc), {key: point, "reason": str(exc)}, witness=witness)
+
+
+def size_witness(inst: Instance, lhs: int, rhs: int) -> Witness:
+    """A witness that needs no values: the sides have different numbers of entries at the instance's point."""
+    return Witness("sizes", {"at": str(inst.where)}, f"{lhs} entries", f"{rhs} entries",
+                   "the entry counts of the two sides (no values needed)")
 
 
 @register_level(Level.SYMBOLIC)
@@ -136,7 +147,7 @@ def prime_check(inst: Instance, run: Run) -> Evidence:
                                                f"{run.seed}, trial {t})")
         if lhs.shape != rhs.shape:
             return Evidence(Level.EXACT, False, f"sides have {lhs.size} and {rhs.size} entries at {inst.where}",
-                            {**inst.point, "reason": "size mismatch"})
+                            {**inst.point, "reason": "size mismatch"}, witness=size_witness(inst, lhs.size, rhs.size))
         bad = [i for i in range(lhs.size) if int(lhs[i]) != int(rhs[i])]
         if bad:
             label, entry = entry_label(inst, bad[0])

@@ -54,6 +54,8 @@ class Evidence:
             out["grid"] = dict(self.grid)
         if self.theorem is not None:
             out["theorem"] = self.theorem
+        if self.witness is not None:  # a refutation's checked point and who re-checked it
+            out["witness"] = self.witness.to_data()
         return out
 
 

@@ -226,11 +226,10 @@ class MultiHeadAttention:
         Valid when the rows of :math:`H_h` sum to 1.
         """
         c = sympy.zeros(self.W_O.shape[1], 1)
-        if self.b_V is not None:
-            for h in range(self.n_heads):
-                c += self.W_O_head(h).T * self.b_V[self._cols(h), :]
+        if self.b_V is not None:  # a family sum over the heads: an index sum on sizes of symbolic value
+            c = c + family_sum(lambda h: self.W_O_head(h).T * row_block(self.b_V, h, self.head_dim), self.n_heads)
         if self.b_O is not None:
-            c += self.b_O
+            c = c + self.b_O
         return kron(ones(self.N), c)
 
     def matrix_vector_form(self) -> MatrixVectorForm:

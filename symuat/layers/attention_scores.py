@@ -11,7 +11,8 @@ Each acts on the scores :math:`S_h` of a head *before* the softmax, so it change
   :math:`m_h(p_m - p_n)` by a constant per row, which the softmax ignores.
 
 :func:`masked_weights` is the softmax numerator times a per-row normaliser with the mask applied, the form
-the ledger uses (:math:`\sigma` for exp, :math:`z_n` free).
+the ledger uses (:math:`\sigma` for exp, :math:`z_n` free).  On sizes of symbolic value (the all-sizes level)
+:func:`softcap`, :func:`sliding_window_mask` and :func:`masked_weights` are traced (:mod:`symuat.allsizes.masks`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 import sympy
 
+from ..algebra.matrices import traceable
 from ..errors import ShapeError
 
 __all__ = ["softcap", "sliding_window_mask", "alibi_bias", "masked_weights"]
@@ -27,11 +29,13 @@ __all__ = ["softcap", "sliding_window_mask", "alibi_bias", "masked_weights"]
 Matrix = sympy.ImmutableMatrix
 
 
+@traceable
 def softcap(S: sympy.MatrixBase, cap, tanh: Callable) -> Matrix:
     r""":math:`c\tanh(S/c)` entrywise, ``tanh`` a function of one argument (e.g. ``sympy.tanh``)."""
     return Matrix(S.shape[0], S.shape[1], lambda n, m: cap * tanh(S[n, m] / cap))
 
 
+@traceable
 def sliding_window_mask(N: int, window: int, padded_left: int = 0) -> Callable[[int, int], bool]:
     r"""Whether query ``n`` may attend key ``m``: causal, inside the window (:math:`n - m < w`) and not one of the
     first ``padded_left`` (padding) keys; a padded query sees itself only (its row is discarded)."""
@@ -52,6 +56,7 @@ def alibi_bias(N: int, slope, padded_left: int = 0) -> Matrix:
     return Matrix(N, N, lambda n, m: slope * max(m - padded_left, 0))
 
 
+@traceable
 def masked_weights(S: sympy.MatrixBase, allowed: Callable[[int, int], bool], z: sympy.MatrixBase,
                    exp: Callable) -> Matrix:
     r""":math:`\exp(S_{nm})z_n` on allowed entries, 0 elsewhere (``z``: :math:`N\times 1` normalisers)."""

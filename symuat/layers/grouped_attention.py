@@ -18,10 +18,11 @@ from collections.abc import Callable
 
 import sympy
 
-from ..algebra.matrices import kron, symbolic_matrix
+from ..algebra.matrices import check_dim, kron, symbolic_matrix, traceable
 from ..errors import ShapeError
 
-__all__ = ["kv_group", "grouped_closed_form", "masked_row_stochastic_matrix", "causal_padding_mask"]
+__all__ = ["kv_group", "grouped_closed_form", "masked_row_stochastic_matrix", "row_stochastic_family",
+           "causal_padding_mask"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -53,6 +54,7 @@ def grouped_closed_form(H: tuple, W_V: sympy.MatrixBase, W_O: sympy.MatrixBase, 
     return Matrix(sum(terms[1:], terms[0]))
 
 
+@traceable
 def causal_padding_mask(N: int, padded: int) -> Callable[[int, int], bool]:
     r"""Whether query ``n`` may attend key ``m``: causal (:math:`m\le n`) and not one of the last ``padded`` keys."""
     if not 0 <= padded < N:
@@ -80,3 +82,14 @@ def masked_row_stochastic_matrix(name: str, N: int, allowed: Callable[[int, int]
         row[cols[-1]] = 1 - sum((row[m] for m in cols[:-1]), sympy.S.Zero)
         rows.append(row)
     return Matrix(rows)
+
+
+@traceable
+def row_stochastic_family(name: str, n: int, N: int, allowed: Callable[[int, int], bool]) -> tuple:
+    r"""The heads' :math:`H_1, \dots, H_n`: :func:`masked_row_stochastic_matrix` named ``name1`` … ``name<n>`` (traced
+    on symbolic sizes as a family whose rows sum to 1, :mod:`symuat.allsizes.masks`).
+
+    >>> row_stochastic_family("h", 2, 1, lambda n, m: True)
+    (Matrix([[1]]), Matrix([[1]]))
+    """
+    return tuple(masked_row_stochastic_matrix(f"{name}{i + 1}", N, allowed) for i in range(check_dim("n", n)))

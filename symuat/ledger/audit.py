@@ -32,8 +32,8 @@ from .coverage import coverage
 from .entry import Denial, Entry, Prose, Readings, Status
 from .guard import defined_at, entry_timeout, report, time_limit, user_code
 
-__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "audit", "ledger_json", "summary",
-           "computed_summary", "COMPUTED_EXTRA"]
+__all__ = ["AuditRecord", "check_seed", "audit_entry", "with_coq", "with_correction_coq", "audit", "ledger_json",
+           "summary", "computed_summary", "COMPUTED_EXTRA"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +198,12 @@ def with_coq(record: AuditRecord, coq: Evidence, denial: bool = False) -> AuditR
                                               f"{coq.detail}")
 
 
+def with_correction_coq(record: AuditRecord, coq: Evidence) -> AuditRecord:
+    """``record`` with the Coq evidence of its correction (✓, or undecided with Coq's reason: a theorem that is
+    missing or rests on an axiom proves nothing, and the correction keeps the other levels' proof)."""
+    return replace(record, correction_evidence=record.correction_evidence + (coq,))
+
+
 def _audit_entry(entry: Entry, seed: int, instances: InstanceCache) -> AuditRecord:
     claim = entry.claim
     if isinstance(claim, Prose):
@@ -243,8 +249,8 @@ def _audit_readings(entry: Entry, claim: Readings, seed: int, instances: Instanc
     counterexample = None
     for name, identity in claim.readings.items():
         verdict = check_identity(identity, seed=seed, cache=instances)
-        evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample)
-                        for ev in verdict.evidence)
+        evidence.extend(Evidence(ev.level, ev.holds, f"[{name}] {ev.detail}", ev.counterexample,
+                                 witness=ev.witness) for ev in verdict.evidence)
         if not verdict.consistent:
             return AuditRecord(entry, None, tuple(evidence), f"evidence levels disagree for reading {name!r}")
         symbolic = next((ev for ev in verdict.evidence if ev.level is Level.SYMBOLIC), None)

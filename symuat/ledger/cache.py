@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import DerivationError, InvalidValueError, LedgerError
 from ..evidence.protocol import InstanceCache
-from .audit import AuditRecord, check_seed, with_coq
-from .coq import coqc_version, find_project, linked_evidence_later
+from .audit import AuditRecord, check_seed, with_coq, with_correction_coq
+from .coq import coqc_version, correction_key, find_project, linked_evidence_later
 from .dependencies import changed, file_sources, module_sources, referenced_modules, tree_sources
 from .parallel import audit_data, imported_in_workers
 from .reads import Reads, read_sources, recording
@@ -42,7 +42,7 @@ from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
 
 __all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
 
-_FORMAT = 2
+_FORMAT = 3  # 3: evidence keeps its witness
 _MAGIC = "symuat-audit-cache"
 _MAX_BYTES = 256 * 2**20
 _KEEP_FILES = 16
@@ -230,7 +230,8 @@ def _describe(value: Any, depth: int = 0) -> Any:
 def _identity(entry) -> dict[str, Any]:
     """What must be unchanged for a cached record of ``entry`` to stand: its printed part and its claim."""
     return {**entry_data(entry), "claim": _describe(entry.claim), "coq": _describe(entry.coq),
-            "correction_claim": _describe(entry.correction.identity) if entry.correction is not None else None}
+            "correction_claim": _describe(entry.correction.identity) if entry.correction is not None else None,
+            "correction_coq": _describe(getattr(entry.correction, "coq", None))}
 
 
 def _cached(data: dict[str, Any], entry) -> AuditRecord | None:
@@ -306,6 +307,9 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
         record = record_from_data(rec)
         if e.id in linked:
             record = with_coq(record, linked[e.id], denial=claim_kind(e) == "denial")
+        if correction_key(e.id) in linked:
+            record = with_correction_coq(record, linked[correction_key(e.id)])
+        if e.id in linked or correction_key(e.id) in linked:
             rec = record_to_data(record)
         fresh[e.id] = {"identity": _identity(e), "record": rec}
         found[e.id] = record

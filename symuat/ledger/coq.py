@@ -38,7 +38,7 @@ from .guard import die_with_parent
 from .snapshot import claim_kind
 
 __all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "built_project", "check_theorems", "coq_evidence",
-           "linked_evidence", "linked_evidence_later"]
+           "linked_evidence", "linked_evidence_later", "correction_key"]
 
 _CLOSED = "Closed under the global context"
 
@@ -123,7 +123,8 @@ def check_theorems(project: CoqProject | None, names: Iterable[str], keep: Path 
         return {**out, **{n: _closed(b) for n, b in zip(found, printed)}}
 
 
-def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False) -> Evidence:
+def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False, what: str = "the printed statement"
+                 ) -> Evidence:
     r"""The ``coq`` evidence of an entry linked to ``link``, from Coq's ``result``.
 
     >>> coq_evidence(CoqLink("DUAT.eq20"), CoqResult(True, "closed")).holds
@@ -136,7 +137,7 @@ def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False) -> Evid
     if result.closed is None:
         return Evidence(Level.COQ, None, f"{result.reason} (Coq theorem {link.theorem})", theorem=link.theorem)
     file = link.theorem.split(".")[0]
-    says = ("states the negation of the printed statement" if link.negation else "states the printed statement")
+    says = f"states the negation of {what}" if link.negation else f"states {what}"
     return Evidence(Level.COQ, link.negation == denial,
                     f"Coq theorem {link.theorem} (coq/{file}.v) {says}; it compiles, {result.reason}, for every "
                     "size (MathComp)", theorem=link.theorem)
@@ -146,10 +147,29 @@ def linked_evidence(entries: Iterable, project: CoqProject | None, keep: Path | 
     r"""``{entry id: coq evidence}`` for the entries that name a theorem (one compile for all of them, reused from
     ``keep`` when it holds a verified build: :func:`check_theorems`)."""
     linked = [e for e in entries if getattr(e, "coq", None) is not None]
-    if not linked:
+    fixed = [e for e in entries if _correction_link(e) is not None]
+    if not linked and not fixed:
         return {}
-    results = check_theorems(project, (e.coq.theorem for e in linked), keep)
-    return {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
+    results = check_theorems(project, [e.coq.theorem for e in linked] + [e.correction.coq.theorem for e in fixed],
+                             keep)
+    out = {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
+    out.update({correction_key(e.id): coq_evidence(e.correction.coq, results[e.correction.coq.theorem],
+                                                   what="the corrected statement")
+                for e in fixed})
+    return out
+
+
+def correction_key(entry_id: str) -> str:
+    """The key of an entry's correction in :func:`linked_evidence`.
+
+    >>> correction_key("duat:appB.fig2")
+    'duat:appB.fig2 (correction)'
+    """
+    return f"{entry_id} (correction)"
+
+
+def _correction_link(entry) -> CoqLink | None:
+    return getattr(getattr(entry, "correction", None), "coq", None)
 
 
 def linked_evidence_later(entries: Iterable, project: CoqProject | None,
@@ -160,7 +180,7 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None,
     Coq compiles on its own core while the entries are audited (the compile takes about as long as a cold audit).
     Without ``fork``, or with nothing to compile, it is computed at once.
     """
-    entries = [e for e in entries if getattr(e, "coq", None) is not None]
+    entries = [e for e in entries if getattr(e, "coq", None) is not None or _correction_link(e) is not None]
     if not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
         done = linked_evidence(entries, project, keep)
         return lambda cancel=False: done
@@ -190,7 +210,10 @@ def linked_evidence_later(entries: Iterable, project: CoqProject | None,
         except ValueError:
             rows = {}
         lost = CoqResult(None, "the process checking the Coq project ended without an answer")
-        return {e.id: Evidence(Level.COQ, rows[e.id][0], rows[e.id][1], theorem=rows[e.id][2]) if e.id in rows
-                else coq_evidence(e.coq, lost) for e in entries}
+        links = [(e.id, e.coq, e.id) for e in entries if getattr(e, "coq", None) is not None]
+        links += [(correction_key(e.id), _correction_link(e), e.id) for e in entries if _correction_link(e) is not None]
+        return {k: Evidence(Level.COQ, rows[k][0], rows[k][1], theorem=rows[k][2]) if k in rows
+                else coq_evidence(link, lost, what="the corrected statement" if k != e_id else "the printed statement")
+                for k, link, e_id in links}
 
     return collect

@@ -114,10 +114,16 @@ Claim = Union[Identity, OpaqueIdentity, Readings, Denial, Prose]
 
 @dataclass(frozen=True)
 class Correction:
-    """The corrected statement of an erratum (LaTeX) and the identity that proves it."""
+    """The corrected statement of an erratum (LaTeX), the identity that proves it and, where one states it, the
+    Coq theorem that proves it for every size (``coq``, a :class:`CoqLink` that is no negation)."""
 
     statement: str
     identity: Identity | OpaqueIdentity
+    coq: CoqLink | None = None
+
+    def __post_init__(self) -> None:
+        if self.coq is not None and (not isinstance(self.coq, CoqLink) or self.coq.negation):
+            raise LedgerError(f"a correction's coq must be a CoqLink that states it (no negation), got {self.coq!r}")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import LedgerError
 from ..evidence.verdict import Evidence, Level
+from ..evidence.witness import Witness
 from .audit import AuditRecord
 from .entry import Denial, Prose, Readings, Source, Status
 
@@ -96,7 +97,8 @@ def _plain(value: Any) -> Any:
 
 def _evidence_data(evidence: tuple[Evidence, ...]) -> list[list[Any]]:
     return [[ev.level.value, None if ev.holds is None else bool(ev.holds), ev.detail, _plain(ev.counterexample),
-             _plain(ev.grid), ev.theorem] for ev in evidence]
+             _plain(ev.grid), ev.theorem, None if ev.witness is None else _plain(ev.witness.to_data())]
+            for ev in evidence]
 
 
 def entry_data(e) -> dict[str, Any]:
@@ -124,13 +126,25 @@ def record_to_data(record: AuditRecord) -> dict[str, Any]:
 def _evidence(rows: Any) -> tuple[Evidence, ...]:
     out = []
     for row in rows:
-        level, holds, detail, cx, grid, theorem = (*row, None, None, None)[:6]
+        level, holds, detail, cx, grid, theorem, witness = (*row, None, None, None, None)[:7]
         if not (holds is None or isinstance(holds, bool)) or not isinstance(detail, str) \
                 or not (cx is None or isinstance(cx, Mapping)) or not (grid is None or isinstance(grid, Mapping)) \
                 or not (theorem is None or isinstance(theorem, str)):
             raise LedgerError("malformed evidence in audit data")
-        out.append(Evidence(Level(level), holds, detail, cx, grid, theorem))
+        out.append(Evidence(Level(level), holds, detail, cx, grid, theorem, _witness(witness)))
     return tuple(out)
+
+
+def _witness(data: Any) -> Witness | None:
+    """The :class:`~symuat.evidence.witness.Witness` of :func:`_evidence_data`; LedgerError on malformed data."""
+    if data is None:
+        return None
+    keys = ("field", "point", "lhs", "rhs", "checked_by")
+    if not (isinstance(data, Mapping) and set(data) == set(keys) and isinstance(data["point"], Mapping)
+            and all(isinstance(data[k], str) for k in keys if k != "point")
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in data["point"].items())):
+        raise LedgerError("malformed witness in audit data")
+    return Witness(data["field"], dict(data["point"]), data["lhs"], data["rhs"], data["checked_by"])
 
 
 def record_from_data(data: Mapping[str, Any]) -> AuditRecord:
