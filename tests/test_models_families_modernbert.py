@@ -116,3 +116,16 @@ def test_an_unknown_layer_type_is_refused_by_name():
     library.config.layer_types = ["full_attention", "chunked_attention", "full_attention"]
     with pytest.raises(UnsupportedError, match=r"config\.layer_types=.*'chunked_attention'.*\(modernbert\)"):
         from_module(library)
+
+
+def test_the_torch_backend(model):
+    """The identity norm and the symmetric windows on the torch backend (CPU): the library's state within 1e-12."""
+    from symuat.models import to_device
+    from symuat.numeric import duat_form
+
+    X = _X(5)
+    got = duat_form(to_device(model.stack, "cpu"), to_device(X, "cpu")).output
+    with torch.no_grad(), library_float64():
+        want = model.library.model(inputs_embeds=torch.from_numpy(X)[None]).last_hidden_state[0].numpy()
+    got = got.cpu().numpy()
+    assert np.max(np.linalg.norm(got - want, axis=1) / np.linalg.norm(want, axis=1)) <= 1e-12
