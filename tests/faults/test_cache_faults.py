@@ -15,7 +15,7 @@ import pytest
 from faults_support import HEADER
 
 from symuat import audit, ledger_json, load_entries
-from symuat.ledger.cache import audit_ledger, cache_dir, cache_key, clear_memory
+from symuat.ledger.cache import _FORMAT, audit_ledger, cache_dir, cache_key, clear_memory
 from symuat.ledger.signing import key_file, sign
 
 #: A proved identity, an erratum with a proved correction, and a counted prose entry (the log counts its runs).
@@ -73,7 +73,7 @@ def _payload(path: Path) -> dict:
 def _signed(path: Path, data: dict, key: bytes | None = None) -> None:
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
     mac = sign(key if key is not None else key_file().read_bytes(), payload)
-    path.write_bytes(f"symuat-audit-cache 2 {mac}\n".encode() + payload)
+    path.write_bytes(f"symuat-audit-cache {_FORMAT} {mac}\n".encode() + payload)
 
 
 def _tamper_status(data: dict) -> dict:
@@ -123,7 +123,7 @@ def test_a_nested_file_signed_with_the_right_key_is_still_only_a_miss(ledger):
     """Deep nesting that verifies (as if this user's symuat had written it) raises RecursionError inside json."""
     d, log, path, fresh = ledger
     payload = b"[" * 200000 + b"]" * 200000
-    path.write_bytes(f"symuat-audit-cache 2 {sign(key_file().read_bytes(), payload)}\n".encode() + payload)
+    path.write_bytes(f"symuat-audit-cache {_FORMAT} {sign(key_file().read_bytes(), payload)}\n".encode() + payload)
     assert ledger_json(audit_ledger(directory=d)) == fresh and _runs(log) == 2
 
 
