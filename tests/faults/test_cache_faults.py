@@ -15,7 +15,7 @@ import pytest
 from faults_support import HEADER
 
 from symuat import audit, ledger_json, load_entries
-from symuat.ledger.cache import audit_ledger, cache_dir, cache_key, clear_memory
+from symuat.ledger.cache import _FORMAT, audit_ledger, cache_dir, cache_key, clear_memory
 from symuat.ledger.signing import key_file, sign
 
 #: A proved identity, an erratum with a proved correction, and a counted prose entry (the log counts its runs).
@@ -73,8 +73,7 @@ def _payload(path: Path) -> dict:
 def _signed(path: Path, data: dict, key: bytes | None = None) -> None:
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
     mac = sign(key if key is not None else key_file().read_bytes(), payload)
-    version = path.read_text().split(" ", 2)[1] if path.exists() else "3"  # the format the cache wrote
-    path.write_bytes(f"symuat-audit-cache {version} {mac}\n".encode() + payload)
+    path.write_bytes(f"symuat-audit-cache {_FORMAT} {mac}\n".encode() + payload)
 
 
 def _tamper_status(data: dict) -> dict:
@@ -98,11 +97,11 @@ HOSTILE = {
                                                    + json.dumps(_drop_ids(_payload(p)), sort_keys=True)),
     "empty": lambda p: p.write_bytes(b""),
     "garbage": lambda p: p.write_bytes(os.urandom(4096)),
-    "not_utf8": lambda p: p.write_bytes(b"symuat-audit-cache 3 " + b"\xff" * 64 + b"\n{}"),
-    "header_only": lambda p: p.write_text("symuat-audit-cache 3 " + "0" * 64),
+    "not_utf8": lambda p: p.write_bytes(f"symuat-audit-cache {_FORMAT} ".encode() + b"\xff" * 64 + b"\n{}"),
+    "header_only": lambda p: p.write_text(f"symuat-audit-cache {_FORMAT} " + "0" * 64),
     "old_format": lambda p: p.write_text(json.dumps({"format": 1, "key": p.stem[6:], "ids": [], "records": {}})),
     "nested_brackets": lambda p: p.write_text("[" * 200000 + "]" * 200000),
-    "nested_after_header": lambda p: p.write_text("symuat-audit-cache 3 " + "0" * 64 + "\n" + "[" * 200000),
+    "nested_after_header": lambda p: p.write_text(f"symuat-audit-cache {_FORMAT} " + "0" * 64 + "\n" + "[" * 200000),
     "huge_header": lambda p: p.write_text("x" * 300000),
     "directory": lambda p: (p.unlink(), p.mkdir()),
     "fifo": lambda p: (p.unlink(), os.mkfifo(p)),
@@ -124,7 +123,7 @@ def test_a_nested_file_signed_with_the_right_key_is_still_only_a_miss(ledger):
     """Deep nesting that verifies (as if this user's symuat had written it) raises RecursionError inside json."""
     d, log, path, fresh = ledger
     payload = b"[" * 200000 + b"]" * 200000
-    path.write_bytes(f"symuat-audit-cache 3 {sign(key_file().read_bytes(), payload)}\n".encode() + payload)
+    path.write_bytes(f"symuat-audit-cache {_FORMAT} {sign(key_file().read_bytes(), payload)}\n".encode() + payload)
     assert ledger_json(audit_ledger(directory=d)) == fresh and _runs(log) == 2
 
 
