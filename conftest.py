@@ -22,6 +22,17 @@ def _is_block(item) -> bool:
     return hasattr(item, "test_definition") and item.path.suffix == ".md"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collect_file(file_path, parent):
+    """Markdown blocks come from ``.md`` files only: pytest-markdown-docs also scans every ``.py`` module's docstrings
+    for fences (importing and walking each module in every worker, several seconds of collection), and this project's
+    docstrings hold doctests (``--doctest-modules``), never fences; a test checks that none is lost."""
+    outcome = yield
+    found = outcome.get_result()
+    if file_path.suffix == ".py" and found:
+        outcome.force_result([node for node in found if type(node).__name__ != "MarkdownDocstringCodeModule"])
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:

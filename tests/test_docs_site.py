@@ -219,3 +219,16 @@ def test_chromium_renders_a_tutorial_without_console_errors(built_site, tmp_path
     console = screenshot(built_site / "tutorial-real-model.html", png, tmp_path / "profile")
     assert console == [], console
     assert distinct_colours(png) > 50
+
+
+def test_no_python_docstring_holds_a_markdown_fence():
+    """conftest.py collects markdown blocks from ``.md`` files only; a ```` ```python ```` fence in a docstring of
+    symuat, the derivations or the tests would never run, so there is none (doctests are ``>>>`` examples)."""
+    import re
+
+    fence = re.compile(r"^\s*```+\s*python", re.M)
+    root = Path(__file__).resolve().parents[1]
+    files = [p for folder in ("symuat", "derivations", "tests") for p in (root / folder).rglob("*.py")]
+    found = [str(p.relative_to(root)) for p in files
+             if fence.search(p.read_text(encoding="utf-8")) and p.name != "test_docs_site.py"]
+    assert found == []
