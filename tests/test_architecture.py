@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -25,7 +26,14 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path) -> list[tuple[str, int, bool]]:
-    """(imported module, line, at module level) for every import of ``path``, relative ones resolved."""
+    """(imported module, line, at module level) for every import of ``path``, relative ones resolved (each file is
+    parsed once per content: the tests below walk the same sources)."""
+    st = path.stat()
+    return list(_parsed_imports(path, st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_imports(path: Path, mtime_ns: int, size: int) -> tuple[tuple[str, int, bool], ...]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -46,7 +54,7 @@ def _imports(path: Path) -> list[tuple[str, int, bool]]:
                 out.extend((f"{target}.{alias.name}", node.lineno, id(node) in top) for alias in node.names)
             else:
                 out.append((target, node.lineno, id(node) in top))
-    return out
+    return tuple(out)
 
 
 def _unit(module: str) -> str | None:
