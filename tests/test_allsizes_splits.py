@@ -183,6 +183,7 @@ def test_the_first_of_a_possibly_empty_part_is_outside():
         X[:Atom("M"), :]
 
 
+@pytest.mark.slow  # a mutation sweep (CI's slow step; docs/testing.md)
 def test_size_only_mutants_of_the_split_sum_are_killed_above_the_grid():
     """Each mutant holds on the grid N <= 2 (so a grid prover accepts it) and is rejected with a witness N = 3."""
     ident = _identity(_SHAPES, _whole, lambda alpha, W, x, N: _lambda1(alpha, W, x, N) + _lambda2(alpha, W, x, N),

@@ -88,6 +88,7 @@ def test_canonical_form_ignores_dummy_names_and_factor_order():
     assert canonical_poly(a + [(Fraction(-2),) + b[0][1:]], free) == ()
 
 
+@pytest.mark.slow  # a mutation sweep (CI's slow step; docs/testing.md)
 def test_size_only_mutants_hold_on_the_grid_and_are_killed():
     ident = Identity(shapes={"A": ("n", "n")}, lhs=lambda A: (A * A).T, rhs=lambda A: A.T * A.T,
                      dims=dims_grid(n=(1, 2)))

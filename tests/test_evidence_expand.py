@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,6 +56,7 @@ def _claims(entries):
     return out + [m.claim for m in ledger_mutants(some)]
 
 
+@pytest.mark.slow  # a mutation sweep (CI's slow step; docs/testing.md)
 def test_zero_exactly_when_sympy_says_zero_on_the_ledger_and_its_mutants(ledger):
     checked = differ = 0
     for claim in _claims(ledger):

@@ -84,6 +84,7 @@ def test_errata_are_refuted_with_checked_witnesses(corpus, entry_id):
                                            inst.rhs[r - 1, c - 1])
 
 
+@pytest.mark.slow  # a mutation sweep (CI's slow step; docs/testing.md)
 def test_a_negated_side_is_refuted_with_a_witness_by_the_randomized_levels(corpus):
     for e in corpus:
         if e.status is not Status.PROVED:

@@ -81,6 +81,7 @@ def test_ledger_mutants_are_killed(ledger_report, level):
         assert c.rate >= floor, (family, level, c.survivors)
 
 
+@pytest.mark.slow  # a mutation sweep (CI's slow step; docs/testing.md)
 @pytest.mark.xdist_group("table-mutants")
 @pytest.mark.parametrize("level", ["symbolic", "induction", "exact", "float"])
 def test_table_mutants_are_killed(table_report, level):
