@@ -104,3 +104,39 @@ def assert_padded_batch(model, side: str, N: int, V: int, tol: float = TOL) -> N
     for b, form in enumerate(forms):
         w = want[b].numpy()[mask[b].astype(bool)]
         assert np.max(np.linalg.norm(form.output - w, axis=1) / np.linalg.norm(w, axis=1)) <= tol, (side, b)
+
+
+def assert_views_rebuild(model, form, want: np.ndarray, tol: float = TOL) -> None:
+    r""":math:`\tilde A x'_0 + \tilde c + \sum_j \tilde U_j \mathrm{app}_j` from the form's views (``form.dynamic(j)``
+    and the activation of each layer) equals ``want`` (the library's state, N×M), each row relative within ``tol``."""
+    from symuat.numeric import activation_function
+
+    x0 = form.X0.reshape(-1)
+    total = form.A_tilde() @ x0 + form.c_tilde()
+    for j in range(1, form.depth + 1):
+        d = form.dynamic(j)
+        app = activation_function(model.stack.block_activation(j - 1))(d.V @ x0 + d.beta)
+        total = total + d.U @ (app if d.P is None else app * (d.P @ x0 + d.gamma))
+    assert np.max(np.linalg.norm(total.reshape(want.shape) - want, axis=1) / np.linalg.norm(want, axis=1)) <= tol
+
+
+def assert_logit_attributions(model, ids, by=("head", "source", "neuron"), reverse_by=None) -> None:
+    """The form's logits equal the library's, each attribution by ``by`` of every logit adds up to them, and (with
+    ``reverse_by``) one logit's reverse-mode attribution equals the full method."""
+    import torch
+
+    from symuat.models import library_float64
+    from symuat.numeric.head import as_head
+
+    form = model.duat_form(input_ids=ids)
+    with torch.no_grad(), library_float64():
+        want = model.library(input_ids=torch.as_tensor(ids)[None]).logits[0].numpy()
+    assert np.max(np.abs(as_head(form.unembedding).logits(form.output) - want)) <= 1e-12 * np.max(np.abs(want))
+    for b in by:
+        a = form.attribution(b, target="logits")
+        assert np.max(np.abs(a.values.sum(0) + a.rest - want)) <= 1e-11 * max(1.0, np.max(np.abs(want))), b
+    if reverse_by is not None:
+        n = len(ids) - 1
+        fast = form.attribution(reverse_by, target=5, position=n)
+        full = form.attribution(reverse_by, target=5, position=n, method="full")
+        assert np.max(np.abs(fast.values - full.values)) <= 1e-12

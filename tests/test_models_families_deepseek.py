@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from models_support import assert_padded_batch, assert_reproduces, randomize, require_torch
+from models_support import (
+    assert_logit_attributions,
+    assert_padded_batch,
+    assert_reproduces,
+    assert_views_rebuild,
+    randomize,
+    require_torch,
+)
 
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import UnsupportedError  # noqa: E402
 from symuat.models import from_module, library_float64, load  # noqa: E402
-from symuat.numeric import activation_function  # noqa: E402
-from symuat.numeric.head import as_head  # noqa: E402
 from symuat.numeric.moe import routing_gates  # noqa: E402
 
 V, N = 30, 9
@@ -115,31 +120,16 @@ def test_routing_is_the_library_routers(model):
 
 
 def test_logits_and_their_attributions(model):
-    ids = np.arange(2, 2 + N) % V
-    form = model.duat_form(input_ids=ids)
-    with torch.no_grad(), library_float64():
-        want = model.library(input_ids=torch.as_tensor(ids)[None]).logits[0].numpy()
-    assert np.max(np.abs(as_head(form.unembedding).logits(form.output) - want)) <= 1e-12 * np.max(np.abs(want))
-    for by in ("head", "source", "neuron", "expert"):
-        a = form.attribution(by, target="logits")
-        assert np.max(np.abs(a.values.sum(0) + a.rest - want)) <= 1e-11 * max(1.0, np.max(np.abs(want)))
-    fast = form.attribution("source", target=5, position=N - 1)
-    full = form.attribution("source", target=5, position=N - 1, method="full")
-    assert np.max(np.abs(fast.values - full.values)) <= 1e-12
+    assert_logit_attributions(model, np.arange(2, 2 + N) % V, by=("head", "source", "neuron", "expert"),
+                              reverse_by="source")
 
 
 def test_views_rebuild_the_library_state(model):
     ids = np.arange(N) % V
     form = model.duat_form(input_ids=ids)
-    x0 = form.X0.reshape(-1)
-    total = form.A_tilde() @ x0 + form.c_tilde()
-    for j in range(1, form.depth + 1):
-        d = form.dynamic(j)
-        app = activation_function(model.stack.block_activation(j - 1))(d.V @ x0 + d.beta)
-        total = total + d.U @ (app if d.P is None else app * (d.P @ x0 + d.gamma))
     with torch.no_grad(), library_float64():
         want = model.library.model(input_ids=torch.from_numpy(ids)[None]).last_hidden_state[0].numpy()
-    assert np.max(np.linalg.norm(total.reshape(want.shape) - want, axis=1) / np.linalg.norm(want, axis=1)) <= 1e-12
+    assert_views_rebuild(model, form, want)
 
 
 @pytest.mark.slow  # the library's hooked runs per unit (about 1.5 s): CI's second step

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from models_support import assert_padded_batch, assert_reproduces, randomize, require_torch
+from models_support import assert_padded_batch, assert_reproduces, assert_views_rebuild, randomize, require_torch
 
 torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import UnsupportedError  # noqa: E402
 from symuat.models import from_module, library_float64, load  # noqa: E402
-from symuat.numeric import activation_function  # noqa: E402
 
 V, N = 30, 9
 _S = dict(d_model=16, d_kv=8, d_ff=12, num_layers=2, num_heads=2, vocab_size=V, relative_attention_num_buckets=8,
@@ -79,13 +78,7 @@ def test_attributions_and_views(model):
     for by in ("head", "source", "neuron"):
         a = form.attribution(by, target=u, position=4)
         assert abs(float(a.values.sum() + a.rest) - float(want[4] @ u)) <= 1e-12 * max(1.0, abs(float(want[4] @ u)))
-    x0 = form.X0.reshape(-1)
-    total = form.A_tilde() @ x0 + form.c_tilde()
-    for j in range(1, form.depth + 1):
-        d = form.dynamic(j)
-        app = activation_function(model.stack.block_activation(j - 1))(d.V @ x0 + d.beta)
-        total = total + d.U @ (app if d.P is None else app * (d.P @ x0 + d.gamma))
-    assert np.max(np.linalg.norm(total.reshape(want.shape) - want, axis=1) / np.linalg.norm(want, axis=1)) <= 1e-12
+    assert_views_rebuild(model, form, want)
 
 
 def test_patching_matches_library_hooks(model):
