@@ -262,6 +262,10 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
         raise InvalidValueError(f"cannot load the checkpoint {str(path)!r}: {first}") from None
     _check_loading_info(path, info)
     model.eval()
+    with torch.no_grad():  # weights the library keeps in float32 whatever the dtype asked for (DeepSeek-V2's router
+        for p in model.parameters():  # from transformers 5.24): widened, which is exact (a float32 is a float64)
+            if p.is_floating_point() and p.dtype != torch.float64:
+                p.data = p.data.to(torch.float64)
     return model, from_module(model)
 
 
