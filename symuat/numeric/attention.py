@@ -517,15 +517,13 @@ _NOT_ON_TORCH = {"latent": "multi-head latent attention", "position_bias": "a re
 
 def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
     """Per-head attention matrices; ``X`` and ``mask`` already validated."""
-    if not is_numpy(X):
-        missing = [what for k, what in _NOT_ON_TORCH.items() if getattr(attn, k) is not None]
-        if missing:
-            raise UnsupportedError(f"attention{where}: the {backend_name(X)} backend does not evaluate "
-                                   f"{', '.join(missing)} yet; evaluate this model on NumPy (device=None)")
-    plan = HeadPlan(X, attn, mask, where)
-    if not is_numpy(X):
-        return _heads_xp(plan, where)
-    return plan.heads()
+    if is_numpy(X):
+        return HeadPlan(X, attn, mask, where).heads()
+    missing = [what for k, what in _NOT_ON_TORCH.items() if getattr(attn, k) is not None]
+    if missing:
+        raise UnsupportedError(f"attention{where}: the {backend_name(X)} backend does not evaluate "
+                               f"{', '.join(missing)} yet; evaluate this model on NumPy (device=None)")
+    return _heads_xp(HeadPlan(X, attn, mask, where), where)
 
 
 def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:

@@ -151,7 +151,7 @@ def norm_on_constant_rows(X: np.ndarray, norm: NormWeights, t: np.ndarray) -> Tu
     if isinstance(norm, LayerNormWeights):
         Z = X - X.mean(axis=1, keepdims=True)
         return inverse_rms(Z, norm.eps), norm.gamma * (t - t.mean()), norm.beta
-    zero = np.zeros_like(t) if is_numpy(t) else 0.0 * t
-    if isinstance(norm, IdentityNormWeights):
-        return (np.ones(X.shape[0]) if is_numpy(X) else 0.0 * X[:, 0] + 1.0), 1.0 * t, zero
+    zero = zeros_like_backend(t, t.shape[0])
+    if isinstance(norm, IdentityNormWeights):  # D = 1 for every token, w = t
+        return zeros_like_backend(X, X.shape[0]) + 1.0, 1.0 * t, zero
     return inverse_rms(X, norm.eps), norm.gain * t, zero
