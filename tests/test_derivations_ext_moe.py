@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 import sympy
+from ledger_support import verdicts
 from symuat_paper import ext_attention_variants, ext_block_variants, ext_moe
 from symuat_paper.ext_duat_blocks import enc
 
@@ -47,13 +48,9 @@ def test_choice_of_covers_unused_experts_and_both_orders():
     assert ext_moe.choice_of(3, 3, 2, 2) == ((0, 2), (2, 1), (0, 1))
 
 
-def _levels(claim):
-    return {ev.level.value: ev.holds for ev in check_identity(claim).decided}
-
-
 def test_raw_weights_are_not_renormalised_weights():
     swapped = dataclasses.replace(ext_moe.routing_identity(True), rhs=ext_moe.routing_identity(False).rhs)
-    assert _levels(swapped) == {"symbolic": False, "exact": False, "float": False}
+    assert verdicts(swapped) == {"symbolic": False, "exact": False, "float": False}
 
 
 def test_gates_that_ignore_the_scaling_factor_are_caught():
@@ -61,7 +58,7 @@ def test_gates_that_ignore_the_scaling_factor_are_caught():
 
     def unscaled(e, d):  # the routed scaling factor s dropped from the gates (the float level checks this side)
         return good.rhs(dict(e, s=sympy.ImmutableMatrix([[1]])), d)
-    assert not any(_levels(dataclasses.replace(good, rhs=unscaled)).values())
+    assert not any(verdicts(dataclasses.replace(good, rhs=unscaled)).values())
 
 
 def test_the_paper_table_with_one_term_per_layer_is_not_the_moe_table():
@@ -79,7 +76,7 @@ def test_a_wrong_sandwich_claim_is_caught():
     wrong = c["W1"] * X + c["b3"] + wrong_W3 * sigma(Fi * c["X"] * X + Fi * c["Y"] + fi)
     bad = OpaqueIdentity(lambda _: ident.lhs(False), lambda _: enc(wrong), ("plain",),
                          reference=lambda a, _: ident.reference(a, False))
-    assert not any(_levels(bad).values())
+    assert not any(verdicts(bad).values())
 
 
 def test_a_window_off_by_one_is_caught(monkeypatch):

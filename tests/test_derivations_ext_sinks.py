@@ -7,15 +7,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from ledger_support import assert_every_mutant_killed, verdicts
 from symuat_paper import ext_attention_sinks
 
-from symuat import Status, check_identity, vec_r
+from symuat import Status, vec_r
 from symuat.ledger.audit import audit_entry
-from symuat.soundness.kill_rate import assess, kill_rates, ledger_mutants
-
-
-def _levels(claim):
-    return {ev.level.value: ev.holds for ev in check_identity(claim).decided}
 
 
 def test_the_entry_audits_as_recorded():
@@ -31,16 +27,10 @@ def test_the_static_value_bias_is_wrong_with_a_sink():
 
     def static(e, d):
         return ext_attention_sinks._mha(e, d).matrix_vector_form().apply(vec_r(e["X"]))
-    assert _levels(dataclasses.replace(good, rhs=static)) == {"all-sizes": False, "symbolic": False, "exact": False,
+    assert verdicts(dataclasses.replace(good, rhs=static)) == {"all-sizes": False, "symbolic": False, "exact": False,
                                                               "float": False}
 
 
 @pytest.mark.slow  # 49 mutants, three levels each
 def test_every_mutant_is_killed_at_every_level():
-    report = kill_rates(assess(m) for m in ledger_mutants(ext_attention_sinks.entries()))
-    for family, levels in report.counts.items():
-        assert {"symbolic", "exact", "float"} <= set(levels), family
-        for level, count in levels.items():
-            if level == "all-sizes":  # ledger mutants are assessed by the three levels above; the all-sizes level has
-                continue  # its own size-only mutants (tests/test_allsizes_*.py, benchmarks/bench_all_sizes.py)
-            assert count.total and count.killed == count.total, (family, level, count.survivors)
+    assert_every_mutant_killed(ext_attention_sinks.entries())
