@@ -118,6 +118,25 @@ def test_changing_a_derivation_source_or_the_seed_is_a_miss(ledger_dir):
     assert cache_key(1, directory=d) != cache_key(0, directory=d)
 
 
+def test_a_derivation_read_through_a_symlinked_package_counts_once_by_content(ledger_dir, tmp_path):
+    """A module first imported during the audit is read through the path it was imported by (a symlinked package
+    name); the key must not depend on whether this process imported it before (a test session imports the
+    derivations at collection), and it still changes when the content differs."""
+    d, _ = ledger_dir
+    link = tmp_path / "linked"
+    link.symlink_to(d, target_is_directory=True)
+    load_entries(directory=d)
+    digest = hashlib.sha256((d / "mine.py").read_bytes()).hexdigest()
+    plain = cache_key(0, directory=d)
+    assert cache_key(0, directory=d, read={f"file:{(link / 'mine.py').as_posix()}": digest}) == plain
+    assert cache_key(0, directory=d, read={f"file:{(link / 'mine.py').as_posix()}": "0" * 64}) != plain
+    outside = tmp_path / "data.txt"
+    outside.write_text("2")
+    (tmp_path / "data-link.txt").symlink_to(outside)
+    data = hashlib.sha256(b"2").hexdigest()
+    assert cache_key(0, directory=d, read={f"file:{(tmp_path / 'data-link.txt').as_posix()}": data}) != plain
+
+
 def test_the_key_covers_symuat_itself_by_content_and_libraries_by_version():
     sources = module_sources(list(sys.modules))
     engine = Path(cache_mod.__file__).resolve().parents[1] / "evidence" / "identity.py"

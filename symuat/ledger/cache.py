@@ -111,10 +111,27 @@ def cache_key(seed: int = 0, package: str | None = None, directory: str | Path |
     project = find_project(root)
     if project is not None:  # the coq level: the project's files and the coqc that compiles them
         sources.update({**tree_sources(project.root), "coqc": coqc_version()})
-    sources.update(read or {})
+    for label, digest in (read or {}).items():
+        if not _counted_by_content(label, digest, sources):
+            sources[label] = digest
     for label in sorted(sources):
         h.update(label.encode() + b"\0" + sources[label].encode() + b"\0")
     return h.hexdigest()
+
+
+def _counted_by_content(label: str, digest: str, sources: dict[str, str]) -> bool:
+    """Whether a file read through another path (a symlinked package: ``symuat_paper/x.py`` for
+    ``derivations/x.py``) is a file the key already covers, with the same content.  Such a read is noted only when
+    the module is first imported during the audit, so counting it would make the key depend on what this process
+    happened to import before (a test session that imported the derivations at collection)."""
+    kind, _, path = label.partition(":")
+    if kind != "file":
+        return False
+    try:
+        real = Path(path).resolve(strict=True).as_posix()
+    except (OSError, RuntimeError):
+        return False
+    return sources.get(f"file:{real}") == digest
 
 
 def select_ids(ids: Sequence[str], patterns: Iterable[str]) -> tuple[str, ...]:
