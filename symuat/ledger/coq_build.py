@@ -24,6 +24,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from .coq_graph import requirements, run_in_order
 from .signing import sign, user_key, verify
 
 #: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
@@ -117,20 +118,32 @@ def run_coqc(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) 
                           text=True, timeout=TIMEOUT)
 
 
+def _jobs() -> int:
+    try:
+        return max(1, min(len(os.sched_getaffinity(0)), 4))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, min(os.cpu_count() or 1, 4))
+
+
 def _compile(coqc: str, project: CoqProject, work: Path) -> str:
-    """Compile the project's files in order into ``work``; ``""`` on success, else why not."""
-    for file in project.loaded:  # read by Load from the -Q path, never compiled alone
+    """Compile the project's files into ``work``, each once the files it requires are compiled, independent files
+    at the same time (:mod:`~symuat.ledger.coq_graph`); ``""`` on success, else why not."""
+    for file in (*project.loaded, *project.files):  # loaded: read by Load from the -Q path, never compiled alone
         (work / file).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(project.root / file, work / file)
-    for file in project.files:
-        shutil.copyfile(project.root / file, work / file)
+    needs = {f: requirements((project.root / f).read_text(encoding="utf-8"), project.logical, project.files,
+                             before=project.files[:i]) for i, f in enumerate(project.files)}
+
+    def one(file: str) -> str:
         try:
             done = run_coqc(coqc, project, work, work, file)
         except subprocess.TimeoutExpired:
             return f"coq/{file} did not compile within {TIMEOUT} s"
         if done.returncode != 0:
             return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
-    return ""
+        return ""
+
+    return run_in_order(project.files, needs, one, _jobs())
 
 
 def _digests(build: Path) -> dict[str, str]:
