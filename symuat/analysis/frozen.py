@@ -311,6 +311,17 @@ def hold_input(stack: Any, X: np.ndarray) -> tuple:
     return box, x
 
 
+def _refuse_cross(stack: Any, what: str) -> None:
+    r"""Refuse ``what`` by name on a stack with a decoder block's cross-attention (an encoder–decoder's decoder): the
+    held network and the sites re-run the blocks' layouts, which do not hold the cross-attention yet."""
+    layers = [k + 1 for k, b in enumerate(stack.blocks) if getattr(b, "cross", None) is not None]
+    if layers:
+        raise UnsupportedError(f"{what}: not available on an encoder–decoder's decoder form yet (layer {layers[0]} "
+                               "has a cross-attention, which the held network and the sites do not hold: they re-run "
+                               "the blocks without it); exact on this form: attribution('term'), token_terms(), "
+                               "attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), save()")
+
+
 def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dict] = None) -> tuple:
     r"""Block ``k`` at its input ``x`` with its dynamic parameters held: ``(held, output)``.
 
@@ -319,6 +330,7 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
     :math:`D(u)` (:mod:`symuat.numeric.moe`).  ``reads``, when given, receives the sublayers' inputs
     ``{(k, "attn"|"ffn"): u}``.
     """
+    _refuse_cross(stack, "the held network (frozen, intervene, the attributions but 'term')")
     b = stack.blocks[k]
     act = activation_function(stack.block_activation(k))
     hd: dict = {}

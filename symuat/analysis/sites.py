@@ -35,7 +35,7 @@ from ..numeric.attention import _heads
 from ..numeric.ffn import activation_function
 from ..numeric.moe import MoEFFNWeights
 from ..numeric.norms import apply_norm
-from .frozen import _block_norm, _layout, _norm_const, _norm_lin
+from .frozen import _block_norm, _layout, _norm_const, _norm_lin, _refuse_cross
 
 __all__ = ["Site", "SITE_KINDS", "site", "run_sites"]
 
@@ -186,6 +186,7 @@ def run_sites(stack: Any, X: np.ndarray, mask: Optional[np.ndarray] = None, *,
     start : (layer, X_layer), optional
         Begin at block ``layer`` with the residual stream ``X_layer`` (earlier blocks are not run).
     """
+    _refuse_cross(stack, "the sites (activations, resid, the logit lens, patching)")
     S = _Sites(patches or {}, record)
     N = X.shape[0]
     if start is None:

@@ -41,8 +41,8 @@ from .precision import library_float64
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
 EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
-           "probe_torch_encoder"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "load_library", "checkpoint_shape",
+           "probe_model", "probe_torch_encoder"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
@@ -239,7 +239,14 @@ def _check_loading_info(path: Path, info: dict) -> None:
 
 
 def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
-    r"""``(model, stack)``: the library's float64 model (eval mode, local safetensors only) and its stack.
+    r"""``(model, stack)``: the library's float64 model (eval mode, local safetensors only, :func:`load_library`)
+    and its stack."""
+    model = load_library(directory)
+    return model, from_module(model)
+
+
+def load_library(directory: Any) -> Any:
+    r"""The library's float64 model of a checkpoint directory (eval mode, local safetensors only).
 
     The model class is the checkpoint's ``architectures[0]`` when transformers has it (so an LM head is kept),
     else ``AutoModel``.  Missing, unexpected or mismatched weights raise :class:`InvalidValueError`: a
@@ -266,7 +273,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
         for p in model.parameters():  # from transformers 5.24): widened, which is exact (a float32 is a float64)
             if p.is_floating_point() and p.dtype != torch.float64:
                 p.data = p.data.to(torch.float64)
-    return model, from_module(model)
+    return model
 
 
 def from_pretrained(directory: Any) -> TransformerStack:

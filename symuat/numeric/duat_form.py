@@ -85,6 +85,9 @@ class DUATForm:
         with a tokenizer (:meth:`symuat.models.Model.duat_form`); plots and part names use them.
     token_ids : (N,) int array or None
         The token ids of the input, when the form was made from ids or text.
+    encoder : DUATForm or None
+        An encoder–decoder's decoder form: the encoder's form, whose output every cross-attention of ``stack`` reads
+        (:mod:`symuat.numeric.cross`, :mod:`symuat.models.seq2seq`).
     """
 
     stack: TransformerStack
@@ -100,6 +103,7 @@ class DUATForm:
     reference: Optional[dict] = None
     tokens: Optional[tuple] = None
     token_ids: Optional[np.ndarray] = None
+    encoder: Optional["DUATForm"] = None
 
     def __repr__(self) -> str:
         N, M = self.X0.shape
