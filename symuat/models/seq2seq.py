@@ -98,13 +98,13 @@ def probe_seq2seq(model: Any, encoder: TransformerStack, decoder: TransformerSta
                                                  decoder_inputs_embeds=torch.from_numpy(Xd)[None]).logits
     E = stack_output(encoder, Xe)
     D = stack_output(bind_memory(decoder, E), Xd)
-    pairs = [("the encoder", enc[0].numpy(), E), ("the decoder", dec.last_hidden_state[0].numpy(), D)]
+    pairs = [("the module's encoder", enc[0].numpy(), E), ("the module's decoder", dec.last_hidden_state[0].numpy(), D)]
     if head is not None:
         pairs.append((f"the head of {head.name}", logits[0].numpy(), head.logits(D)))
     for what, want, got in pairs:
         err = float(np.max(np.abs(want - got)) / max(float(np.max(np.abs(want))), 1e-300))
         if not err <= tol:
-            raise UnsupportedError(f"{what} of the module does not compute what its weights and config say (relative "
+            raise UnsupportedError(f"{what} does not compute what its weights and config say (relative "
                                    f"difference {err:.1e} on a probe input): a patched forward, scale or submodule?")
 
 

@@ -65,7 +65,7 @@ class CrossAttention:
     def __post_init__(self) -> None:
         if not isinstance(self.attention, AttentionWeights):
             raise InvalidValueError(f"attention must be an AttentionWeights, got {type(self.attention).__name__}")
-        used = [k for k in _NO_CROSS if getattr(self.attention, k) not in (None, False)]
+        used = [k for k in _NO_CROSS if not any(getattr(self.attention, k) is v for v in (None, False))]
         if used:
             raise UnsupportedError(f"a cross-attention takes no {', '.join(used)} (its keys are the encoder's output: "
                                    "no causal mask, positions or caps)")
