@@ -31,6 +31,7 @@ from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
 from ..numeric.memory import form_bytes, out_of_memory
 from ._torch import array, require_torch, sharing
 from .device import check_device, to_device
+from .reference import _LibraryReference
 
 __all__ = ["Model", "load"]
 
@@ -364,29 +365,6 @@ class Model:
             return _LibraryReference(lambda: hidden()[b, real],
                                      None if self.head is None else (lambda: logits(b, real)))
         return reference
-
-
-class _LibraryReference(Mapping):
-    """``form.reference``: ``"output"``, the library's last hidden state (computed when first read, then kept), and
-    with a head ``"logits"``, a function returning the library's logits and the rows it gives."""
-
-    def __init__(self, output: Any, logits: Any = None):
-        self._output, self._logits, self._value = output, logits, None
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "output":
-            if self._value is None:
-                self._value = self._output()
-            return self._value
-        if key == "logits" and self._logits is not None:
-            return self._logits
-        raise KeyError(key)
-
-    def __iter__(self):
-        return iter(("output",) if self._logits is None else ("output", "logits"))
-
-    def __len__(self) -> int:
-        return 1 if self._logits is None else 2
 
 
 #: Families whose default positions count the real tokens only (``cumsum(attention_mask) - 1``), not the pads.

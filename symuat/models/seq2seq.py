@@ -29,6 +29,7 @@ from .guards import check_float64, check_module
 from .hf_common import check_config
 from .hf_t5 import t5_stack
 from .precision import library_float64
+from .reference import _LibraryReference
 
 __all__ = ["ENCODER_DECODERS", "OUTPUT_SCALE", "is_encoder_decoder", "seq2seq_stacks", "seq2seq_head",
            "probe_seq2seq", "seq2seq_forms", "bind_memory"]
@@ -176,8 +177,6 @@ def _side(model: Any, prefix: str, text: Any, ids: Any, mask: Any) -> tuple:
 def _library_outputs(model: Any, ids, mask, dids, dmask):
     r"""``(row, real) → reference``: the library's decoder last hidden state (its encoder and decoder submodules, run
     once over the batch when first read) and its ``.logits`` (the whole model on that row, on demand)."""
-    from .model import _LibraryReference
-
     torch = require_torch()
     kw = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask),
           "decoder_input_ids": torch.from_numpy(dids), "decoder_attention_mask": torch.from_numpy(dmask)}
