@@ -1,6 +1,6 @@
 """``symuat.models.layer_reference``: the library's decoder layers one at a time in float64 equal (a) the library's
 whole float64 forward at every layer and (b) the DUAT form's per-layer outputs, within 1e-12, on tiny random
-checkpoints of every supported family (sliding-window masks included)."""
+checkpoints of every supported family (sliding-window masks included; GPT-OSS: sinks, eager experts)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,17 @@ FAMILIES = {
     "qwen2": lambda T: T.Qwen2ForCausalLM(T.Qwen2Config(**_SMALL, use_sliding_window=True, sliding_window=3,
                                                         max_window_layers=1)),
     "qwen3": lambda T: T.Qwen3Model(T.Qwen3Config(**_SMALL, head_dim=8)),
+    "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_SMALL, head_dim=8, num_local_experts=4, num_experts_per_tok=2,
+                                                      sliding_window=3)),
 }
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES) + ["llama-bf16"])
+#: the mixtures of experts run the library's eager expert loop (slow): CI's second step covers them
+_SLOW = {"gpt_oss"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(f, marks=pytest.mark.slow) if f in _SLOW else f
+                                        for f in sorted(FAMILIES)] + ["llama-bf16"])
 def saved(request, tmp_path_factory):
     """(path, symuat Model, input ids); ``llama-bf16`` is stored in bfloat16, as big checkpoints are."""
     family = request.param.split("-")[0]
@@ -97,12 +104,14 @@ def test_sliding_window_matters(saved, tmp_path):
 
     path, _, ids = saved
     config = json.loads((path / "config.json").read_text())
-    if config["model_type"] not in ("mistral", "qwen2"):
+    if config["model_type"] not in ("mistral", "qwen2", "gpt_oss"):
         pytest.skip("no sliding window in this family's checkpoint")
     shutil.copytree(path, tmp_path / "full")
     config["sliding_window"] = None
-    if "use_sliding_window" in config:  # Qwen2 says it per layer
-        config.update(use_sliding_window=False, layer_types=["full_attention"] * config["num_hidden_layers"])
+    if "use_sliding_window" in config or "layer_types" in config:  # Qwen2, GPT-OSS say it per layer
+        config.update(layer_types=["full_attention"] * config["num_hidden_layers"])
+        if "use_sliding_window" in config:
+            config["use_sliding_window"] = False
     (tmp_path / "full" / "config.json").write_text(json.dumps(config))
     a, b = layer_reference(path, ids), layer_reference(tmp_path / "full", ids)
     assert np.max(np.abs(a.outputs[-1] - b.outputs[-1])) > 1e-6
