@@ -312,14 +312,21 @@ def hold_input(stack: Any, X: np.ndarray) -> tuple:
 
 
 def _refuse_cross(stack: Any, what: str) -> None:
-    r"""Refuse ``what`` by name on a stack with a decoder block's cross-attention (an encoder–decoder's decoder): the
-    held network and the sites re-run the blocks' layouts, which do not hold the cross-attention yet."""
-    layers = [k + 1 for k, b in enumerate(stack.blocks) if getattr(b, "cross", None) is not None]
-    if layers:
-        raise UnsupportedError(f"{what}: not available on an encoder–decoder's decoder form yet (layer {layers[0]} "
-                               "has a cross-attention, which the held network and the sites do not hold: they re-run "
-                               "the blocks without it); exact on this form: attribution('term'), token_terms(), "
-                               "attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), save()")
+    r"""Refuse ``what`` by name on a stack the held network and the sites do not hold yet: a decoder block's
+    cross-attention (an encoder–decoder's decoder), or experts whose input is scaled by the routing weight (Llama 4).
+    Both re-run the blocks' layouts themselves, without either."""
+    for k, b in enumerate(stack.blocks):
+        if getattr(b, "cross", None) is not None:
+            raise UnsupportedError(f"{what}: not available on an encoder–decoder's decoder form yet (layer {k + 1} "
+                                   "has a cross-attention, which the held network and the sites do not hold: they "
+                                   "re-run the blocks without it); exact on this form: attribution('term'), "
+                                   "token_terms(), attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), "
+                                   "save()")
+        if getattr(b.ffn, "input_scaled", False):
+            raise UnsupportedError(f"{what}: not available on a form with input-scaled experts (Llama 4) yet (layer "
+                                   f"{k + 1}: the held network and the sites re-run the experts without the routing "
+                                   "weight on their input); exact on this form: attribution('term'), token_terms(), "
+                                   "attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), save()")
 
 
 def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dict] = None) -> tuple:

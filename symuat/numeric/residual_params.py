@@ -370,6 +370,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         b2 = Fin._matvec(qs) + fin
     else:
         b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)), routed)
+        if "in_scale" in ops:  # input-scaled experts (Llama 4): b'_2 = D_in(u)(...), like W'_2 (its operator)
+            b2 = ops["in_scale"] * b2
     G4 = W4 = b4 = None
     if "up" in ops:
         G4 = ops["up"][0] if Q is None else Compose([ops["up"][0], Q])
