@@ -121,6 +121,14 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      ("pads between real tokens (the bias counts them)", "the torch device (relative bias, cross-attention)",
       "on an encoder–decoder: attributions but 'term', frozen, intervene, resid, activations, logit lens, patching "
       "(they re-run the blocks without the cross-attention)")),
+    ("llama4_text", "pre_ln, RMSNorm; rotary layers: interleaved complex rotary, weightless per-head q/k norm, "
+     "chunked attention; NoPE layers (no_rope_layers) with temperature tuning; input-scaled experts (sigmoid of the "
+     "top-k logits) with a shared expert, interleaved with dense SwiGLU layers; positions below the chunk size and "
+     "floor_scale - 1, where the chunked mask is causal and the temperature 1",
+     ("use_qk_norm with a rotary attention_scaling other than 1", "a router bias",
+      "no rotary layer while chunking or temperature tuning would act", "the torch device (input-scaled experts)",
+      "attributions but 'term', frozen, intervene, resid, activations, logit lens, patching (they re-run the experts "
+      "without the routing weight on their input)")),
     ("mt5", "as t5, gated-GELU feed-forward; MT5ForConditionalGeneration's lm_head unscaled (its forward scales "
      "nothing)", ("as t5",)),
     ("umt5", "as mt5, a relative position bias per layer; UMT5ForConditionalGeneration's lm_head times "
@@ -140,7 +148,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 53 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 54 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

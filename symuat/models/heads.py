@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..numeric import Head, HeadTransform
-from ._torch import linear, require_torch
+from ._torch import library_base, linear, require_torch
 from .activations import activation_name, check_activation
 from .hf_common import layer_norm
 from .precision import library_float64
@@ -145,7 +145,7 @@ def read_head(model: Any) -> Tuple[Optional[Head], Optional[str]]:
 
         if model.config.model_type in ENCODER_DECODERS:  # its base_model is itself (T5's lm_head hangs on it)
             return seq2seq_head(model), None
-    if getattr(model, "base_model", model) is model:
+    if library_base(model) is model:
         return None, None
     family = str(model.config.model_type)
     reader = _CLASSES.get(cls) or next((r for s, r in _SUFFIXES.items() if cls.endswith(s)), None)

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
-from ._torch import require_torch
+from ._torch import library_base, require_torch
 from .guards import check_float64, check_module
 from .hf_alibi import ALIBI
 from .hf_bert import bert, roberta
@@ -30,6 +30,7 @@ from .hf_gemma import GEMMA
 from .hf_gpt_oss import GPT_OSS
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_llama4 import LLAMA4
 from .hf_llama_kin import LLAMA_KIN
 from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
@@ -49,6 +50,7 @@ FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
     **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT, **T5,
+    **LLAMA4,
 }
 
 
@@ -61,7 +63,7 @@ def _hf_stack(model: Any) -> TransformerStack:
     check_config(config)
     check_module(model)
     check_float64(model)  # the norm and activation probes run the modules in float64
-    base = getattr(model, "base_model", model)
+    base = library_base(model)
     stack = FAMILIES[family](base, config)
     probe_model(base, stack)
     return stack

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
 from ..numeric.memory import form_bytes, out_of_memory
-from ._torch import array, require_torch, sharing
+from ._torch import array, library_base, require_torch, sharing
 from .device import check_device, to_device
 from .reference import _LibraryReference
 
@@ -90,9 +90,10 @@ class Model:
         limits = []
         if self.stack.position_embeddings is not None:
             limits.append(self.stack.position_embeddings.shape[0])
-        rot = self.stack.blocks[0].attention.rotary
-        if rot is not None and rot.cos is not None:
-            limits.append(rot.cos.shape[0])
+        for b in self.stack.blocks:  # every layer's tables (a NoPE first layer has none: SmolLM3, Llama 4)
+            rot = b.attention.rotary
+            if rot is not None and rot.cos is not None:
+                limits.append(rot.cos.shape[0])
         return min(limits) if limits else 2 ** 31
 
     def __repr__(self) -> str:
@@ -340,7 +341,7 @@ class Model:
             kw["token_type_ids"] = torch.from_numpy(types)
         if pos is not None:
             kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
-        base = getattr(self.library, "base_model", self.library)
+        base = library_base(self.library)
         held: dict = {}
 
         def hidden() -> np.ndarray:
@@ -413,7 +414,7 @@ def _embeddings(base: Any, family: str) -> tuple:
 def _probe_embeddings(model: Model) -> None:
     """The library's embedding module at a few ids equals :math:`sE[t]` (else the module differs)."""
     torch = require_torch()
-    base = getattr(model.library, "base_model", model.library)
+    base = library_base(model.library)
     module = base.get_input_embeddings()
     ids = np.unique(np.array([0, 1, model.word_embeddings.shape[0] - 1]))
     with torch.no_grad():
@@ -475,7 +476,7 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
 
                 library, stack = load_prefix(source, layers)
             own = _tokenizer(Path(source))
-            base = getattr(library, "base_model", library)
+            base = library_base(library)
             parts = _embeddings(base, library.config.model_type)
             head, refusal = read_head(library)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
@@ -485,7 +486,7 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
             encoder, stack = seq2seq_stacks(library)
         else:
             stack = from_module(library)
-        base = getattr(library, "base_model", library)
+        base = library_base(library)
         parts = _embeddings(base, library.config.model_type)
         head, refusal = read_head(library)
     else:
