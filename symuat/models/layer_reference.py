@@ -13,7 +13,8 @@ r"""The per-layer library reference for models too big for the library's whole f
 4. the mask of layer :math:`i` is what the family's ``forward`` passes it, made by the public
    ``transformers.masking_utils`` functions: ``create_causal_mask`` (Llama; Mistral without a sliding window; a
    ``full_attention`` layer of Qwen2/Qwen3/GPT-OSS) or ``create_sliding_window_causal_mask`` (Mistral with
-   ``sliding_window``; a ``sliding_attention`` layer); a mixture of experts runs its eager experts (float64);
+   ``sliding_window``; a ``sliding_attention`` layer) or ``create_chunked_causal_mask`` (Llama 4's
+   ``chunked_attention`` layers); a mixture of experts runs its eager experts (float64);
 5. layer :math:`i` (``base.layers[i]``) is materialised with ``to_empty(device="cpu")``, its tensors read with
    ``safetensors.safe_open`` at their stored dtype (bf16 included) and widened to float64, every key checked
    (missing, unexpected, wrong shape, non-finite: :class:`~symuat.errors.InvalidValueError`), run under
@@ -57,7 +58,7 @@ def _typed(config: Any, i: int) -> str:
 #: ``model_type`` → the attention type its ``forward`` gives layer ``i`` (what mask it passes).
 REFERENCE_FAMILIES: Dict[str, Callable[[Any, int], str]] = {
     "llama": _full, "mistral": _mistral, "qwen2": _typed, "qwen3": _typed,
-    "gpt_oss": _typed,
+    "gpt_oss": _typed, "llama4_text": _typed,
 }
 
 #: Families symuat reads whose layers this chain does not run, and why (named in the refusal).
@@ -221,7 +222,11 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
         raise InvalidValueError(f"input_ids outside 0..{V - 1} (vocab_size): {int(ids.min())}..{int(ids.max())}")
     weights = _Weights(path)
     from transformers import AutoModel
-    from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+    from transformers.masking_utils import (
+        create_causal_mask,
+        create_chunked_causal_mask,
+        create_sliding_window_causal_mask,
+    )
 
     from .importer import EAGER_EXPERTS
 
@@ -253,10 +258,13 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
         for i in range(depth):
             attention = kind(config, i)
             if attention not in masks:
-                make = {"full_attention": create_causal_mask,
-                        "sliding_attention": create_sliding_window_causal_mask}.get(attention)
+                make = {"full_attention": create_causal_mask, "sliding_attention": create_sliding_window_causal_mask,
+                        "chunked_attention": create_chunked_causal_mask}.get(attention)
                 if make is None:
                     raise UnsupportedError(f"layer {i} has attention type {attention!r}")
+                if attention == "chunked_attention" and getattr(config, "attention_chunk_size", None) is None:
+                    raise UnsupportedError(f"layer {i} is a chunked_attention layer but the config has no "
+                                           "attention_chunk_size (the chunk the library's mask would need)")
                 if attention == "sliding_attention" and getattr(config, "sliding_window", None) is None:
                     raise InvalidValueError(f"layer {i} is a sliding_attention layer but the config's "
                                             "sliding_window is None")

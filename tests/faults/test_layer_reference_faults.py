@@ -42,7 +42,8 @@ def _edited(src, dst, edit):
 def test_other_family_refused(tmp_path):
     randomize(T.GPT2Model(T.GPT2Config(n_embd=16, n_head=2, n_layer=1, n_positions=32,
                                        vocab_size=V))).save_pretrained(tmp_path)
-    with pytest.raises(UnsupportedError, match=r"model type 'gpt2'.*supported: \['gpt_oss', 'llama', 'mistral'"):
+    with pytest.raises(UnsupportedError, match=r"model type 'gpt2'.*supported: \['gpt_oss', 'llama', "
+                                               r"'llama4_text', 'mistral'"):
         layer_reference(tmp_path, [1, 2])
 
 
