@@ -2,9 +2,9 @@
 (``ext:cross-attention.mv-form``).  Every encoder token, every decoder token and layer and every logit within 1e-12 of
 the library's float64 forward (``.encoder_last_hidden_state``, ``.decoder_hidden_states``, ``.logits``; inputs longer
 than ``relative_attention_max_distance`` on both sides), left- and right-padded id batches on both sides, one text
-and a batch of texts; the decoder's self-attention view is the library's eager probabilities; the views rebuild the
-output; ``attribution('term')`` sums to the library's logit; every analysis that re-runs the blocks is refused by
-name."""
+and a batch of texts; the decoder's self- and cross-attention views are the library's eager probabilities; the views
+rebuild the output; ``attribution('term')`` sums to the library's logit; every analysis that re-runs the blocks is
+refused by name."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_text(model):
            np.asarray([d["input_ids"][1]]), np.ones((1, 4), int))
 
 
-def test_self_attention_view_is_the_librarys(model):
+def test_self_and_cross_attention_views_are_the_librarys(model):
     ids, dids = np.arange(1, 8), np.array([0, 5, 6, 7, 8])
     form = model.duat_form(input_ids=ids, decoder_input_ids=dids)
     configs = list({id(m.config): m.config for m in model.library.modules() if hasattr(m, "config")}.values())
@@ -107,14 +107,19 @@ def test_self_attention_view_is_the_librarys(model):
         for c in configs:
             c._attn_implementation = "eager"  # probabilities come from eager only
         with torch.no_grad(), library_float64():
-            want = model.library(input_ids=torch.as_tensor(ids)[None], decoder_input_ids=torch.as_tensor(dids)[None],
-                                 output_attentions=True).decoder_attentions
+            out = model.library(input_ids=torch.as_tensor(ids)[None], decoder_input_ids=torch.as_tensor(dids)[None],
+                                output_attentions=True)
+            want, cross = out.decoder_attentions, out.cross_attentions
     finally:
         for c, impl in zip(configs, impls):
             c._attn_implementation = impl
     for k in range(2):
         for h in range(2):
             assert np.max(np.abs(form.attention(k, h) - want[k][0, h].numpy())) <= 1e-14
+            assert form.cross_attention(k, h).shape == (5, 7)
+            assert np.max(np.abs(form.cross_attention(k, h) - cross[k][0, h].numpy())) <= TOL  # E: the form's own
+    with pytest.raises(UnsupportedError, match=r"layer 0 has no cross-attention"):
+        form.encoder.cross_attention(0, 0)
 
 
 def test_views_and_term_attribution(model):

@@ -320,8 +320,8 @@ def _refuse_cross(stack: Any, what: str) -> None:
             raise UnsupportedError(f"{what}: not available on an encoder–decoder's decoder form yet (layer {k + 1} "
                                    "has a cross-attention, which the held network and the sites do not hold: they "
                                    "re-run the blocks without it); exact on this form: attribution('term'), "
-                                   "token_terms(), attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), "
-                                   "save()")
+                                   "token_terms(), attention(l, h), cross_attention(l, h), parameters(l), "
+                                   "A_tilde(), c_tilde(), dynamic(j), save()")
         if getattr(b.ffn, "input_scaled", False):
             raise UnsupportedError(f"{what}: not available on a form with input-scaled experts (Llama 4) yet (layer "
                                    f"{k + 1}: the held network and the sites re-run the experts without the routing "

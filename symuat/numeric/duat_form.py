@@ -145,6 +145,11 @@ class DUATForm:
         """The N×N attention matrix :math:`H_h` of ``layer`` and ``head`` (both 0-based), recomputed on demand."""
         return analysis("attention")(self, layer, head)
 
+    def cross_attention(self, layer: int, head: int) -> np.ndarray:
+        """The N×N_e cross-attention matrix of a decoder block ``layer`` and ``head`` (both 0-based): queries from the
+        decoder stream, keys from the encoder's output (an encoder–decoder's form)."""
+        return analysis("cross_attention")(self, layer, head)
+
     def parameters(self, layer: int) -> Any:
         """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""
         return analysis("layer_parameters")(self, layer)
