@@ -94,9 +94,13 @@ ANALYSES = {
 }
 
 
+@pytest.fixture(scope="module")
+def form():
+    return load(_library()).duat_form(input_ids=np.arange(1, 5))
+
+
 @pytest.mark.parametrize("case", sorted(ANALYSES))
-def test_analyses_that_rerun_the_experts_are_refused_by_name(case):
-    form = load(_library()).duat_form(input_ids=np.arange(1, 5))
+def test_analyses_that_rerun_the_experts_are_refused_by_name(form, case):
     with pytest.raises(UnsupportedError, match=r"not available on a form with input-scaled experts \(Llama 4\) yet "
                                                r"\(layer 2"):
         ANALYSES[case](form)
