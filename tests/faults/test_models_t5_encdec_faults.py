@@ -195,3 +195,11 @@ def test_a_block_cross_that_is_not_a_cross_attention():
     stack = random_stack(np.random.default_rng(0), 1, 4, 2, 6, kind="pre_ln", norm="rms")
     with pytest.raises(InvalidValueError, match=r"cross must be a CrossAttention or None, got AttentionWeights"):
         dataclasses.replace(stack.blocks[0], cross=_attn())
+
+
+def test_the_cli_refuses_an_encoder_decoder_in_one_line(tmp_path):
+    from faults_support import one_error_line, run
+
+    randomize(T.T5ForConditionalGeneration(T.T5Config(**_S)), seed=4).save_pretrained(tmp_path)
+    one_error_line(run(["model", str(tmp_path)]), "T5ForConditionalGeneration (t5) is an encoder–decoder",
+                   "Model.duat_form(input_ids=..., decoder_input_ids=...)")
