@@ -26,6 +26,9 @@ PATHS = {
     "modernbert": ("layers", "attn.Wo", "mlp.Wo", None),
     **{f: ("encoder.block", "layer.0.SelfAttention.o", "layer.1.DenseReluDense.wo", None)
        for f in ("t5", "mt5", "umt5")},
+    # an encoder–decoder's decoder (below the ...ForConditionalGeneration model itself)
+    **{f"{f}:decoder": ("decoder.block", "layer.0.SelfAttention.o", "layer.2.DenseReluDense.wo", None)
+       for f in ("t5", "mt5", "umt5")},
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},
@@ -49,9 +52,9 @@ def _replace_first(out, value):
 class LibraryPatch:
     """Hooks that capture a unit in one run and write it into the next (``mode`` "capture" then "patch")."""
 
-    def __init__(self, base, unit, head_dim):
+    def __init__(self, base, unit, head_dim, key=None):
         self.base, self.unit, self.head_dim = base, unit, head_dim
-        layers, attn, ffn, experts, *down = PATHS[base.config.model_type]
+        layers, attn, ffn, experts, *down = PATHS[key or base.config.model_type]
         self.layers = _get(base, layers)
         self.paths = {"attn": attn, "ffn": ffn, "experts": experts, "neuron": (down or [ffn])[0]}
         self.value, self.mode = None, "capture"
@@ -143,6 +146,29 @@ def library_patched(model, clean_ids, corrupted_ids, unit):
     finally:
         handle.remove()
     return hidden, logits
+
+
+def library_patched_seq2seq(model, encoder_ids, clean_ids, corrupted_ids, unit):
+    """:func:`library_patched` for an encoder–decoder: the same encoder input in both runs, the decoder's ``unit``
+    patched; ``(decoder last hidden state, logits)``."""
+    import torch
+
+    from symuat.models import library_float64
+
+    library = model.library
+    patcher = LibraryPatch(library, unit, model.stack.blocks[0].attention.head_dim,
+                           f"{library.config.model_type}:decoder")
+    handle = patcher.register()
+    enc = torch.as_tensor(encoder_ids)[None]
+    try:
+        with torch.no_grad(), library_float64():
+            library(input_ids=enc, decoder_input_ids=torch.as_tensor(clean_ids)[None])
+            patcher.mode = "patch"
+            out = library(input_ids=enc, decoder_input_ids=torch.as_tensor(corrupted_ids)[None],
+                          output_hidden_states=True)
+    finally:
+        handle.remove()
+    return out.decoder_hidden_states[-1][0].numpy(), out.logits[0].numpy()
 
 
 def units(stack):

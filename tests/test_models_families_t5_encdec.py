@@ -3,8 +3,9 @@
 the library's float64 forward (``.encoder_last_hidden_state``, ``.decoder_hidden_states``, ``.logits``; inputs longer
 than ``relative_attention_max_distance`` on both sides), left- and right-padded id batches on both sides, one text
 and a batch of texts; the decoder's self- and cross-attention views are the library's eager probabilities; the views
-rebuild the output; ``attribution('term')`` sums to the library's logit; every analysis that re-runs the blocks is
-refused by name."""
+rebuild the output; every attribution sums to the library's logit, the held network, the logit lens and the residual
+stream are the library's, and activation patching equals the library's hooked run (the cross-attention is recomputed,
+or held at the form's input)."""
 
 from __future__ import annotations
 
@@ -135,22 +136,40 @@ def test_views_and_term_attribution(model):
                                               ["W1", "W2", "b2", "b3"])  # the cross-attention term joins b'_3
 
 
-REFUSED = {
-    "attribution by source": lambda f: f.attribution("source", target=1, position=0),
-    "attribution by head": lambda f: f.attribution("head"),
-    "frozen": lambda f: f.frozen(),
-    "intervene": lambda f: f.intervene(("head", 0, 0), 0.0),
-    "resid": lambda f: f.resid(1),
-    "activations": lambda f: f.activations(),
-    "logit_lens": lambda f: f.logit_lens(),
-    "patch": lambda f: f.patch(("resid", 1), f),
-    "patch_sweep": lambda f: f.patch_sweep(f, target=1, position=0),
-}
+@pytest.mark.parametrize("by", ["source", "layer", "head", "neuron"])
+def test_attributions_sum_to_the_librarys_logit(model, by):
+    ids, dids = np.arange(2, 11), np.array([0, 4, 9, 2, 7, 1])
+    form = model.duat_form(input_ids=ids, decoder_input_ids=dids)
+    out = _library(model, ids[None], np.ones((1, 9), int), dids[None], np.ones((1, 6), int))
+    token = int(np.argmax(out.logits[0, 4].numpy()))
+    a = form.attribution(by, target=token, position=4)  # reverse mode through the held network
+    want = float(out.logits[0, 4, token])
+    assert abs(float(a.values.sum() + a.rest) - want) <= TOL * max(1.0, abs(want))
+    full = form.attribution(by)  # every part at every token: the parts sum to the library's output
+    assert full.error <= TOL
 
 
-@pytest.mark.parametrize("case", sorted(REFUSED))
-def test_analyses_that_rerun_the_blocks_are_refused_by_name(model, case):
-    form = model.duat_form(input_ids=np.arange(1, 5), decoder_input_ids=np.array([0, 3]))
-    with pytest.raises(UnsupportedError, match=r"not available on an encoder–decoder's decoder form yet \(layer 1 "
-                                               r"has a cross-attention"):
-        REFUSED[case](form)
+def test_the_held_network_and_the_logit_lens(model):
+    ids, dids = np.arange(2, 11), np.array([0, 4, 9, 2, 7, 1])
+    form = model.duat_form(input_ids=ids, decoder_input_ids=dids)
+    out = _library(model, ids[None], np.ones((1, 9), int), dids[None], np.ones((1, 6), int))
+    assert _rel(out.decoder_hidden_states[-1][0].numpy(), form.frozen()(form.X0)) <= TOL
+    assert _rel(out.logits[0].numpy(), form.logit_lens()[-1]) <= TOL
+    assert _rel(out.decoder_hidden_states[1][0].numpy(), form.resid(1)) <= TOL  # the stream between the blocks
+
+
+def test_patching_matches_library_hooks(model):
+    from patching_support import library_patched_seq2seq, units
+
+    rng = np.random.default_rng(11)
+    enc, clean = rng.integers(2, V, size=6), rng.integers(2, V, size=7)
+    corrupted = clean.copy()
+    corrupted[[1, 3]] = (clean[[1, 3]] + 5) % (V - 2) + 2
+    fc = model.duat_form(input_ids=enc, decoder_input_ids=clean)
+    fx = model.duat_form(input_ids=enc, decoder_input_ids=corrupted)
+    for unit in units(model.stack):
+        got = fx.patch(unit, fc)
+        hidden, logits = library_patched_seq2seq(model, enc, clean, corrupted, unit)
+        assert _rel(hidden, got.output) <= TOL, unit
+        assert np.max(np.abs(got.logits - logits)) <= 10 * TOL * max(1.0, float(np.max(np.abs(logits)))), unit
+        assert np.max(np.abs(got.output - fx.output)) > 1e-9, unit  # no patch is a no-op

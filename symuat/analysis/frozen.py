@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import head_attention_weights
+from ..numeric.cross import cross_attention
 from ..numeric.ffn import activation_function
 from ..numeric.layernorm import LayerNormWeights, inverse_rms
 from ..numeric.memory import check_memory
@@ -176,7 +177,10 @@ class Frozen:
             def ffn(V, key="ffn"):
                 return self._ffn(mode, k, mode.read((k, key), V, record), state.shape, scales)
 
-            state = _layout(kind, state, mha, ffn, n)
+            def cross(V, hd=hd):  # held: a constant (the cross-attention at the form's input)
+                return mode.const(np.zeros(state.shape), hd["C"])
+
+            state = _layout(kind, state, mha, ffn, n, None if b.cross is None else cross)
         if stack.final_norm is not None:
             state = self._norm(mode, state, stack.final_norm, self.form_box["final"])
         return state
@@ -264,9 +268,16 @@ def _check_scales(form: Any, scales: Optional[dict]) -> dict:
     return scales
 
 
-def _layout(kind: str, x: Any, mha: Callable, ffn: Callable, n: Callable) -> Any:
+def _layout(kind: str, x: Any, mha: Callable, ffn: Callable, n: Callable, cross: Optional[Callable] = None) -> Any:
     """One block of layout ``kind`` from its sublayers, as :mod:`symuat.numeric.stack` defines the layouts;
-    ``n(i, V, key)`` applies norm ``i`` (held under ``key``)."""
+    ``n(i, V, key)`` applies norm ``i`` (held under ``key``); ``cross(h)``, a decoder block's cross-attention
+    (``pre_ln`` only), is added after the self-attention."""
+    if cross is not None:
+        if kind != "pre_ln":
+            raise UnsupportedError(f"a cross-attention in the {kind!r} layout is not implemented")
+        h = x + mha(n(1, x, "n1"))
+        h = h + cross(h)
+        return h + ffn(n(2, h, "n2"))
     if kind == "paper":
         h = mha(x)
         return h + ffn(h)
@@ -311,17 +322,10 @@ def hold_input(stack: Any, X: np.ndarray) -> tuple:
     return box, x
 
 
-def _refuse_cross(stack: Any, what: str) -> None:
-    r"""Refuse ``what`` by name on a stack the held network and the sites do not hold yet: a decoder block's
-    cross-attention (an encoder–decoder's decoder), or experts whose input is scaled by the routing weight (Llama 4).
-    Both re-run the blocks' layouts themselves, without either."""
+def _refuse_unheld(stack: Any, what: str) -> None:
+    r"""Refuse ``what`` by name on a stack the held network and the sites do not hold yet: experts whose input is
+    scaled by the routing weight (Llama 4); both re-run the experts themselves, without that weight."""
     for k, b in enumerate(stack.blocks):
-        if getattr(b, "cross", None) is not None:
-            raise UnsupportedError(f"{what}: not available on an encoder–decoder's decoder form yet (layer {k + 1} "
-                                   "has a cross-attention, which the held network and the sites do not hold: they "
-                                   "re-run the blocks without it); exact on this form: attribution('term'), "
-                                   "token_terms(), attention(l, h), cross_attention(l, h), parameters(l), "
-                                   "A_tilde(), c_tilde(), dynamic(j), save()")
         if getattr(b.ffn, "input_scaled", False):
             raise UnsupportedError(f"{what}: not available on a form with input-scaled experts (Llama 4) yet (layer "
                                    f"{k + 1}: the held network and the sites re-run the experts without the routing "
@@ -337,8 +341,13 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
     :math:`D(u)` (:mod:`symuat.numeric.moe`).  ``reads``, when given, receives the sublayers' inputs
     ``{(k, "attn"|"ffn"): u}``.
     """
-    _refuse_cross(stack, "the held network (frozen, intervene, the attributions but 'term')")
+    _refuse_unheld(stack, "the held network (frozen, intervene, the attributions but 'term')")
     b = stack.blocks[k]
+    cross = None
+    if b.cross is not None:  # held: the cross-attention's output at this input, W'_E(x', e')e' + a_E (a constant)
+        def cross(h):
+            hd["C"] = cross_attention(b.cross, h, f" in layer {k + 1}")
+            return hd["C"]
     act = activation_function(stack.block_activation(k))
     hd: dict = {}
 
@@ -376,7 +385,7 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
         hd["r"] = np.where(nz, 0.0, y)
         return y @ f.W2 + (0.0 if f.b2 is None else f.b2)
 
-    return hd, _layout(stack.kind, x, mha, ffn, norm)
+    return hd, _layout(stack.kind, x, mha, ffn, norm, cross)
 
 
 def held_bytes(form: Any) -> int:

@@ -32,10 +32,11 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import _heads
+from ..numeric.cross import cross_attention
 from ..numeric.ffn import activation_function
 from ..numeric.moe import MoEFFNWeights
 from ..numeric.norms import apply_norm
-from .frozen import _block_norm, _layout, _norm_const, _norm_lin, _refuse_cross
+from .frozen import _block_norm, _layout, _norm_const, _norm_lin, _refuse_unheld
 
 __all__ = ["Site", "SITE_KINDS", "site", "run_sites"]
 
@@ -186,7 +187,7 @@ def run_sites(stack: Any, X: np.ndarray, mask: Optional[np.ndarray] = None, *,
     start : (layer, X_layer), optional
         Begin at block ``layer`` with the residual stream ``X_layer`` (earlier blocks are not run).
     """
-    _refuse_cross(stack, "the sites (activations, resid, the logit lens, patching)")
+    _refuse_unheld(stack, "the sites (activations, resid, the logit lens, patching)")
     S = _Sites(patches or {}, record)
     N = X.shape[0]
     if start is None:
@@ -217,7 +218,10 @@ def run_sites(stack: Any, X: np.ndarray, mask: Optional[np.ndarray] = None, *,
         def ffn(U, k=k, b=b, hd=hd, act=act):
             return S(("ffn", k), _ffn(S, k, b.ffn, act, U, hd, gates))
 
-        x = _layout(stack.kind, x, mha, ffn, n)
+        def cross(h, k=k, b=b, hd=hd):  # a decoder block's cross-attention: live, or held at the form's input
+            return cross_attention(b.cross, h, f" in layer {k + 1}") if hd is None else hd["C"]
+
+        x = _layout(stack.kind, x, mha, ffn, n, None if b.cross is None else cross)
     x = S(("resid", stack.depth), x)
     if stack.final_norm is not None:
         if held is None:

@@ -118,9 +118,7 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      "of layer 0, ReLU or gated feed-forward; encoder–decoder (T5ForConditionalGeneration, T5Model): the decoder's "
      "form over the encoder's output, causal self-attention with its own unidirectional bias, cross-attention "
      "(ext:cross-attention.mv-form), lm_head times d_model**-0.5 when config.scale_decoder_outputs",
-     ("pads between real tokens (the bias counts them)", "the torch device (relative bias, cross-attention)",
-      "on an encoder–decoder: attributions but 'term', frozen, intervene, resid, activations, logit lens, patching "
-      "(they re-run the blocks without the cross-attention)")),
+     ("pads between real tokens (the bias counts them)", "the torch device (relative bias, cross-attention)")),
     ("llama4_text", "pre_ln, RMSNorm; rotary layers: interleaved complex rotary, weightless per-head q/k norm, "
      "chunked attention; NoPE layers (no_rope_layers) with temperature tuning; input-scaled experts (sigmoid of the "
      "top-k logits) with a shared expert, interleaved with dense SwiGLU layers; positions below the chunk size and "
