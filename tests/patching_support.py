@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from symuat.models._torch import library_base
+
 #: model_type -> (layer list, attention output projection, FFN output module, routed experts module[, the down
 #: projection of a dense layer when it is not the FFN output module]) below the base
 _LLAMA = ("layers", "self_attn.o_proj", "mlp.down_proj", None)
@@ -29,6 +31,7 @@ PATHS = {
     # an encoder–decoder's decoder (below the ...ForConditionalGeneration model itself)
     **{f"{f}:decoder": ("decoder.block", "layer.0.SelfAttention.o", "layer.2.DenseReluDense.wo", None)
        for f in ("t5", "mt5", "umt5")},
+    "llama4_text": ("layers", "self_attn.o_proj", "feed_forward", None, "feed_forward.down_proj"),
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},
@@ -132,7 +135,7 @@ def library_patched(model, clean_ids, corrupted_ids, unit):
     from symuat.models import library_float64
 
     library = model.library
-    base = getattr(library, "base_model", library)
+    base = library_base(library)
     patcher = LibraryPatch(base, unit, model.stack.blocks[0].attention.head_dim)
     handle = patcher.register()
     try:
@@ -285,7 +288,7 @@ def library_frozen(model, corrupted_ids, *, unit=None, clean_ids=None, scale=Non
     from symuat.models import library_float64
 
     library = model.library
-    base = getattr(library, "base_model", library)
+    base = library_base(library)
     run = lambda ids: base(input_ids=torch.as_tensor(ids)[None]).last_hidden_state[0]  # noqa: E731
     handles, holder = [], None
     try:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from moe_support import random_moe_stack
 
-from symuat.errors import InvalidValueError, UnsupportedError
+from symuat.errors import InvalidValueError
 from symuat.numeric import (
     LAYOUTS,
     AttentionWeights,
@@ -120,8 +120,8 @@ def test_input_scaled_experts_are_llama4s_and_their_form_is_exact(shared):
     H = X + multi_head_attention(apply_norm(X, norm), a)
     direct = H + _llama4_reference(w, apply_norm(H, norm))  # the block written out, not the stack's code
     assert np.max(np.abs(form.output - direct)) <= 1e-12 * np.max(np.abs(direct))
-    with pytest.raises(UnsupportedError, match=r"not available on a form with input-scaled experts \(Llama 4\)"):
-        form.attribution("neuron")
+    a = form.attribution("neuron", target=np.ones(8), position=5)  # the held network holds D_in(u) too
+    assert abs(float(a.values.sum() + a.rest) - float(direct[5].sum())) <= 1e-12 * np.max(np.abs(direct))
 
 
 def test_input_scaled_experts_refuse_what_they_do_not_take():

@@ -62,7 +62,7 @@ from ..numeric.memory import check_memory, form_bytes, format_bytes, out_of_memo
 from ..numeric.moe import MoEFFNWeights
 from ._bar import bar
 from .attribution_file import chunk_bytes, open_writer, read_attribution
-from .frozen import _refuse_unheld, frozen, held_bytes
+from .frozen import frozen, held_bytes
 from .pullback import pullback, pullback_bytes
 
 __all__ = ["Attribution", "attribution", "attribution_bytes", "load_attribution", "BY"]
@@ -366,8 +366,6 @@ def attribution(form: Any, by: str = "term", target: Any = None, position: Any =
         raise InvalidValueError(f"by must be one of {BY}, got {by!r}")
     if method not in _METHODS:
         raise InvalidValueError(f"method must be one of {_METHODS}, got {method!r}")
-    if by != "term":
-        _refuse_unheld(form.stack, f"the attribution by {by!r}")
     position = _check_position(form, position)
     spec = _target_spec(form, target)
     scalar = spec is not None and (spec[0] == "direction" or spec[2] is not None)

@@ -128,7 +128,8 @@ class Frozen:
         act = activation_function(self.form.stack.block_activation(k))
         if f.gated:
             up = u @ f.W_up + (0.0 if f.b_up is None else f.b_up)
-            gate = hold["a"] if self.gates == "held" else act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            pre = u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate)
+            gate = hold["a"] if self.gates == "held" else act(pre if "S" not in hold else hold["S"] * pre)
             if "D" in hold:  # a mixture of experts: the routing diagonal is held in every mode
                 gate = hold["D"] * gate
             A, W2, b2 = gate * up, f.W_down, f.b_down
@@ -322,17 +323,6 @@ def hold_input(stack: Any, X: np.ndarray) -> tuple:
     return box, x
 
 
-def _refuse_unheld(stack: Any, what: str) -> None:
-    r"""Refuse ``what`` by name on a stack the held network and the sites do not hold yet: experts whose input is
-    scaled by the routing weight (Llama 4); both re-run the experts themselves, without that weight."""
-    for k, b in enumerate(stack.blocks):
-        if getattr(b.ffn, "input_scaled", False):
-            raise UnsupportedError(f"{what}: not available on a form with input-scaled experts (Llama 4) yet (layer "
-                                   f"{k + 1}: the held network and the sites re-run the experts without the routing "
-                                   "weight on their input); exact on this form: attribution('term'), token_terms(), "
-                                   "attention(l, h), parameters(l), A_tilde(), c_tilde(), dynamic(j), save()")
-
-
 def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dict] = None) -> tuple:
     r"""Block ``k`` at its input ``x`` with its dynamic parameters held: ``(held, output)``.
 
@@ -341,7 +331,6 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
     :math:`D(u)` (:mod:`symuat.numeric.moe`).  ``reads``, when given, receives the sublayers' inputs
     ``{(k, "attn"|"ffn"): u}``.
     """
-    _refuse_unheld(stack, "the held network (frozen, intervene, the attributions but 'term')")
     b = stack.blocks[k]
     cross = None
     if b.cross is not None:  # held: the cross-attention's output at this input, W'_E(x', e')e' + a_E (a constant)
@@ -371,7 +360,11 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
             reads[(k, "ffn")] = u
         f = b.ffn
         if f.gated:
-            hd["a"] = act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            pre = u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate)
+            if getattr(f, "input_scaled", False):  # Llama 4: the gate's input times the routing weight, held
+                hd["S"] = f.input_scales(u)
+                pre = hd["S"] * pre
+            hd["a"] = act(pre)
             gate = hd["a"]
             if isinstance(f, MoEFFNWeights):
                 hd["D"] = f.gates(u)

@@ -36,7 +36,7 @@ from ..numeric.cross import cross_attention
 from ..numeric.ffn import activation_function
 from ..numeric.moe import MoEFFNWeights
 from ..numeric.norms import apply_norm
-from .frozen import _block_norm, _layout, _norm_const, _norm_lin, _refuse_unheld
+from .frozen import _block_norm, _layout, _norm_const, _norm_lin
 
 __all__ = ["Site", "SITE_KINDS", "site", "run_sites"]
 
@@ -187,7 +187,6 @@ def run_sites(stack: Any, X: np.ndarray, mask: Optional[np.ndarray] = None, *,
     start : (layer, X_layer), optional
         Begin at block ``layer`` with the residual stream ``X_layer`` (earlier blocks are not run).
     """
-    _refuse_unheld(stack, "the sites (activations, resid, the logit lens, patching)")
     S = _Sites(patches or {}, record)
     N = X.shape[0]
     if start is None:
@@ -274,7 +273,10 @@ def _moe(S: Callable, k: int, f: MoEFFNWeights, act: Callable, U: np.ndarray, hd
         raise UnsupportedError(f"layer {k} is a mixture of experts whose routing gates this held network does not "
                                "hold: patch it re-computed (mode='recomputed')")
     F = f.experts[0].hidden
-    live = act(_lin(U, f.W_gate, f.b_gate)) if hd is None or gates != "held" else None
+    pre = _lin(U, f.W_gate, f.b_gate)
+    if f.input_scaled:  # Llama 4: the gate's input times the routing weight (live, or held with the routing)
+        pre = (f.input_scales(U) if hd is None else hd["S"]) * pre
+    live = act(pre) if hd is None or gates != "held" else None
     D, gate = (f.gates(U), live) if hd is None else (hd["D"], hd["a"] if gates == "held" else live)
     A = D * gate * _lin(U, f.W_up, f.b_up)
     out = np.zeros_like(U)

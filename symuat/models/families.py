@@ -124,9 +124,7 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      "top-k logits) with a shared expert, interleaved with dense SwiGLU layers; positions below the chunk size and "
      "floor_scale - 1, where the chunked mask is causal and the temperature 1",
      ("use_qk_norm with a rotary attention_scaling other than 1", "a router bias",
-      "no rotary layer while chunking or temperature tuning would act", "the torch device (input-scaled experts)",
-      "attributions but 'term', frozen, intervene, resid, activations, logit lens, patching (they re-run the experts "
-      "without the routing weight on their input)")),
+      "no rotary layer while chunking or temperature tuning would act", "the torch device (input-scaled experts)")),
     ("mt5", "as t5, gated-GELU feed-forward; MT5ForConditionalGeneration's lm_head unscaled (its forward scales "
      "nothing)", ("as t5",)),
     ("umt5", "as mt5, a relative position bias per layer; UMT5ForConditionalGeneration's lm_head times "
