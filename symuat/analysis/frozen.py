@@ -382,9 +382,12 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
 
 
 def held_bytes(form: Any) -> int:
-    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`)."""
+    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`),
+    a decoder block's cross-attention output (:math:`NM`) and input-scaled experts' :math:`D_{in}` (:math:`NF`)."""
     N, M = form.X0.shape
-    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M for b in form.stack.blocks)
+    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M
+                   + (N * M if b.cross is not None else 0) + (N * b.ffn.hidden if getattr(b.ffn, "input_scaled", False)
+                                                              else 0) for b in form.stack.blocks)
 
 
 def frozen(form: Any, gates: str = "held") -> Frozen:
