@@ -136,17 +136,16 @@ def test_views_and_term_attribution(model):
                                               ["W1", "W2", "b2", "b3"])  # the cross-attention term joins b'_3
 
 
-@pytest.mark.parametrize("by", ["source", "layer", "head", "neuron"])
-def test_attributions_sum_to_the_librarys_logit(model, by):
+def test_attributions_sum_to_the_librarys_logit(model):
     ids, dids = np.arange(2, 11), np.array([0, 4, 9, 2, 7, 1])
     form = model.duat_form(input_ids=ids, decoder_input_ids=dids)
     out = _library(model, ids[None], np.ones((1, 9), int), dids[None], np.ones((1, 6), int))
     token = int(np.argmax(out.logits[0, 4].numpy()))
-    a = form.attribution(by, target=token, position=4)  # reverse mode through the held network
     want = float(out.logits[0, 4, token])
-    assert abs(float(a.values.sum() + a.rest) - want) <= TOL * max(1.0, abs(want))
-    full = form.attribution(by)  # every part at every token: the parts sum to the library's output
-    assert full.error <= TOL
+    for by in ("source", "layer", "head", "neuron"):
+        a = form.attribution(by, target=token, position=4, quiet=True)  # reverse mode through the held network
+        assert abs(float(a.values.sum() + a.rest) - want) <= TOL * max(1.0, abs(want)), by
+    assert form.attribution("head", quiet=True).error <= TOL  # every head at every token: sums to the output
 
 
 def test_the_held_network_and_the_logit_lens(model):
@@ -167,7 +166,8 @@ def test_patching_matches_library_hooks(model):
     corrupted[[1, 3]] = (clean[[1, 3]] + 5) % (V - 2) + 2
     fc = model.duat_form(input_ids=enc, decoder_input_ids=clean)
     fx = model.duat_form(input_ids=enc, decoder_input_ids=corrupted)
-    for unit in units(model.stack):
+    every = units(model.stack)  # T5: every kind of unit; mT5, UMT5: one of each sublayer (the suite's time)
+    for unit in every if model.family == "t5" else [u for u in every if u in (("resid", 1, 4), ("head", 0, 1))]:
         got = fx.patch(unit, fc)
         hidden, logits = library_patched_seq2seq(model, enc, clean, corrupted, unit)
         assert _rel(hidden, got.output) <= TOL, unit
