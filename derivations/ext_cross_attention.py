@@ -123,6 +123,6 @@ def entries() -> list[Entry]:
                    r" closed form acts on $e' = \operatorname{vec}_r(E)$, an input from outside the residual stream,"
                    r" and $H_h$ ($N\times N_e$) depends on both. The bias is static with the decoder's $N$ rows."
                    r" In a decoder block's Eq. 20 box this adds a term $W'_E(x', e')e'$ next to $W'_1x'$; the"
-                   r" induction over decoder layers carries $e'$ as a second input. symuat reads the T5 encoders;"
-                   r" the decoder is not imported yet."),
+                   r" induction over decoder layers carries $e'$ as a second input. symuat evaluates T5's"
+                   r" decoders this way: the term joins $b'_3$ of the decoder block's box, dynamic."),
     ]

@@ -92,6 +92,7 @@ def assert_padded_batch(model, side: str, N: int, V: int, tol: float = TOL) -> N
     import torch
 
     from symuat.models import library_float64
+    from symuat.models._torch import library_base
 
     ids = np.random.default_rng(5).integers(1, V, size=(3, N))
     mask = np.zeros_like(ids)
@@ -99,7 +100,7 @@ def assert_padded_batch(model, side: str, N: int, V: int, tol: float = TOL) -> N
         mask[b, slice(N - n, N) if side == "left" else slice(0, n)] = 1
     forms = model.duat_form(input_ids=ids, attention_mask=mask)
     with torch.no_grad(), library_float64():
-        base = getattr(model.library, "base_model", model.library)  # a model with a head: its base's output
+        base = library_base(model.library)  # a model with a head: its base's output
         want = base(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask)).last_hidden_state
     for b, form in enumerate(forms):
         w = want[b].numpy()[mask[b].astype(bool)]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from symuat.models._torch import library_base
+
 #: model_type -> (layer list, attention output projection, FFN output module, routed experts module[, the down
 #: projection of a dense layer when it is not the FFN output module]) below the base
 _LLAMA = ("layers", "self_attn.o_proj", "mlp.down_proj", None)
@@ -26,6 +28,10 @@ PATHS = {
     "modernbert": ("layers", "attn.Wo", "mlp.Wo", None),
     **{f: ("encoder.block", "layer.0.SelfAttention.o", "layer.1.DenseReluDense.wo", None)
        for f in ("t5", "mt5", "umt5")},
+    # an encoder–decoder's decoder (below the ...ForConditionalGeneration model itself)
+    **{f"{f}:decoder": ("decoder.block", "layer.0.SelfAttention.o", "layer.2.DenseReluDense.wo", None)
+       for f in ("t5", "mt5", "umt5")},
+    "llama4_text": ("layers", "self_attn.o_proj", "feed_forward", None, "feed_forward.down_proj"),
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},
@@ -49,9 +55,9 @@ def _replace_first(out, value):
 class LibraryPatch:
     """Hooks that capture a unit in one run and write it into the next (``mode`` "capture" then "patch")."""
 
-    def __init__(self, base, unit, head_dim):
+    def __init__(self, base, unit, head_dim, key=None):
         self.base, self.unit, self.head_dim = base, unit, head_dim
-        layers, attn, ffn, experts, *down = PATHS[base.config.model_type]
+        layers, attn, ffn, experts, *down = PATHS[key or base.config.model_type]
         self.layers = _get(base, layers)
         self.paths = {"attn": attn, "ffn": ffn, "experts": experts, "neuron": (down or [ffn])[0]}
         self.value, self.mode = None, "capture"
@@ -129,7 +135,7 @@ def library_patched(model, clean_ids, corrupted_ids, unit):
     from symuat.models import library_float64
 
     library = model.library
-    base = getattr(library, "base_model", library)
+    base = library_base(library)
     patcher = LibraryPatch(base, unit, model.stack.blocks[0].attention.head_dim)
     handle = patcher.register()
     try:
@@ -143,6 +149,29 @@ def library_patched(model, clean_ids, corrupted_ids, unit):
     finally:
         handle.remove()
     return hidden, logits
+
+
+def library_patched_seq2seq(model, encoder_ids, clean_ids, corrupted_ids, unit):
+    """:func:`library_patched` for an encoder–decoder: the same encoder input in both runs, the decoder's ``unit``
+    patched; ``(decoder last hidden state, logits)``."""
+    import torch
+
+    from symuat.models import library_float64
+
+    library = model.library
+    patcher = LibraryPatch(library, unit, model.stack.blocks[0].attention.head_dim,
+                           f"{library.config.model_type}:decoder")
+    handle = patcher.register()
+    enc = torch.as_tensor(encoder_ids)[None]
+    try:
+        with torch.no_grad(), library_float64():
+            library(input_ids=enc, decoder_input_ids=torch.as_tensor(clean_ids)[None])
+            patcher.mode = "patch"
+            out = library(input_ids=enc, decoder_input_ids=torch.as_tensor(corrupted_ids)[None],
+                          output_hidden_states=True)
+    finally:
+        handle.remove()
+    return out.decoder_hidden_states[-1][0].numpy(), out.logits[0].numpy()
 
 
 def units(stack):
@@ -259,7 +288,7 @@ def library_frozen(model, corrupted_ids, *, unit=None, clean_ids=None, scale=Non
     from symuat.models import library_float64
 
     library = model.library
-    base = getattr(library, "base_model", library)
+    base = library_base(library)
     run = lambda ids: base(input_ids=torch.as_tensor(ids)[None]).last_hidden_state[0]  # noqa: E731
     handles, holder = [], None
     try:

@@ -1,6 +1,7 @@
 """``symuat.models.layer_reference``: the library's decoder layers one at a time in float64 equal (a) the library's
 whole float64 forward at every layer and (b) the DUAT form's per-layer outputs, within 1e-12, on tiny random
-checkpoints of every supported family (sliding-window masks included)."""
+checkpoints of every supported family (sliding-window masks included; GPT-OSS: sinks, eager experts; Llama 4: chunked
+and NoPE layers, input-scaled experts)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ torch, transformers = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.models import library_float64, load  # noqa: E402
+from symuat.models._torch import library_base  # noqa: E402
 from symuat.models.layer_reference import REFERENCE_FAMILIES, layer_reference  # noqa: E402
 from symuat.numeric import duat_form  # noqa: E402
 
@@ -27,10 +29,21 @@ FAMILIES = {
     "qwen2": lambda T: T.Qwen2ForCausalLM(T.Qwen2Config(**_SMALL, use_sliding_window=True, sliding_window=3,
                                                         max_window_layers=1)),
     "qwen3": lambda T: T.Qwen3Model(T.Qwen3Config(**_SMALL, head_dim=8)),
+    "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_SMALL, head_dim=8, num_local_experts=4, num_experts_per_tok=2,
+                                                      sliding_window=3)),
+    "llama4_text": lambda T: T.Llama4ForCausalLM(T.Llama4TextConfig(
+        **_SMALL, head_dim=8, no_rope_layers=[1, 1, 0], intermediate_size_mlp=10, num_local_experts=4,
+        num_experts_per_tok=2, interleave_moe_layer_step=2, attention_chunk_size=16, floor_scale=20,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
 }
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES) + ["llama-bf16"])
+#: the mixtures of experts run the library's eager expert loop (slow): CI's second step covers them
+_SLOW = {"gpt_oss"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(f, marks=pytest.mark.slow) if f in _SLOW else f
+                                        for f in sorted(FAMILIES)] + ["llama-bf16"])
 def saved(request, tmp_path_factory):
     """(path, symuat Model, input ids); ``llama-bf16`` is stored in bfloat16, as big checkpoints are."""
     family = request.param.split("-")[0]
@@ -44,7 +57,7 @@ def saved(request, tmp_path_factory):
 
 def _library_layers(model, ids):
     """Every decoder layer's output in the library's whole float64 forward (forward hooks)."""
-    base = getattr(model.library, "base_model", model.library)
+    base = library_base(model.library)
     got = []
     hooks = [layer.register_forward_hook(lambda m, a, out: got.append((out[0] if isinstance(out, tuple) else out)
                                                                       [0].detach().numpy().copy()))
@@ -97,12 +110,14 @@ def test_sliding_window_matters(saved, tmp_path):
 
     path, _, ids = saved
     config = json.loads((path / "config.json").read_text())
-    if config["model_type"] not in ("mistral", "qwen2"):
+    if config["model_type"] not in ("mistral", "qwen2", "gpt_oss"):
         pytest.skip("no sliding window in this family's checkpoint")
     shutil.copytree(path, tmp_path / "full")
     config["sliding_window"] = None
-    if "use_sliding_window" in config:  # Qwen2 says it per layer
-        config.update(use_sliding_window=False, layer_types=["full_attention"] * config["num_hidden_layers"])
+    if "use_sliding_window" in config or "layer_types" in config:  # Qwen2, GPT-OSS say it per layer
+        config.update(layer_types=["full_attention"] * config["num_hidden_layers"])
+        if "use_sliding_window" in config:
+            config["use_sliding_window"] = False
     (tmp_path / "full" / "config.json").write_text(json.dumps(config))
     a, b = layer_reference(path, ids), layer_reference(tmp_path / "full", ids)
     assert np.max(np.abs(a.outputs[-1] - b.outputs[-1])) > 1e-6

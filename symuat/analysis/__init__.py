@@ -20,7 +20,7 @@ from .pullback import Pullback, pullback
 from .sites import SITE_KINDS, Site, run_sites
 from .views import DynamicTerm, KroneckerFactor, LayerParameters
 
-for _name in ("attention", "layer_parameters", "A_tilde", "c_tilde", "dynamic_term", "token_terms",
+for _name in ("attention", "cross_attention", "layer_parameters", "A_tilde", "c_tilde", "dynamic_term", "token_terms",
               "summary_html"):
     register_analysis(_name, getattr(views, _name))
 register_analysis("attribution", attribution)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import head_attention_weights
+from ..numeric.cross import cross_attention
 from ..numeric.ffn import activation_function
 from ..numeric.layernorm import LayerNormWeights, inverse_rms
 from ..numeric.memory import check_memory
@@ -127,7 +128,8 @@ class Frozen:
         act = activation_function(self.form.stack.block_activation(k))
         if f.gated:
             up = u @ f.W_up + (0.0 if f.b_up is None else f.b_up)
-            gate = hold["a"] if self.gates == "held" else act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            pre = u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate)
+            gate = hold["a"] if self.gates == "held" else act(pre if "S" not in hold else hold["S"] * pre)
             if "D" in hold:  # a mixture of experts: the routing diagonal is held in every mode
                 gate = hold["D"] * gate
             A, W2, b2 = gate * up, f.W_down, f.b_down
@@ -176,7 +178,10 @@ class Frozen:
             def ffn(V, key="ffn"):
                 return self._ffn(mode, k, mode.read((k, key), V, record), state.shape, scales)
 
-            state = _layout(kind, state, mha, ffn, n)
+            def cross(V, hd=hd):  # held: a constant (the cross-attention at the form's input)
+                return mode.const(np.zeros(state.shape), hd["C"])
+
+            state = _layout(kind, state, mha, ffn, n, None if b.cross is None else cross)
         if stack.final_norm is not None:
             state = self._norm(mode, state, stack.final_norm, self.form_box["final"])
         return state
@@ -264,9 +269,16 @@ def _check_scales(form: Any, scales: Optional[dict]) -> dict:
     return scales
 
 
-def _layout(kind: str, x: Any, mha: Callable, ffn: Callable, n: Callable) -> Any:
+def _layout(kind: str, x: Any, mha: Callable, ffn: Callable, n: Callable, cross: Optional[Callable] = None) -> Any:
     """One block of layout ``kind`` from its sublayers, as :mod:`symuat.numeric.stack` defines the layouts;
-    ``n(i, V, key)`` applies norm ``i`` (held under ``key``)."""
+    ``n(i, V, key)`` applies norm ``i`` (held under ``key``); ``cross(h)``, a decoder block's cross-attention
+    (``pre_ln`` only), is added after the self-attention."""
+    if cross is not None:
+        if kind != "pre_ln":
+            raise UnsupportedError(f"a cross-attention in the {kind!r} layout is not implemented")
+        h = x + mha(n(1, x, "n1"))
+        h = h + cross(h)
+        return h + ffn(n(2, h, "n2"))
     if kind == "paper":
         h = mha(x)
         return h + ffn(h)
@@ -320,6 +332,11 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
     ``{(k, "attn"|"ffn"): u}``.
     """
     b = stack.blocks[k]
+    cross = None
+    if b.cross is not None:  # held: the cross-attention's output at this input, W'_E(x', e')e' + a_E (a constant)
+        def cross(h):
+            hd["C"] = cross_attention(b.cross, h, f" in layer {k + 1}")
+            return hd["C"]
     act = activation_function(stack.block_activation(k))
     hd: dict = {}
 
@@ -343,7 +360,11 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
             reads[(k, "ffn")] = u
         f = b.ffn
         if f.gated:
-            hd["a"] = act(u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate))
+            pre = u @ f.W_gate + (0.0 if f.b_gate is None else f.b_gate)
+            if getattr(f, "input_scaled", False):  # Llama 4: the gate's input times the routing weight, held
+                hd["S"] = f.input_scales(u)
+                pre = hd["S"] * pre
+            hd["a"] = act(pre)
             gate = hd["a"]
             if isinstance(f, MoEFFNWeights):
                 hd["D"] = f.gates(u)
@@ -357,13 +378,16 @@ def hold_block(stack: Any, k: int, x: np.ndarray, mask: Any, reads: Optional[dic
         hd["r"] = np.where(nz, 0.0, y)
         return y @ f.W2 + (0.0 if f.b2 is None else f.b2)
 
-    return hd, _layout(stack.kind, x, mha, ffn, norm)
+    return hd, _layout(stack.kind, x, mha, ffn, norm, cross)
 
 
 def held_bytes(form: Any) -> int:
-    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`)."""
+    r"""Bytes :func:`frozen` holds: every layer's :math:`H_h` (:math:`HN^2`), gates and reads (:math:`3NF + 3NM`),
+    a decoder block's cross-attention output (:math:`NM`) and input-scaled experts' :math:`D_{in}` (:math:`NF`)."""
     N, M = form.X0.shape
-    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M for b in form.stack.blocks)
+    return 8 * sum(b.attention.n_heads * N * N + 3 * N * b.ffn.hidden + 3 * N * M
+                   + (N * M if b.cross is not None else 0) + (N * b.ffn.hidden if getattr(b.ffn, "input_scaled", False)
+                                                              else 0) for b in form.stack.blocks)
 
 
 def frozen(form: Any, gates: str = "held") -> Frozen:

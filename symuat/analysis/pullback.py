@@ -78,12 +78,14 @@ class _Var:
 
 
 @lru_cache(maxsize=None)
-def _graph(kind: str) -> tuple:
-    """``(nodes, out)``: the block layout ``kind`` as a list of ``(kind, inputs, extra)``; node 0 is the input."""
+def _graph(kind: str, cross: bool = False) -> tuple:
+    """``(nodes, out)``: the block layout ``kind`` as a list of ``(kind, inputs, extra)``; node 0 is the input.
+    ``cross``: a decoder block's cross-attention, held a constant (a ``"cross"`` node passes no gradient)."""
     nodes: list = []
     x = _Var(nodes, "in")
     out = _layout(kind, x, lambda V: _Var(nodes, "attn", (V.i,)), lambda V: _Var(nodes, "ffn", (V.i,)),
-                  lambda i, V, key: _Var(nodes, "norm", (V.i,), (i, key)))
+                  lambda i, V, key: _Var(nodes, "norm", (V.i,), (i, key)),
+                  (lambda V: _Var(nodes, "cross", (V.i,))) if cross else None)
     return tuple(nodes), out.i
 
 
@@ -134,8 +136,8 @@ def _ffn_direct(f: Any, hd: dict, u: np.ndarray, G: np.ndarray) -> tuple:
 
 def _block_back(stack: Any, k: int, hd: dict, reads: dict, G: np.ndarray, direct: bool, out: dict) -> tuple:
     """Pull ``G`` back through block ``k``: ``(G at its input, rest)``; ``direct`` fills ``out["heads"|"neurons"]``."""
-    nodes, last = _graph(stack.kind)
     b = stack.blocks[k]
+    nodes, last = _graph(stack.kind, b.cross is not None)
     grads = {last: G}
     rest = 0.0
     for i in range(len(nodes) - 1, 0, -1):
@@ -146,6 +148,8 @@ def _block_back(stack: Any, k: int, hd: dict, reads: dict, G: np.ndarray, direct
         if kind == "add":
             for j in args:
                 _acc(grads, j, g)
+        elif kind == "cross":  # held: the constant W'_E e' + a_E, the target's share goes to the rest
+            rest += float(np.sum(g * hd["C"]))
         elif kind == "norm":
             nrm = _block_norm(b, extra[0])
             rest += _dot(g, _norm_const(nrm))

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric.attention import _heads
+from ..numeric.cross import cross_attention
 from ..numeric.ffn import activation_function
 from ..numeric.moe import MoEFFNWeights
 from ..numeric.norms import apply_norm
@@ -216,7 +217,10 @@ def run_sites(stack: Any, X: np.ndarray, mask: Optional[np.ndarray] = None, *,
         def ffn(U, k=k, b=b, hd=hd, act=act):
             return S(("ffn", k), _ffn(S, k, b.ffn, act, U, hd, gates))
 
-        x = _layout(stack.kind, x, mha, ffn, n)
+        def cross(h, k=k, b=b, hd=hd):  # a decoder block's cross-attention: live, or held at the form's input
+            return cross_attention(b.cross, h, f" in layer {k + 1}") if hd is None else hd["C"]
+
+        x = _layout(stack.kind, x, mha, ffn, n, None if b.cross is None else cross)
     x = S(("resid", stack.depth), x)
     if stack.final_norm is not None:
         if held is None:
@@ -269,7 +273,10 @@ def _moe(S: Callable, k: int, f: MoEFFNWeights, act: Callable, U: np.ndarray, hd
         raise UnsupportedError(f"layer {k} is a mixture of experts whose routing gates this held network does not "
                                "hold: patch it re-computed (mode='recomputed')")
     F = f.experts[0].hidden
-    live = act(_lin(U, f.W_gate, f.b_gate)) if hd is None or gates != "held" else None
+    pre = _lin(U, f.W_gate, f.b_gate)
+    if f.input_scaled:  # Llama 4: the gate's input times the routing weight (live, or held with the routing)
+        pre = (f.input_scales(U) if hd is None else hd["S"]) * pre
+    live = act(pre) if hd is None or gates != "held" else None
     D, gate = (f.gates(U), live) if hd is None else (hd["D"], hd["a"] if gates == "held" else live)
     A = D * gate * _lin(U, f.W_up, f.b_up)
     out = np.zeros_like(U)

@@ -26,13 +26,15 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..errors import InvalidValueError
-from ..numeric.attention import HeadPlan
+from ..errors import InvalidValueError, UnsupportedError
+from ..numeric.attention import HeadPlan, multi_head_attention
+from ..numeric.cross import cross_heads
 from ..numeric.ffn import activation_function
-from ..numeric.norms import norm_operator
+from ..numeric.norms import apply_norm, norm_operator
 from ..numeric.operators import Compose, IdentityOperator, LinearOperator, trusted_operators
 
-__all__ = ["KroneckerFactor", "LayerParameters", "DynamicTerm", "attention", "layer_parameters", "A_tilde", "c_tilde",
+__all__ = ["KroneckerFactor", "LayerParameters", "DynamicTerm", "attention", "cross_attention", "layer_parameters",
+           "A_tilde", "c_tilde",
            "dynamic_term", "token_terms", "summary_html"]
 
 
@@ -96,6 +98,22 @@ def attention(form: Any, layer: int, head: int) -> np.ndarray:
             L1, beta1 = norm_operator(X, block.ln1)
         X = (L1._matvec(X.reshape(-1)) + beta1).reshape(X.shape)
     return HeadPlan(X, block.attention, form.attention_mask, f" in layer {k + 1}").head(int(head))  # this head only
+
+
+def cross_attention(form: Any, layer: int, head: int) -> np.ndarray:
+    r"""The :math:`N\times N_e` cross-attention matrix :math:`H_h(X, E)` of a decoder block ``layer`` and ``head``
+    (0-based) at the form's input: queries from :math:`\mathrm N_c(h_1)`, :math:`h_1 = X + \mathrm{MHA}(\mathrm N_1X)`,
+    keys from the encoder's output (``ext:cross-attention.mv-form``)."""
+    k = _layer(form, layer)
+    block = form.stack.blocks[k]
+    if block.cross is None:
+        raise UnsupportedError(f"layer {k} has no cross-attention (not an encoder–decoder's decoder block)")
+    H = block.cross.attention.n_heads
+    if not isinstance(head, (int, np.integer)) or isinstance(head, bool) or not 0 <= head < H:
+        raise InvalidValueError(f"head must be an int in [0, {H}), got {head!r}")
+    X = form.params.input(k)
+    h1 = X + multi_head_attention(apply_norm(X, block.ln1), block.attention, form.attention_mask)
+    return cross_heads(block.cross, apply_norm(h1, block.cross.norm), f" in layer {k + 1}")[int(head)]
 
 
 def layer_parameters(form: Any, layer: int) -> LayerParameters:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnsupportedError
 
-__all__ = ["require_torch", "array", "linear", "split_columns", "sharing"]
+__all__ = ["require_torch", "array", "linear", "split_columns", "sharing", "library_base"]
 
 _SHARE = contextvars.ContextVar("symuat_share_torch_memory", default=False)
 
@@ -83,3 +83,15 @@ def split_columns(name: str, W: np.ndarray, b: Optional[np.ndarray], widths) -> 
         out.append((W[:, start:start + w], None if b is None else b[start:start + w]))
         start += w
     return out
+
+
+def library_base(model: Any) -> Any:
+    r"""The library model's base (the stack under its head): ``model.base_model``, or, where the class's
+    ``base_model_prefix`` names no attribute of it (``Llama4ForCausalLM``'s ``"language_model"``: ``base_model`` is the
+    model itself), its ``model`` submodule when that holds the ``layers``."""
+    base = getattr(model, "base_model", model)
+    if base is model and type(model).__name__.endswith("ForCausalLM"):
+        inner = getattr(model, "model", None)
+        if inner is not None and hasattr(inner, "layers"):
+            return inner
+    return base

@@ -21,7 +21,7 @@ TRANSFORMERS_SOURCE_CHECKED = "5.24.0"
 
 #: Refused for every family (symuat.models.hf_common.check_config, symuat.models.guards).
 COMMON_REFUSALS = (
-    "add_cross_attention", "is_encoder_decoder (except the t5 encoders)",
+    "add_cross_attention", "is_encoder_decoder (except t5, mt5, umt5)",
     "position_embedding_type other than absolute/rope",
     "alibi (except falcon)", "attn_logit_softcapping (except gemma2)", "use_bidirectional_attention",
     "attention implementations other than eager/sdpa", "experts implementations other than eager",
@@ -115,9 +115,20 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      "layers, rotary tables per layer type, gated MLP, embedding LayerNorm; masked-LM head",
      ("layer_types other than full_attention/sliding_attention",)),
     ("t5", "encoder (T5EncoderModel): pre_ln, T5's RMSNorm, unscaled scores with the bucketed relative position bias "
-     "of layer 0, ReLU or gated feed-forward", ("an encoder–decoder (the decoder's cross-attention)",)),
-    ("mt5", "encoder (MT5EncoderModel): as t5, gated-GELU feed-forward", ("an encoder–decoder",)),
-    ("umt5", "encoder (UMT5EncoderModel): as mt5, a relative position bias per layer", ("an encoder–decoder",)),
+     "of layer 0, ReLU or gated feed-forward; encoder–decoder (T5ForConditionalGeneration, T5Model): the decoder's "
+     "form over the encoder's output, causal self-attention with its own unidirectional bias, cross-attention "
+     "(ext:cross-attention.mv-form), lm_head times d_model**-0.5 when config.scale_decoder_outputs",
+     ("pads between real tokens (the bias counts them)", "the torch device (relative bias, cross-attention)")),
+    ("llama4_text", "pre_ln, RMSNorm; rotary layers: interleaved complex rotary, weightless per-head q/k norm, "
+     "chunked attention; NoPE layers (no_rope_layers) with temperature tuning; input-scaled experts (sigmoid of the "
+     "top-k logits) with a shared expert, interleaved with dense SwiGLU layers; positions below the chunk size and "
+     "floor_scale - 1, where the chunked mask is causal and the temperature 1",
+     ("use_qk_norm with a rotary attention_scaling other than 1", "a router bias",
+      "no rotary layer while chunking or temperature tuning would act", "the torch device (input-scaled experts)")),
+    ("mt5", "as t5, gated-GELU feed-forward; MT5ForConditionalGeneration's lm_head unscaled (its forward scales "
+     "nothing)", ("as t5",)),
+    ("umt5", "as mt5, a relative position bias per layer; UMT5ForConditionalGeneration's lm_head times "
+     "d_model**-0.5 (config.scale_decoder_outputs in 5.24, tie_word_embeddings in 5.23)", ("as t5",)),
 )
 
 
@@ -133,7 +144,7 @@ def families_text() -> str:
     r"""The table as text: one family a line, its refused options indented below (``symuat families``).
 
     >>> families_text().splitlines()[0]
-    'symuat.models: 53 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
+    'symuat.models: 54 transformers families, tested with transformers 5.23.0 (source of 5.24.0 checked)'
     """
     lines = [f"symuat.models: {len(FAMILY_INFO)} transformers families, tested with transformers "
              f"{TRANSFORMERS_TESTED} (source of {TRANSFORMERS_SOURCE_CHECKED} checked)"]

@@ -9,6 +9,9 @@ The head is read from the library model's class (its name's suffix) and public s
 ``ModernBertForMaskedLM``
     The transform ``dense → act → LayerNorm`` and the decoder with its bias.  BERT's next-sentence head (on the
     pooler) is not imported: ``BertForPreTraining``'s ``seq_relationship_logits`` are not part of the head.
+``T5ForConditionalGeneration``, ``MT5…``, ``UMT5…`` (an encoder–decoder)
+    ``lm_head`` on the decoder's output, times :math:`d_{model}^{-1/2}` where the family's config says so
+    (:data:`symuat.models.seq2seq.OUTPUT_SCALE`).
 ``…ForSequenceClassification``
     Decoders: ``score`` at the last token (``reads="last"``).  BERT: the pooler ``dense → tanh`` and
     ``classifier``; RoBERTa: ``classifier.dense → tanh → classifier.out_proj``; DistilBERT: ``pre_classifier →
@@ -30,7 +33,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..numeric import Head, HeadTransform
-from ._torch import linear, require_torch
+from ._torch import library_base, linear, require_torch
 from .activations import activation_name, check_activation
 from .hf_common import layer_norm
 from .precision import library_float64
@@ -137,7 +140,12 @@ def _known_class(model: Any) -> str:
 def read_head(model: Any) -> Tuple[Optional[Head], Optional[str]]:
     r"""``(head, None)``, ``(None, None)`` for a base model, or ``(None, reason)`` for a head symuat refuses."""
     cls = _known_class(model)
-    if getattr(model, "base_model", model) is model:
+    if cls.endswith("ForConditionalGeneration") and getattr(model.config, "is_encoder_decoder", False):
+        from .seq2seq import ENCODER_DECODERS, seq2seq_head
+
+        if model.config.model_type in ENCODER_DECODERS:  # its base_model is itself (T5's lm_head hangs on it)
+            return seq2seq_head(model), None
+    if library_base(model) is model:
         return None, None
     family = str(model.config.model_type)
     reader = _CLASSES.get(cls) or next((r for s, r in _SUFFIXES.items() if cls.endswith(s)), None)

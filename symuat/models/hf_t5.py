@@ -7,9 +7,10 @@ encoder: :class:`~symuat.numeric.AttentionWeights` ``position_bias``, the table 
 :math:`j - i` read from the attention module's own ``compute_bias`` (T5, mT5: layer 0's bias, shared by all layers as
 the library passes it on; UMT5: each layer's own).  No positions otherwise.
 
-An encoder–decoder (``T5Model``, ``T5ForConditionalGeneration``, …) is refused by name: its decoder's
-cross-attention takes the encoder's output as an input from outside the decoder's residual stream, which the stack
-does not hold (issue 29's cross-attention entry is not written yet).
+An encoder–decoder (``T5Model``, ``T5ForConditionalGeneration``, …) has two stacks (:func:`t5_stack`, read by
+:mod:`symuat.models.seq2seq`): the decoder's blocks are causal with their own unidirectional bias table, and add a
+cross-attention over the encoder's output (``ext:cross-attention.mv-form``); ``from_module`` alone, which returns
+one stack, refuses them by name.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..numeric import AttentionWeights, BlockWeights, FFNWeights, GatedFFNWeights, TransformerStack
+from ..numeric.cross import CrossAttention
 from ..numeric.norms import RMSNormWeights
 from ._torch import array, linear, require_torch
 from .activations import activation_name, check_activation
-from .hf_common import MAX_POSITIONS, probe_norm
+from .hf_common import MAX_POSITIONS, layout_message, probe_norm
 from .precision import library_float64
 
-__all__ = ["T5", "t5_encoder"]
+__all__ = ["T5", "t5_encoder", "t5_stack"]
 
 
 def _norm(name: str, module: Any) -> RMSNormWeights:
@@ -58,41 +60,58 @@ def _ffn(n: str, ff: Any, act: str) -> Any:
     return FFNWeights(W1, b1, Wd, bd, activation=act)
 
 
+def _attention(n: str, module: Any, config: Any, causal: bool, table: Any) -> AttentionWeights:
+    (WQ, bQ), (WK, bK), (WV, bV), (WO, bO) = (linear(f"{n}.{p}", getattr(module, p)) for p in ("q", "k", "v", "o"))
+    scale = float(getattr(module, "scaling", 1.0) or 1.0)
+    return AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=config.num_heads, head_dim=config.d_kv,
+                            scale=scale, causal=causal, position_bias=table)
+
+
+def t5_stack(stack: Any, config: Any, family: str, part: str) -> TransformerStack:
+    r"""The ``pre_ln`` stack of T5's ``part`` (``"encoder"`` or ``"decoder"``, the library's ``T5Stack``): the
+    decoder's blocks are causal, with their own (unidirectional) relative bias, and carry their ``EncDecAttention``
+    as a :class:`~symuat.numeric.cross.CrossAttention` whose memory (the encoder's output) is bound per input."""
+    decoder = part == "decoder"
+    if bool(getattr(stack, "is_decoder", False)) != decoder:
+        raise UnsupportedError(f"{family}: the {part} stack has is_decoder={getattr(stack, 'is_decoder', None)!r}")
+    act = activation_name(config.dense_act_fn, "config.dense_act_fn")
+    table, blocks = None, []
+    for i, blk in enumerate(stack.block):
+        n = f"{part}.block.{i}"
+        if len(blk.layer) != (3 if decoder else 2):
+            raise UnsupportedError(f"{n} has {len(blk.layer)} sublayers, not self-attention"
+                                   f"{', cross-attention' if decoder else ''} and FF ({layout_message(family)})")
+        sal, ffl = blk.layer[0], blk.layer[-1]
+        sa = sal.SelfAttention
+        if sa.has_relative_attention_bias:
+            table = _bias_table(f"{n}.layer.0.SelfAttention", sa, MAX_POSITIONS)
+        if table is None:
+            raise UnsupportedError(f"{n}: no relative attention bias before this layer")
+        cross = None
+        if decoder:
+            cal = blk.layer[1]
+            ca = cal.EncDecAttention
+            if getattr(ca, "has_relative_attention_bias", False):
+                raise UnsupportedError(f"{n}.layer.1.EncDecAttention has a relative attention bias: symuat reads a "
+                                       "cross-attention without positions")
+            cross = CrossAttention(_attention(f"{n}.layer.1.EncDecAttention", ca, config, False, None),
+                                   _norm(f"{n}.layer.1.layer_norm", cal.layer_norm))
+        blocks.append(BlockWeights(_attention(f"{n}.layer.0.SelfAttention", sa, config, decoder, table),
+                                   _ffn(f"{n}.layer.{len(blk.layer) - 1}.DenseReluDense", ffl.DenseReluDense, act),
+                                   _norm(f"{n}.layer.0.layer_norm", sal.layer_norm),
+                                   _norm(f"{n}.layer.{len(blk.layer) - 1}.layer_norm", ffl.layer_norm), cross=cross))
+    return TransformerStack(tuple(blocks), "pre_ln", act,
+                            final_norm=_norm(f"{part}.final_layer_norm", stack.final_layer_norm))
+
+
 def t5_encoder(family: str):
     r"""Importer of the ``family`` encoder (module docstring)."""
     def build(base: Any, config: Any) -> TransformerStack:
         if getattr(base, "decoder", None) is not None or getattr(base, "encoder", None) is None:
-            raise UnsupportedError(f"{type(base).__name__} ({family}) is an encoder–decoder: symuat reads the "
-                                   f"encoder alone ({family.upper() if family != 'umt5' else 'UMT5'}EncoderModel); "
-                                   "the decoder's cross-attention is not modelled")
-        enc = base.encoder
-        if getattr(enc, "is_decoder", False):
-            raise UnsupportedError(f"{family}: the encoder stack is a decoder (is_decoder=True)")
-        act = activation_name(config.dense_act_fn, "config.dense_act_fn")
-        H = config.num_heads
-        P = MAX_POSITIONS
-        table = None
-        blocks = []
-        for i, blk in enumerate(enc.block):
-            n = f"encoder.block.{i}"
-            if len(blk.layer) != 2:
-                raise UnsupportedError(f"{n} has {len(blk.layer)} sublayers, not self-attention and FF (a decoder?)")
-            sal, ffl = blk.layer
-            sa = sal.SelfAttention
-            if sa.has_relative_attention_bias:
-                table = _bias_table(f"{n}.layer.0.SelfAttention", sa, P)
-            if table is None:
-                raise UnsupportedError(f"{n}: no relative attention bias before this layer")
-            (WQ, bQ), (WK, bK), (WV, bV), (WO, bO) = (linear(f"{n}.layer.0.SelfAttention.{p}", getattr(sa, p))
-                                                      for p in ("q", "k", "v", "o"))
-            scale = float(getattr(sa, "scaling", 1.0) or 1.0)
-            attn = AttentionWeights(WQ, WK, WV, WO, bQ, bK, bV, bO, n_heads=H, head_dim=config.d_kv, scale=scale,
-                                    causal=False, position_bias=table)
-            blocks.append(BlockWeights(attn, _ffn(f"{n}.layer.1.DenseReluDense", ffl.DenseReluDense, act),
-                                       _norm(f"{n}.layer.0.layer_norm", sal.layer_norm),
-                                       _norm(f"{n}.layer.1.layer_norm", ffl.layer_norm)))
-        return TransformerStack(tuple(blocks), "pre_ln", act,
-                                final_norm=_norm("encoder.final_layer_norm", enc.final_layer_norm))
+            raise UnsupportedError(f"{type(base).__name__} ({family}) is an encoder–decoder: from_module reads one "
+                                   "stack; symuat.models.load(...) reads both, and Model.duat_form(input_ids=..., "
+                                   "decoder_input_ids=...) gives the decoder's form over the encoder's output")
+        return t5_stack(base.encoder, config, family, "encoder")
     build.__name__ = family
     return build
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InvalidValueError, UnsupportedError
 from ..numeric import TransformerStack
 from ..numeric.memory import format_bytes, out_of_memory
-from ._torch import require_torch
+from ._torch import library_base, require_torch
 from .guards import check_float64, check_module
 from .hf_alibi import ALIBI
 from .hf_bert import bert, roberta
@@ -30,6 +30,7 @@ from .hf_gemma import GEMMA
 from .hf_gpt_oss import GPT_OSS
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
+from .hf_llama4 import LLAMA4
 from .hf_llama_kin import LLAMA_KIN
 from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
@@ -41,14 +42,15 @@ from .precision import library_float64
 #: Families whose checkpoints are loaded with the eager experts (the fused kernels have no float64).
 EAGER_EXPERTS = (*MOE, "granitemoe", "granitemoeshared", "phimoe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
-__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "checkpoint_shape", "probe_model",
-           "probe_torch_encoder"]
+__all__ = ["FAMILIES", "from_module", "from_pretrained", "load_pretrained", "load_library", "checkpoint_shape",
+           "probe_model", "probe_torch_encoder"]
 
 #: ``config.model_type`` → importer of the transformers base model.
 FAMILIES: Dict[str, Callable[[Any, Any], TransformerStack]] = {
     **DECODERS, **LAYERNORM_DECODERS, **PARALLEL, **GEMMA, **MOE,
     "bert": bert, "roberta": roberta, "distilbert": distilbert,
     **GRANITE, **EXTRA_DECODERS, **ALIBI, **PHIMOE, **LLAMA_KIN, **GPT_OSS, **DEEPSEEK, **MODERNBERT, **T5,
+    **LLAMA4,
 }
 
 
@@ -61,7 +63,7 @@ def _hf_stack(model: Any) -> TransformerStack:
     check_config(config)
     check_module(model)
     check_float64(model)  # the norm and activation probes run the modules in float64
-    base = getattr(model, "base_model", model)
+    base = library_base(model)
     stack = FAMILIES[family](base, config)
     probe_model(base, stack)
     return stack
@@ -239,7 +241,14 @@ def _check_loading_info(path: Path, info: dict) -> None:
 
 
 def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
-    r"""``(model, stack)``: the library's float64 model (eval mode, local safetensors only) and its stack.
+    r"""``(model, stack)``: the library's float64 model (eval mode, local safetensors only, :func:`load_library`)
+    and its stack."""
+    model = load_library(directory)
+    return model, from_module(model)
+
+
+def load_library(directory: Any) -> Any:
+    r"""The library's float64 model of a checkpoint directory (eval mode, local safetensors only).
 
     The model class is the checkpoint's ``architectures[0]`` when transformers has it (so an LM head is kept),
     else ``AutoModel``.  Missing, unexpected or mismatched weights raise :class:`InvalidValueError`: a
@@ -266,7 +275,7 @@ def load_pretrained(directory: Any) -> Tuple[Any, TransformerStack]:
         for p in model.parameters():  # from transformers 5.24): widened, which is exact (a float32 is a float64)
             if p.is_floating_point() and p.dtype != torch.float64:
                 p.data = p.data.to(torch.float64)
-    return model, from_module(model)
+    return model
 
 
 def from_pretrained(directory: Any) -> TransformerStack:

@@ -12,8 +12,9 @@ r"""The per-layer library reference for models too big for the library's whole f
    :math:`0..N-1`;
 4. the mask of layer :math:`i` is what the family's ``forward`` passes it, made by the public
    ``transformers.masking_utils`` functions: ``create_causal_mask`` (Llama; Mistral without a sliding window; a
-   ``full_attention`` layer of Qwen2/Qwen3) or ``create_sliding_window_causal_mask`` (Mistral with
-   ``sliding_window``; a ``sliding_attention`` layer);
+   ``full_attention`` layer of Qwen2/Qwen3/GPT-OSS) or ``create_sliding_window_causal_mask`` (Mistral with
+   ``sliding_window``; a ``sliding_attention`` layer) or ``create_chunked_causal_mask`` (Llama 4's
+   ``chunked_attention`` layers); a mixture of experts runs its eager experts (float64);
 5. layer :math:`i` (``base.layers[i]``) is materialised with ``to_empty(device="cpu")``, its tensors read with
    ``safetensors.safe_open`` at their stored dtype (bf16 included) and widened to float64, every key checked
    (missing, unexpected, wrong shape, non-finite: :class:`~symuat.errors.InvalidValueError`), run under
@@ -22,7 +23,8 @@ r"""The per-layer library reference for models too big for the library's whole f
 
 The peak memory is one layer in float64 plus :math:`O(N\cdot M)` per layer output.  Supported families: those
 whose base model is ``embed_tokens``, ``layers``, ``rotary_emb``, ``norm`` and whose ``forward`` is the chain
-above (:data:`REFERENCE_FAMILIES`); any other is refused with one :class:`~symuat.errors.UnsupportedError`.
+above (:data:`REFERENCE_FAMILIES`); any other is refused with one :class:`~symuat.errors.UnsupportedError`,
+with the reason for the families symuat reads but this chain does not run (:data:`NOT_REFERENCED`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ._torch import require_torch
 from .precision import library_float64
 
-__all__ = ["REFERENCE_FAMILIES", "LayerReference", "layer_reference"]
+__all__ = ["REFERENCE_FAMILIES", "NOT_REFERENCED", "LayerReference", "layer_reference"]
 
 
 def _full(config: Any, i: int) -> str:
@@ -56,7 +58,23 @@ def _typed(config: Any, i: int) -> str:
 #: ``model_type`` → the attention type its ``forward`` gives layer ``i`` (what mask it passes).
 REFERENCE_FAMILIES: Dict[str, Callable[[Any, int], str]] = {
     "llama": _full, "mistral": _mistral, "qwen2": _typed, "qwen3": _typed,
+    "gpt_oss": _typed, "llama4_text": _typed,
 }
+
+#: Families symuat reads whose layers this chain does not run, and why (named in the refusal).
+NOT_REFERENCED: Dict[str, str] = {
+    "deepseek_v2": "its checkpoints store the routed experts one by one (experts.<e>.gate_proj, ...) while the "
+                   "library's layer holds them fused (experts.gate_up_proj): the per-layer loader reads the tensors "
+                   "as stored and does not re-fuse them",
+    "deepseek_v3": "its checkpoints store the routed experts one by one (experts.<e>.gate_proj, ...) while the "
+                   "library's layer holds them fused (experts.gate_up_proj): the per-layer loader reads the tensors "
+                   "as stored and does not re-fuse them",
+    "modernbert": "its base model is embeddings (with a LayerNorm), layers with a rotary module per layer type and "
+                  "bidirectional masks, final_norm: not the embed_tokens/layers/rotary_emb/norm chain",
+    "t5": "an encoder (or encoder–decoder) of T5Stack blocks with a relative position bias passed between layers: not "
+          "the embed_tokens/layers/rotary_emb/norm chain",
+}
+NOT_REFERENCED.update(mt5=NOT_REFERENCED["t5"], umt5=NOT_REFERENCED["t5"])
 
 
 @dataclass(frozen=True)
@@ -154,7 +172,8 @@ def _config(path: Path, layers: Optional[int]) -> Any:
     model_type = json.loads((path / "config.json").read_text()).get("model_type") \
         if (path / "config.json").is_file() else None
     if model_type not in REFERENCE_FAMILIES:
-        raise UnsupportedError(f"layer_reference: model type {model_type!r} of {str(path)!r} is not supported; "
+        why = f" ({NOT_REFERENCED[model_type]})" if model_type in NOT_REFERENCED else ""
+        raise UnsupportedError(f"layer_reference: model type {model_type!r} of {str(path)!r} is not supported{why}; "
                                f"supported: {sorted(REFERENCE_FAMILIES)}")
     config = AutoConfig.from_pretrained(str(path), local_files_only=True)
     if config.model_type != model_type:  # transformers read the config as another family's
@@ -203,10 +222,17 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
         raise InvalidValueError(f"input_ids outside 0..{V - 1} (vocab_size): {int(ids.min())}..{int(ids.max())}")
     weights = _Weights(path)
     from transformers import AutoModel
-    from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+    from transformers.masking_utils import (
+        create_causal_mask,
+        create_chunked_causal_mask,
+        create_sliding_window_causal_mask,
+    )
 
+    from .importer import EAGER_EXPERTS
+
+    extra = {"experts_implementation": "eager"} if config.model_type in EAGER_EXPERTS else {}  # float64 experts
     with torch.device("meta"):
-        base = AutoModel.from_config(config, dtype=torch.float64)
+        base = AutoModel.from_config(config, dtype=torch.float64, **extra)
     if not all(hasattr(base, a) for a in ("embed_tokens", "layers", "rotary_emb", "norm")):
         raise UnsupportedError(f"{type(base).__name__} is not embed_tokens, layers, rotary_emb, norm")
     if type(base.embed_tokens) is not torch.nn.Embedding:
@@ -232,10 +258,13 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
         for i in range(depth):
             attention = kind(config, i)
             if attention not in masks:
-                make = {"full_attention": create_causal_mask,
-                        "sliding_attention": create_sliding_window_causal_mask}.get(attention)
+                make = {"full_attention": create_causal_mask, "sliding_attention": create_sliding_window_causal_mask,
+                        "chunked_attention": create_chunked_causal_mask}.get(attention)
                 if make is None:
                     raise UnsupportedError(f"layer {i} has attention type {attention!r}")
+                if attention == "chunked_attention" and getattr(config, "attention_chunk_size", None) is None:
+                    raise UnsupportedError(f"layer {i} is a chunked_attention layer but the config has no "
+                                           "attention_chunk_size (the chunk the library's mask would need)")
                 if attention == "sliding_attention" and getattr(config, "sliding_window", None) is None:
                     raise InvalidValueError(f"layer {i} is a sliding_attention layer but the config's "
                                             "sliding_window is None")

@@ -29,8 +29,9 @@ import numpy as np
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
 from ..numeric.memory import form_bytes, out_of_memory
-from ._torch import array, require_torch, sharing
+from ._torch import array, library_base, require_torch, sharing
 from .device import check_device, to_device
+from .reference import _LibraryReference
 
 __all__ = ["Model", "load"]
 
@@ -56,6 +57,9 @@ class Model:
     device : str or None
         ``None``: forms are evaluated with NumPy (the default).  A torch device (``"cpu"``, ``"cuda"``): with the torch
         backend on that device, in float64 (:mod:`symuat.models.device`); the stack's weights are moved there once.
+    encoder : TransformerStack or None
+        An encoder–decoder's encoder (:mod:`symuat.models.seq2seq`); ``stack`` is then its decoder, whose
+        cross-attentions read the encoder's output, bound per input.
     """
 
     stack: TransformerStack
@@ -68,6 +72,7 @@ class Model:
     head: Optional[Head] = None
     head_refusal: Optional[str] = None
     device: Optional[str] = None
+    encoder: Optional[TransformerStack] = None
     _moved: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -85,9 +90,10 @@ class Model:
         limits = []
         if self.stack.position_embeddings is not None:
             limits.append(self.stack.position_embeddings.shape[0])
-        rot = self.stack.blocks[0].attention.rotary
-        if rot is not None and rot.cos is not None:
-            limits.append(rot.cos.shape[0])
+        for b in self.stack.blocks:  # every layer's tables (a NoPE first layer has none: SmolLM3, Llama 4)
+            rot = b.attention.rotary
+            if rot is not None and rot.cos is not None:
+                limits.append(rot.cos.shape[0])
         return min(limits) if limits else 2 ** 31
 
     def __repr__(self) -> str:
@@ -243,7 +249,9 @@ class Model:
     def duat_form(self, text: Union[str, Sequence[str], None] = None, input_ids: Any = None,
                   attention_mask: Any = None, token_type_ids: Any = None,
                   position_ids: Any = None,
-                  text_pair: Union[str, Sequence[str], None] = None) -> Union[DUATForm, tuple]:
+                  text_pair: Union[str, Sequence[str], None] = None, *, decoder_input_ids: Any = None,
+                  decoder_attention_mask: Any = None,
+                  decoder_text: Union[str, Sequence[str], None] = None) -> Union[DUATForm, tuple]:
         r"""The DUAT form (Eq. 11 / 33) of the model at ``text`` or ``input_ids``.
 
         A string or 1-D ids give one :class:`~symuat.numeric.DUATForm`; a list of strings or 2-D ids give a tuple
@@ -252,7 +260,25 @@ class Model:
         is refused (a batch is a list).  Position ids default to the library's (``0..N-1`` per row, pads counted);
         ``token_type_ids`` default to 0.  With a tokenizer each form keeps its ``tokens`` and ``token_ids``
         (:meth:`~symuat.numeric.DUATForm.to_str_tokens`).
+
+        An encoder–decoder (T5) takes the encoder's input as ``text`` / ``input_ids`` / ``attention_mask`` and the
+        decoder's as ``decoder_text`` / ``decoder_input_ids`` / ``decoder_attention_mask``, and gives the decoder's
+        form, with the encoder's as ``form.encoder`` (:mod:`symuat.models.seq2seq`).
         """
+        decoder = {"decoder_input_ids": decoder_input_ids, "decoder_attention_mask": decoder_attention_mask,
+                   "decoder_text": decoder_text}
+        if self.encoder is not None:
+            from .seq2seq import seq2seq_forms
+
+            for name, v in (("token_type_ids", token_type_ids), ("position_ids", position_ids),
+                            ("text_pair", text_pair)):
+                if v is not None:
+                    raise UnsupportedError(f"{name} is not an input of {self.family}'s encoder–decoder; give None")
+            return seq2seq_forms(self, text, input_ids, attention_mask, decoder_text, decoder_input_ids,
+                                 decoder_attention_mask)
+        given = [k for k, v in decoder.items() if v is not None]
+        if given:
+            raise InvalidValueError(f"{given[0]} is for an encoder–decoder; {self.family} is not one")
         if (text is None) == (input_ids is None):
             raise InvalidValueError("give exactly one of text and input_ids")
         if text_pair is not None and text is None:
@@ -272,8 +298,10 @@ class Model:
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
             if real[-1] - real[0] + 1 != real.size and (self.family == "mpt" or any(
-                    blk.attention.sliding_window is not None for blk in self.stack.blocks)):
-                what = "MPT's ALiBi" if self.family == "mpt" else "a sliding window"
+                    blk.attention.sliding_window is not None or blk.attention.position_bias is not None
+                    for blk in self.stack.blocks)):
+                what = ("MPT's ALiBi" if self.family == "mpt" else "a relative position bias (T5)" if
+                        self.stack.blocks[0].attention.position_bias is not None else "a sliding window")
                 raise UnsupportedError(f"attention_mask row {b} has pads between real tokens: {what} "
                                        "counts them, the form over the real tokens would not")
             X = self.inputs_embeds(ids[b, real], None if types is None else types[b, real])
@@ -313,7 +341,7 @@ class Model:
             kw["token_type_ids"] = torch.from_numpy(types)
         if pos is not None:
             kw["position_ids"] = torch.from_numpy(np.ascontiguousarray(pos))
-        base = getattr(self.library, "base_model", self.library)
+        base = library_base(self.library)
         held: dict = {}
 
         def hidden() -> np.ndarray:
@@ -338,29 +366,6 @@ class Model:
             return _LibraryReference(lambda: hidden()[b, real],
                                      None if self.head is None else (lambda: logits(b, real)))
         return reference
-
-
-class _LibraryReference(Mapping):
-    """``form.reference``: ``"output"``, the library's last hidden state (computed when first read, then kept), and
-    with a head ``"logits"``, a function returning the library's logits and the rows it gives."""
-
-    def __init__(self, output: Any, logits: Any = None):
-        self._output, self._logits, self._value = output, logits, None
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "output":
-            if self._value is None:
-                self._value = self._output()
-            return self._value
-        if key == "logits" and self._logits is not None:
-            return self._logits
-        raise KeyError(key)
-
-    def __iter__(self):
-        return iter(("output",) if self._logits is None else ("output", "logits"))
-
-    def __len__(self) -> int:
-        return 1 if self._logits is None else 2
 
 
 #: Families whose default positions count the real tokens only (``cumsum(attention_mask) - 1``), not the pads.
@@ -409,7 +414,7 @@ def _embeddings(base: Any, family: str) -> tuple:
 def _probe_embeddings(model: Model) -> None:
     """The library's embedding module at a few ids equals :math:`sE[t]` (else the module differs)."""
     torch = require_torch()
-    base = getattr(model.library, "base_model", model.library)
+    base = library_base(model.library)
     module = base.get_input_embeddings()
     ids = np.unique(np.array([0, 1, model.word_embeddings.shape[0] - 1]))
     with torch.no_grad():
@@ -450,37 +455,53 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
     with the torch backend there, in float64 (:mod:`symuat.models.device`); the form's arrays are then torch tensors
     on that device, and the analyses that need NumPy refuse them by name (``form.to_numpy()`` converts)."""
     from .heads import probe_head, read_head
-    from .importer import FAMILIES, from_module, load_pretrained
+    from .importer import FAMILIES, from_module, load_library
+    from .seq2seq import is_encoder_decoder, probe_seq2seq, seq2seq_stacks
 
     torch = require_torch()
     device = check_device(device)
     if layers is not None and not isinstance(source, (str, Path)):
         raise InvalidValueError(f"layers={layers!r} needs a checkpoint directory, got a {type(source).__name__}")
+    encoder = None
     if isinstance(source, (str, Path)):
         with sharing():
             if layers is None:
-                library, stack = load_pretrained(source)
+                library = load_library(source)
+                if is_encoder_decoder(library):
+                    encoder, stack = seq2seq_stacks(library)
+                else:
+                    stack = from_module(library)
             else:
                 from .prefix import load_prefix
 
                 library, stack = load_prefix(source, layers)
             own = _tokenizer(Path(source))
-            base = getattr(library, "base_model", library)
+            base = library_base(library)
             parts = _embeddings(base, library.config.model_type)
             head, refusal = read_head(library)
     elif isinstance(source, torch.nn.Module) and getattr(getattr(source, "config", None), "model_type", None) \
             in FAMILIES:
-        library, stack, own = source, from_module(source), None
-        base = getattr(library, "base_model", library)
+        library, own = source, None
+        if is_encoder_decoder(library):
+            encoder, stack = seq2seq_stacks(library)
+        else:
+            stack = from_module(library)
+        base = library_base(library)
         parts = _embeddings(base, library.config.model_type)
         head, refusal = read_head(library)
     else:
         raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
                                f"{sorted(FAMILIES)}, got {type(source).__name__}")
     tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, parts[0].shape[0])
-    if head is not None:
+    if encoder is not None and device is not None:
+        raise UnsupportedError(f"device={device!r}: an encoder–decoder's form is evaluated on NumPy only (the torch "
+                               "backend evaluates neither T5's relative position bias nor a cross-attention yet)")
+    if encoder is not None and head is not None:
+        probe_seq2seq(library, encoder, stack, head)
+    elif head is not None:
         probe_head(library, head, stack)
-    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal, device)
+    model = Model(stack, parts[0], parts[1], parts[2], parts[3], library, tokenizer, head, refusal, device,
+                  encoder)
     _probe_embeddings(model)
     if device is not None:  # the weights moved once, now (a missing device fails here, not at the first form)
         to_device(stack, device, model._moved)

@@ -8,6 +8,7 @@ threads, so that a result's bits do not depend on the process it was computed in
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -57,3 +58,26 @@ def quiet_library() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+
+
+class _LibraryReference(Mapping):
+    """``form.reference``: ``"output"``, the library's last hidden state (computed when first read, then kept), and
+    with a head ``"logits"``, a function returning the library's logits and the rows it gives."""
+
+    def __init__(self, output: Any, logits: Any = None):
+        self._output, self._logits, self._value = output, logits, None
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "output":
+            if self._value is None:
+                self._value = self._output()
+            return self._value
+        if key == "logits" and self._logits is not None:
+            return self._logits
+        raise KeyError(key)
+
+    def __iter__(self):
+        return iter(("output",) if self._logits is None else ("output", "logits"))
+
+    def __len__(self) -> int:
+        return 1 if self._logits is None else 2

@@ -85,6 +85,9 @@ class DUATForm:
         with a tokenizer (:meth:`symuat.models.Model.duat_form`); plots and part names use them.
     token_ids : (N,) int array or None
         The token ids of the input, when the form was made from ids or text.
+    encoder : DUATForm or None
+        An encoder–decoder's decoder form: the encoder's form, whose output every cross-attention of ``stack`` reads
+        (:mod:`symuat.numeric.cross`, :mod:`symuat.models.seq2seq`).
     """
 
     stack: TransformerStack
@@ -100,6 +103,7 @@ class DUATForm:
     reference: Optional[dict] = None
     tokens: Optional[tuple] = None
     token_ids: Optional[np.ndarray] = None
+    encoder: Optional["DUATForm"] = None
 
     def __repr__(self) -> str:
         N, M = self.X0.shape
@@ -140,6 +144,11 @@ class DUATForm:
     def attention(self, layer: int, head: int) -> np.ndarray:
         """The N×N attention matrix :math:`H_h` of ``layer`` and ``head`` (both 0-based), recomputed on demand."""
         return analysis("attention")(self, layer, head)
+
+    def cross_attention(self, layer: int, head: int) -> np.ndarray:
+        """The N×N_e cross-attention matrix of a decoder block ``layer`` and ``head`` (both 0-based): queries from the
+        decoder stream, keys from the encoder's output (an encoder–decoder's form)."""
+        return analysis("cross_attention")(self, layer, head)
 
     def parameters(self, layer: int) -> Any:
         """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""

@@ -248,7 +248,10 @@ def ffn(X: Any, w: AnyFFN, activation: Optional[str] = None) -> np.ndarray:
 
 def _ffn(X: np.ndarray, w: AnyFFN, act: Callable) -> np.ndarray:
     if w.gated:
-        g = act(_lin(X, w.W_gate, w.b_gate)) * _lin(X, w.W_up, w.b_up)
+        pre = _lin(X, w.W_gate, w.b_gate)
+        if getattr(w, "input_scaled", False):  # Llama 4: the expert's input times its routing weight
+            pre = pre * w.input_scales(X)
+        g = act(pre) * _lin(X, w.W_up, w.b_up)
         if hasattr(w, "router"):  # mixture of experts: the routing gates D(X) (symuat.numeric.moe)
             g = g * w.gates(X)
         return _lin(g, w.W_down, w.b_down)

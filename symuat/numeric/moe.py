@@ -22,6 +22,12 @@ DeepSeek-V3 (``routing="sigmoid"``) scores :math:`p = \mathrm{sigmoid}(uW_r)`, *
 (``choice_bias``, its ``e_score_correction_bias``) and weighs by :math:`p`; both DeepSeeks may limit the choice to the
 best ``topk_group`` of ``n_group`` expert groups (``groups``: a group scores its best expert, V2's ``"max"``, or the
 sum of its best two, V3's ``"top2"``); V3 renormalises with :math:`Z + 10^{-20}` (``norm_eps``).
+Llama 4 (``input_scaled``) multiplies each selected expert's *input* by its routing weight: since
+:math:`W(g u) = g\,W u`, :math:`\mathrm{FFN}_e(g_e u) = g_e\,W_{d,e}^{\mathsf T}(\mathrm{act}(g_e W_{g,e}^{\mathsf T} u)
+\odot W_{u,e}^{\mathsf T}u)`: the same stacked gated FFN with :math:`D(u)` before the down projection, and the gate
+branch's pre-activation scaled by the same weights (the diagonal :math:`D_{in}(u)`, 1 on the shared expert's units),
+:math:`W'_2 = D_{in}(u)\,S(u)F_g\cdots` and :math:`b'_2` with it, both dynamic (the held network of
+:mod:`symuat.analysis.frozen` holds :math:`D_{in}(u)` with :math:`D(u)`).
 A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
@@ -80,6 +86,7 @@ class MoEFFNWeights:
     choice_bias: Optional[np.ndarray] = None
     groups: Optional[Tuple[int, int, str]] = None
     norm_eps: float = 0.0
+    input_scaled: bool = False
 
     gated = True
 
@@ -136,6 +143,12 @@ class MoEFFNWeights:
         if eps_n < 0:
             raise InvalidValueError(f"norm_eps must be >= 0, got {eps_n}")
         object.__setattr__(self, "norm_eps", eps_n)
+        if not isinstance(self.input_scaled, (bool, np.bool_)):
+            raise InvalidValueError(f"input_scaled must be a bool, got {self.input_scaled!r}")
+        object.__setattr__(self, "input_scaled", bool(self.input_scaled))
+        if self.input_scaled and (self.b_gate_given() or self.up_clamp is not None or self.shared_gate is not None):
+            raise InvalidValueError("input_scaled (Llama 4's experts, whose input is scaled by the routing weight) "
+                                    "takes no gate or up biases, up clamp or shared-expert gate")
         if self.up_clamp is not None:
             c, t = (check_real_number(f"up_clamp[{j}]", v) for j, v in enumerate(self.up_clamp))
             if not (c > 0 and abs(t) <= c):
@@ -153,6 +166,20 @@ class MoEFFNWeights:
         for name, W in cat.items():
             W.setflags(write=False)
             object.__setattr__(self, f"_{name}", W)
+
+    def b_gate_given(self) -> bool:
+        """Whether any expert (or the shared one) has a gate or up bias."""
+        parts = self.experts + (() if self.shared is None else (self.shared,))
+        return any(e.b_gate is not None or e.b_up is not None for e in parts)
+
+    def input_scales(self, U: np.ndarray) -> np.ndarray:
+        r""":math:`D_{in}(U)` (``input_scaled``): each token's routing weight on its experts' units, 1 on the shared
+        expert's, ``(N, EF + F_{sh})`` (module docstring)."""
+        G, _ = routing_gates(self, U)
+        D = np.repeat(G, self.experts[0].hidden, axis=1)
+        if self.shared is not None:
+            D = np.concatenate([D, np.ones((U.shape[0], self.shared.hidden))], axis=1)
+        return D
 
     # the stacked gated FFN (the experts' columns side by side, the shared expert last)
     W_gate = property(lambda self: self._W_gate)
@@ -178,6 +205,15 @@ class MoEFFNWeights:
         backend (torch), and for experts with biases or a clamped up branch (GPT-OSS), every expert is evaluated
         and the unselected ones are gated by exact zeros: the same values."""
         N = U.shape[0]
+        if self.input_scaled:  # Llama 4: the held dense form with the gate branch scaled by D_in(U)
+            if not is_numpy(U):
+                raise UnsupportedError("a mixture of experts with input-scaled experts (Llama 4) is evaluated on "
+                                       "NumPy only; evaluate this model with device=None")
+            gate, zero = _op(N, self.W_gate, None)
+            down, bias = _op(N, self.W_down, None)
+            scale = self.input_scales(U).reshape(-1)
+            return {"in": (Compose([Diagonal(scale), gate]), zero), "up": _op(N, self.W_up, None),
+                    "out": (Compose([down, Diagonal(self.gates(U).reshape(-1))]), bias), "in_scale": scale}
         if not is_numpy(U) or self.b_gate is not None or self.b_up is not None or self.up_clamp is not None:
             # another backend (torch), or experts with biases or a clamped up branch (GPT-OSS: per-unit factors in
             # D(u)): the held dense form, every expert evaluated and the unselected ones gated by exact zeros

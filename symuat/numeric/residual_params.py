@@ -45,6 +45,11 @@ Reductions (each is an exact algebraic rewrite of the block at the actual input)
     :math:`\mathrm{FFN}(h)`): :math:`W'_1 = P`, :math:`b'_3 = p + L_2 f_2 + \beta'_2`, :math:`W'_3 = L_2F_2`,
     :math:`W'_2 = F_1P`, :math:`b'_2 = F_1p + f_1`.
 
+``pre_ln`` with a cross-attention (a decoder block, :mod:`symuat.numeric.cross`): :math:`h = Px + p + c` with
+    :math:`c = W'_E(x', e')e' + a_E` the cross-attention's output at :math:`\mathrm N_c(Px + p)` (dynamic, constant in
+    :math:`x'`); :math:`p` becomes :math:`p + c` above, so :math:`b'_3`, :math:`b'_2` (and :math:`b'_4`) are
+    dynamic (``ext:cross-attention.mv-form``).
+
 Gated FFN :math:`F_d(\mathrm{act}(F_g u + f_g) \odot (F_u u + f_u)) + f_d` at the FFN argument
 :math:`u = Qx + q`: the extended Eq. 20
 :math:`x_i = W'_1x + b'_3 + W'_3(\mathrm{act}(W'_2x + b'_2) \odot (W'_4x + b'_4))` with
@@ -76,6 +81,7 @@ from .backend import (
     tile,
     zeros_like_backend,
 )
+from .cross import cross_attention
 from .ffn import activation_function, ffn_operators
 from .mha_operator import _mha_operator, head_source, hvo_bias_image
 from .moe import MoEFFNWeights
@@ -265,6 +271,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
     act = activation_function(act_name)
     I = IdentityOperator(N * M)
     sinks = not block.attention.stochastic_rows  # sinks, latent attention: the biases after attention vary by row
+    varying = sinks or block.cross is not None  # a cross-attention's output joins the bias: it varies by row too
 
     def attn(U):
         return _mha_operator(N, block.attention, head_source(U, block.attention, mask, where))
@@ -304,8 +311,12 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         P = Sum([I, Compose([A, L1])])
         p = _static_hvo(block, N, beta1, A) + a
         h = (P._matvec(x) if Px_fn is None else Px_fn(P)) + p
+        if block.cross is not None:  # a decoder block: + W'_E(x', e') e' + a_E, constant in x' (numeric.cross)
+            c = cross_attention(block.cross, h.reshape(N, M), where).reshape(-1)
+            p, h = p + c, h + c
         Q, beta2 = ln(2, h)
-        b3, qs = p + fout, (Q._matvec(p) + beta2 if sinks else norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M]))
+        b3, qs = p + fout, (Q._matvec(p) + beta2 if varying else
+                            norm_on_constant_rows(h.reshape(N, M), norm(2), p[:M]))
         if moe:
             at(Q._matvec(h) + beta2)
     elif kind == "post_ln":
@@ -359,6 +370,8 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
         b2 = Fin._matvec(qs) + fin
     else:
         b2 = _rows_linear(qs, N, *((f.W_gate, f.b_gate) if f.gated else (f.W1, f.b1)), routed)
+        if "in_scale" in ops:  # input-scaled experts (Llama 4): b'_2 = D_in(u)(...), like W'_2 (its operator)
+            b2 = ops["in_scale"] * b2
     G4 = W4 = b4 = None
     if "up" in ops:
         G4 = ops["up"][0] if Q is None else Compose([ops["up"][0], Q])
@@ -370,7 +383,7 @@ def _layer_params(block: BlockWeights, kind: str, act_name: str, X: np.ndarray, 
 
     W1, W2, W4 = compose(Y, P), compose(G, P), (None if G4 is None else compose(G4, P))
     dynamic = dynamic_parameters(kind, W4 is not None) | ({"W3"} if moe else set())  # MoE: W'_3 = ... D(u)
-    if sinks:  # the value bias H_h 1 b_V^T (and A beta'_1) depend on the input: b'_3, and b'_2 behind it
+    if varying:  # the value bias H_h 1 b_V^T (and A beta'_1), or W'_E e', depend on the input: b'_3, and b'_2
         dynamic |= {"b3"} | (set() if kind == "parallel" else {"b2"} | ({"b4"} if W4 is not None else set()))
     return ResidualParams(W1, W2, W3, b2, b3, kind=kind, dynamic=frozenset(dynamic),
                           W4=W4, b4=b4, activation=act_name, factors=(P, Y, G, G4))

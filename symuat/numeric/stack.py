@@ -20,6 +20,9 @@ Residual layouts (``kind``; ``x`` is the block input, N1/N2 its norms — LayerN
     :math:`x_{next} = x + \mathrm{MHA}(\mathrm N_1(x)) + \mathrm{FFN}(\mathrm N_2(x))`, N2 = N1 when ``ln2`` is None.
 ``"sublayer_post_ln"`` (OLMo-2)
     :math:`h = x + \mathrm N_1(\mathrm{MHA}(x))`; :math:`x_{next} = h + \mathrm N_2(\mathrm{FFN}(h))`.
+``"pre_ln"`` with a cross-attention (an encoder–decoder's decoder block, T5; :mod:`symuat.numeric.cross`)
+    :math:`h_1 = x + \mathrm{MHA}(\mathrm N_1(x))`; :math:`h = h_1 + \mathrm{MHA}(\mathrm N_c(h_1), E)`;
+    :math:`x_{next} = h + \mathrm{FFN}(\mathrm N_2(h))`, :math:`E` the encoder's output.
 ``"sandwich"`` (Gemma-2/3: a norm before and after each sublayer)
     :math:`h = x + \mathrm N_2(\mathrm{MHA}(\mathrm N_1 x))`;
     :math:`x_{next} = h + \mathrm N_4(\mathrm{FFN}(\mathrm N_3 h))`.
@@ -40,6 +43,7 @@ from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from .attention import AttentionWeights, _heads, _mha, check_attention_mask
 from .backend import as_backend_array, backend_name, check_same_backend, copy_array
+from .cross import CrossAttention, cross_attention
 from .ffn import ACTIVATIONS, FFNWeights, GatedFFNWeights, _ffn, activation_function, ffn
 from .moe import MoEFFNWeights
 from .norms import apply_norm, check_norm
@@ -66,7 +70,8 @@ def check_kind(kind: Any) -> str:
 @dataclass(frozen=True)
 class BlockWeights:
     r"""One Transformer block: attention, FFN (plain or gated) and optional norms ``ln1``, ``ln2`` (and ``ln3``,
-    ``ln4`` of the ``sandwich`` layout)."""
+    ``ln4`` of the ``sandwich`` layout); ``cross``: a decoder block's cross-attention between them (``pre_ln``
+    only, :class:`~symuat.numeric.cross.CrossAttention`)."""
 
     attention: AttentionWeights
     ffn: Any
@@ -74,8 +79,14 @@ class BlockWeights:
     ln2: Optional[Any] = None
     ln3: Optional[Any] = None
     ln4: Optional[Any] = None
+    cross: Optional[CrossAttention] = None
 
     def __post_init__(self) -> None:
+        if self.cross is not None and not isinstance(self.cross, CrossAttention):
+            raise InvalidValueError(f"cross must be a CrossAttention or None, got {type(self.cross).__name__}")
+        if self.cross is not None and self.cross.width != self.attention.width:
+            raise ShapeError(f"cross-attention width {self.cross.width} must equal attention width "
+                             f"M={self.attention.width}")
         if not isinstance(self.attention, AttentionWeights):
             raise InvalidValueError(f"attention must be an AttentionWeights, got {type(self.attention).__name__}")
         if not isinstance(self.ffn, (FFNWeights, GatedFFNWeights, MoEFFNWeights)):
@@ -134,6 +145,9 @@ class TransformerStack:
                 M = b.width
             elif b.width != M:
                 raise ShapeError(f"blocks[{i}] has width {b.width}, expected {M} like blocks[0]")
+            if b.cross is not None and kind != "pre_ln":
+                raise InvalidValueError(f"blocks[{i}] has a cross-attention, which symuat places in the pre_ln "
+                                        f"layout only; kind={kind!r}")
             for name in ("ln1", "ln2", "ln3", "ln4"):
                 has = getattr(b, name) is not None
                 if name in _NEEDS[kind] and not has:
@@ -214,7 +228,10 @@ def ffn_input(block: BlockWeights, kind: str, X: np.ndarray, mask, where: str = 
         H = X + mha(X)
         return H if kind == "standard" else apply_norm(H, block.ln1)
     if kind == "pre_ln":
-        return apply_norm(X + mha(apply_norm(X, block.ln1)), block.ln2)
+        H = X + mha(apply_norm(X, block.ln1))
+        if block.cross is not None:
+            H = H + cross_attention(block.cross, H, where)
+        return apply_norm(H, block.ln2)
     if kind == "parallel":
         return apply_norm(X, block.ln2 if block.ln2 is not None else block.ln1)
     if kind == "sublayer_post_ln":
@@ -241,6 +258,8 @@ def _block(block: BlockWeights, kind: str, act, X: np.ndarray, mask, where: str 
         return H + f(H)
     if kind == "pre_ln":
         H = X + mha(n(1, X))
+        if block.cross is not None:
+            H = H + cross_attention(block.cross, H, where)
         return H + f(n(2, H))
     if kind == "post_ln":
         H = n(1, X + mha(X))

@@ -42,7 +42,8 @@ def _edited(src, dst, edit):
 def test_other_family_refused(tmp_path):
     randomize(T.GPT2Model(T.GPT2Config(n_embd=16, n_head=2, n_layer=1, n_positions=32,
                                        vocab_size=V))).save_pretrained(tmp_path)
-    with pytest.raises(UnsupportedError, match=r"model type 'gpt2'.*supported: \['llama', 'mistral'"):
+    with pytest.raises(UnsupportedError, match=r"model type 'gpt2'.*supported: \['gpt_oss', 'llama', "
+                                               r"'llama4_text', 'mistral'"):
         layer_reference(tmp_path, [1, 2])
 
 
@@ -52,6 +53,18 @@ def test_gemma_refused(tmp_path):
                                          intermediate_size=24, head_dim=8, num_key_value_heads=1,
                                          vocab_size=V))).save_pretrained(tmp_path)
     with pytest.raises(UnsupportedError, match="model type 'gemma'"):
+        layer_reference(tmp_path, [1, 2])
+
+
+@pytest.mark.parametrize("family, why", [
+    ("deepseek_v3", r"its checkpoints store the routed experts one by one"),
+    ("deepseek_v2", r"the per-layer loader reads the tensors as stored and does not re-fuse them"),
+    ("modernbert", r"its base model is embeddings \(with a LayerNorm\)"),
+    ("umt5", r"an encoder \(or encoder–decoder\) of T5Stack blocks"),
+])
+def test_families_symuat_reads_but_this_chain_does_not_run_are_refused_with_the_reason(tmp_path, family, why):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": family}))  # refused before any weight is read
+    with pytest.raises(UnsupportedError, match=rf"model type '{family}' of .* is not supported \(.*{why}"):
         layer_reference(tmp_path, [1, 2])
 
 
