@@ -95,10 +95,16 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'Concat_h(H_h X W_V,h) W_O = sum_h H_h X W_V,h W_O,h.'),
     'duat:eq9': (CoqLink('MultiHead.mha_closed_form'),
         'vec_r MHA(X) = (sum_h H_h (x) (W_V,h W_O,h)^T) vec_r X.'),
+    'ext:attention-sink.mv-form': (CoqLink('ExtAttention.sink_attention_vec'),
+        "Block.attention with H_h 1 = 1 - pi_h: vec_r = W'_HVO x' + 1 (x) (sum_h W_O,h^T b_V,h + b_O) - sum_h pi_h "
+        "(x) W_O,h^T b_V,h; sink_a_vec: that bias is the a of every Block.v box (the box stays W'(x) x' + b'(x))."),
     'ext:block-layouts.eq20': (CoqLink('Layouts.block_layouts_eq20'),
         'All six layouts (paper, standard, pre-LN, post-LN, parallel, sublayer post-norm) with any FFN whose '
         "vec_r form is F_o phi(y') + f_o: the paper's FFN (Block.ffn_vec, phi = s(F_1 . + f_1)) and the gated"
         ' FFN (Layouts.gated_ffn_vec, phi = act(F_g . + f_g) .* (F_u . + f_u)).'),
+    'ext:cross-attention.mv-form': (CoqLink('ExtAttention.cross_attention_vec'),
+        "N x N_e heads with rows summing to one, values from E: Eq. 10 on e' = vec_r E, static bias; decoder_eq20 "
+        "states the decoder block's box W'_1 x' + W'_E e' + b'_3 + W'_3 s(W'_2 x' + W'_{2,E} e' + b'_2)."),
     'ext:final-norm.table': (CoqLink('InputFinal.input_final_duat_expansion'),
         "Final affine box; stated with an input transform (W'_{0,1} = I, b'_{0,3} = 0 is the entry's case)."),
     'ext:gated-ffn.induction': (CoqLink('Gated.gated_duat_expansion'),
@@ -113,6 +119,9 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "Box 0 = (W'_{0,1}, b'_{0,3}); the table with those rows gives the network at every depth."),
     'ext:layernorm.no-bias': (CoqLink('Block.layer_norm_vec'),
         'D = diag(r) given (the normalisers at the input).'),
+    'ext:mla.mv-form': (CoqLink('ExtAttention.mla_vec'),
+        "Latent C = D (X W_DKV + 1 b) Gamma, every rank and width; mla_attention: MLA is Block.attention with "
+        "H~_h = H_h D and values W_DKV Gamma W_UV, so every Block.v box holds with it."),
     'ext:parallel-block.eq20': (CoqLink('Block.parallel_eq20'),
         "W'_{i,1} = I + A L_1, b'_{i,3} = A beta'_1 + a + f_2, W'_{i,2} = F_1 L_2, b'_{i,2} = F_1 beta'_2 + "
         "f_1, W'_{i,3} = F_2."),
