@@ -44,11 +44,23 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T."),
     'duat:eq10.lemma1': (CoqLink('Kronecker.kron_mul'),
         'Mixed-product rule.'),
+    'duat:eq10.part1': (CoqLink('Paths.eq10_heads'),
+        "vec_r(sum_h H_h X W_V,h W_O,h) = (sum_h H_h (x) (W_V,h W_O,h)^T) x', every number of heads and size: the "
+        'length-1 paths.'),
+    'duat:eq10.part2': (CoqLink('Paths.stack_paths'),
+        "x'_L = (sum over the (1 + h)^L paths of (H^(l_k)...H^(l_1)) (x) (W_OV^(l_k)...W_OV^(l_1))) x'_0 for every "
+        'depth L (the entry: L = 1, 2) and every size.'),
+    'duat:eq10.part3': (CoqLink('Paths.stack_paths'),
+        'The conclusion of the induction at every depth (its inductive case is the step F_{L+1} sum_{paths <= L} = '
+        'sum_{paths <= L+1}).'),
     'duat:eq11': (CoqLink('DUAT.duat_expansion'),
         "Read with the table's meaning (A~_L, c~_L, U~_j^(L), V~_j, beta~_j), every depth L, every size, "
         'sigma arbitrary.'),
     'duat:eq11.part2.rule4': (CoqLink('Erratum.eq11_rule4_refuted', negation=True),
         'The printed rule as a table row; explicit depth-3 counterexample over Q.'),
+    'duat:fig3': (CoqLink('Density.fig3_density'),
+        "nnz(W (x) I_M) / (NM)^2 = 1/M for an N x N W with no zero entry (N, M > 0), over any integral domain "
+        '(nnz(A (x) B) = nnz A nnz B).'),
     'duat:eq19': (CoqLink('DUAT.lemma1'),
         'Lemma 1 for any matrix beta and any terms (every N).'),
     'duat:eq20': (CoqLink('DUAT.eq20'),

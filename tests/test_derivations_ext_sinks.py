@@ -24,8 +24,8 @@ def test_the_entry_audits_as_recorded():
 def test_the_static_value_bias_is_wrong_with_a_sink():
     """The paper's b' (rows summing to 1) misses the sink's share of the value bias: false at every level."""
     good = ext_attention_sinks.sink_identity()
-    assert verdicts(dataclasses.replace(good, rhs=ext_attention_sinks.static_bias_rhs)) == {"all-sizes": False, "symbolic": False, "exact": False,
-                                                              "float": False}
+    wrong = dataclasses.replace(good, rhs=ext_attention_sinks.static_bias_rhs)
+    assert verdicts(wrong) == {"all-sizes": False, "symbolic": False, "exact": False, "float": False}
 
 
 @pytest.mark.slow  # 49 mutants, three levels each
