@@ -163,8 +163,10 @@ Theorem mla_vec H dn g W_DKV b W_UV W_O b_O X :
 Proof.
 rewrite mla_attention (attention_rows_vec (rho := fun h => H h *m dn^T)); last first.
   by move=> h; rewrite -mulmxA diag_mx_ones.
-congr (_ *m _ + _ + _); apply: eq_bigr => h _; first by rewrite head_cols_mull.
-by rewrite /head_bias head_cols_mull !trmx_mul tr_diag_mx !mulmxA.
+have -> : \sum_(h < nH) kron (H h *m dn^T) (head_bias (b *m diag_mx g *m W_UV) W_O h)
+          = \sum_(h < nH) kron (H h *m dn^T) ((head_rows W_O h)^T *m (head_cols W_UV h)^T *m diag_mx g *m b^T).
+  by apply: eq_bigr => h _; rewrite /head_bias head_cols_mull !trmx_mul tr_diag_mx !mulmxA.
+by under eq_bigr do rewrite head_cols_mull.
 Qed.
 
 End Latent.
