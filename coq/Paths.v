@@ -1,4 +1,4 @@
-(* The path expansion of an attention-only residual stack (symuat.expansion.paths; duat:eq10.part1, duat:eq10.part2),
+(* The path expansion of an attention-only residual stack (symuat.expansion.paths; duat:eq10.part1-3, duat:eq11.claim1),
    for every depth and every size.
 
    Layer l has nH heads with given N x N attention matrices H l h and M x M matrices W l h = W_OV,h^(l) =
@@ -6,10 +6,12 @@
    layers l_1 < ... < l_k with one head each; its term is (H^(l_k) ... H^(l_1)) (x) (W^(l_k) ... W^(l_1)).  paths L
    lists them: the paths of depth L - 1, then each of them extended by a head of layer L (on the left).
    eq10_heads: one layer without its residual is the sum over the paths of length 1 (Eq. 10's closed form);
-   stack_paths: x'_L = (sum over paths L of A_p (x) B_p) x'_0 for every L (the (1 + nH)^L virtual heads). *)
+   stack_paths: x'_L = (sum over paths L of A_p (x) B_p) x'_0 for every L (the (1 + nH)^L virtual heads);
+   A_tilde_paths (duat:eq11.claim1): the DUAT table's A~_L (DUAT.A_tilde) with W'_{l,1} = F_l = I + sum_h H l h (x)
+   W l h is that sum. *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
-From Symuat Require Import Kronecker.
+From Symuat Require Import Kronecker DUAT.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -71,6 +73,18 @@ Proof.
 elim: L => [|l IH] /=; first by rewrite big_seq1 /= kron11 mul1mx.
 have vD (A B : 'M[R]_(N, M)) : vec_r (A + B) = vec_r A + vec_r B by rewrite /vec_r !linearD.
 rewrite vD eq10_paths1 IH big_cat /= mulmxDl mulmxA; congr (_ + _ *m _).
+rewrite big_allpairs_dep /= mulmx_suml exchange_big /=; apply: eq_bigr => p _.
+by rewrite mulmx_sumr; apply: eq_bigr => h _; rewrite kron_mul.
+Qed.
+
+(* duat:eq11.claim1: the DUAT linear term A~_L of the table (DUAT.A_tilde) with W'_{l,1} = F_l = I + sum_h H l h (x)
+   W l h, the layer of the attention-only stack, is the sum over the paths, for every depth. *)
+Definition F_layer l : 'M[R]_(N * M) := 1%:M + \sum_(h < nH) kron (H l h) (W l h).
+
+Theorem A_tilde_paths L : A_tilde F_layer L = \sum_(p <- paths L) kron p.1 p.2.
+Proof.
+elim: L => [|l IH] /=; first by rewrite big_seq1 /= kron11.
+rewrite IH big_cat /= /F_layer mulmxDl mul1mx; congr (_ + _).
 rewrite big_allpairs_dep /= mulmx_suml exchange_big /=; apply: eq_bigr => p _.
 by rewrite mulmx_sumr; apply: eq_bigr => h _; rewrite kron_mul.
 Qed.

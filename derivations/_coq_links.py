@@ -61,6 +61,9 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'duat:fig3': (CoqLink('Density.fig3_density'),
         "nnz(W (x) I_M) / (NM)^2 = 1/M for an N x N W with no zero entry (N, M > 0), over any integral domain "
         '(nnz(A (x) B) = nnz A nnz B).'),
+    'duat:eq11.claim1': (CoqLink('Paths.A_tilde_paths'),
+        "A~_L of the DUAT table (DUAT.A_tilde) with W'_{l,1} = I + sum_h H_h^(l) (x) W_OV,h^(l) is the sum over the "
+        '(1 + h)^L virtual heads, every depth (the entry: L <= 3, 2 heads) and size.'),
     'duat:eq19': (CoqLink('DUAT.lemma1'),
         'Lemma 1 for any matrix beta and any terms (every N).'),
     'duat:eq20': (CoqLink('DUAT.eq20'),

@@ -30,7 +30,7 @@ FLAGS = ["-w", "-notation-overridden", "-w", "-ambiguous-paths"]
 THEOREMS = {
     "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "vec_r_mulr", "vec_r_mull", "kron_mul", "kron_tr"],
     "MultiHead": ["mha_sum", "mha_closed_form"],
-    "Paths": ["eq10_heads", "eq10_paths1", "kron11", "size_paths", "stack_paths"],
+    "Paths": ["eq10_heads", "eq10_paths1", "kron11", "size_paths", "stack_paths", "A_tilde_paths"],
     "Density": ["nnz_kron", "nnz_1", "nnz_full", "fig3_count", "fig3_density"],
     "Diamond": ["diamond_tr", "diamond_chain", "diamond_addl", "diamond_addr", "diamond_distributive"],
     "DUAT": ["eq20", "eq21", "lemma1", "A_tilde_row", "c_tilde_row", "U_tilde_new", "U_tilde_carried",
