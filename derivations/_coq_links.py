@@ -44,11 +44,26 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T."),
     'duat:eq10.lemma1': (CoqLink('Kronecker.kron_mul'),
         'Mixed-product rule.'),
+    'duat:eq10.part1': (CoqLink('Paths.eq10_heads'),
+        "vec_r(sum_h H_h X W_V,h W_O,h) = (sum_h H_h (x) (W_V,h W_O,h)^T) x', every number of heads and size: the "
+        'length-1 paths.'),
+    'duat:eq10.part2': (CoqLink('Paths.stack_paths'),
+        "x'_L = (sum over the (1 + h)^L paths of (H^(l_k)...H^(l_1)) (x) (W_OV^(l_k)...W_OV^(l_1))) x'_0 for every "
+        'depth L (the entry: L = 1, 2) and every size.'),
+    'duat:eq10.part3': (CoqLink('Paths.stack_paths'),
+        'The conclusion of the induction at every depth (its inductive case is the step F_{L+1} sum_{paths <= L} = '
+        'sum_{paths <= L+1}).'),
     'duat:eq11': (CoqLink('DUAT.duat_expansion'),
         "Read with the table's meaning (A~_L, c~_L, U~_j^(L), V~_j, beta~_j), every depth L, every size, "
         'sigma arbitrary.'),
     'duat:eq11.part2.rule4': (CoqLink('Erratum.eq11_rule4_refuted', negation=True),
         'The printed rule as a table row; explicit depth-3 counterexample over Q.'),
+    'duat:fig3': (CoqLink('Density.fig3_density'),
+        "nnz(W (x) I_M) / (NM)^2 = 1/M for an N x N W with no zero entry (N, M > 0), over any integral domain "
+        '(nnz(A (x) B) = nnz A nnz B).'),
+    'duat:eq11.claim1': (CoqLink('Paths.A_tilde_paths'),
+        "A~_L of the DUAT table (DUAT.A_tilde) with W'_{l,1} = I + sum_h H_h^(l) (x) W_OV,h^(l) is the sum over the "
+        '(1 + h)^L virtual heads, every depth (the entry: L <= 3, 2 heads) and size.'),
     'duat:eq19': (CoqLink('DUAT.lemma1'),
         'Lemma 1 for any matrix beta and any terms (every N).'),
     'duat:eq20': (CoqLink('DUAT.eq20'),
@@ -95,10 +110,16 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'Concat_h(H_h X W_V,h) W_O = sum_h H_h X W_V,h W_O,h.'),
     'duat:eq9': (CoqLink('MultiHead.mha_closed_form'),
         'vec_r MHA(X) = (sum_h H_h (x) (W_V,h W_O,h)^T) vec_r X.'),
+    'ext:attention-sink.mv-form': (CoqLink('ExtAttention.sink_attention_vec'),
+        "Block.attention with H_h 1 = 1 - pi_h: vec_r = W'_HVO x' + 1 (x) (sum_h W_O,h^T b_V,h + b_O) - sum_h pi_h "
+        "(x) W_O,h^T b_V,h; sink_a_vec: that bias is the a of every Block.v box (the box stays W'(x) x' + b'(x))."),
     'ext:block-layouts.eq20': (CoqLink('Layouts.block_layouts_eq20'),
         'All six layouts (paper, standard, pre-LN, post-LN, parallel, sublayer post-norm) with any FFN whose '
         "vec_r form is F_o phi(y') + f_o: the paper's FFN (Block.ffn_vec, phi = s(F_1 . + f_1)) and the gated"
         ' FFN (Layouts.gated_ffn_vec, phi = act(F_g . + f_g) .* (F_u . + f_u)).'),
+    'ext:cross-attention.mv-form': (CoqLink('ExtAttention.cross_attention_vec'),
+        "N x N_e heads with rows summing to one, values from E: Eq. 10 on e' = vec_r E, static bias; decoder_eq20 "
+        "states the decoder block's box W'_1 x' + W'_E e' + b'_3 + W'_3 s(W'_2 x' + W'_{2,E} e' + b'_2)."),
     'ext:final-norm.table': (CoqLink('InputFinal.input_final_duat_expansion'),
         "Final affine box; stated with an input transform (W'_{0,1} = I, b'_{0,3} = 0 is the entry's case)."),
     'ext:gated-ffn.induction': (CoqLink('Gated.gated_duat_expansion'),
@@ -113,6 +134,9 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "Box 0 = (W'_{0,1}, b'_{0,3}); the table with those rows gives the network at every depth."),
     'ext:layernorm.no-bias': (CoqLink('Block.layer_norm_vec'),
         'D = diag(r) given (the normalisers at the input).'),
+    'ext:mla.mv-form': (CoqLink('ExtAttention.mla_vec'),
+        "Latent C = D (X W_DKV + 1 b) Gamma, every rank and width; mla_attention: MLA is Block.attention with "
+        "H~_h = H_h D and values W_DKV Gamma W_UV, so every Block.v box holds with it."),
     'ext:parallel-block.eq20': (CoqLink('Block.parallel_eq20'),
         "W'_{i,1} = I + A L_1, b'_{i,3} = A beta'_1 + a + f_2, W'_{i,2} = F_1 L_2, b'_{i,2} = F_1 beta'_2 + "
         "f_1, W'_{i,3} = F_2."),

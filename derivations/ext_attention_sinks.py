@@ -32,7 +32,9 @@ from symuat.algebra.matrices import kron, ones
 from symuat.algebra.splits import but_last
 from symuat.layers.attention import MultiHeadAttention
 
-__all__ = ["entries", "sink_identity", "np_sink_mha"]
+from ._coq_links import linked
+
+__all__ = ["entries", "sink_identity", "np_sink_mha", "static_bias_rhs"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -69,6 +71,12 @@ def _rhs(e, d):
     return mha.W_HVO_closed_form() * vec_r(e["X"]) + mha.b_prime() - sinks
 
 
+def static_bias_rhs(e, d):
+    r"""The paper's static :math:`b' = \mathbf 1\otimes(\sum_h W_{O,h}^Tb_{V,h} + b_O)` kept with sinks (MHA's
+    matrix-vector form, which assumes rows summing to one).  False when a sink takes mass."""
+    return _mha(e, d).matrix_vector_form().apply(vec_r(e["X"]))
+
+
 def np_sink_mha(a, d) -> np.ndarray:
     r"""The library's way in NumPy (values with their bias, per-head mixing, output projection) with
     :math:`H_h` built from the random free entries ``a["H<h>"]``: the last column takes :math:`1 - \pi_{h,n}` minus
@@ -103,7 +111,8 @@ _SINK = (r"\operatorname{vec}_r\big(\mathrm{MHA}_{\mathrm{sink}}(\mathbf X)\big)
 
 
 def entries() -> list[Entry]:
-    return [
+    """The entry, with its Coq theorem (docs/coq.md)."""
+    return linked([
         Entry("ext:attention-sink.mv-form", "attention sinks (GPT-OSS): Eq. 10 with a dynamic value bias", _SINK,
               Status.PROVED, sink_identity(),
               note=r"A learned extra logit $t_h$ per head joins each row's softmax and is dropped: it takes the mass"
@@ -111,4 +120,4 @@ def entries() -> list[Entry]:
                    r" form; the value bias reaches the output scaled by $1-\pi_{h,n}$, which makes $b'$ dynamic"
                    r" (the paper's static $b'$ needs rows summing to 1). In the Eq. 20 box the attention's $a$ is"
                    r" then a dynamic parameter like $A$. Without a value bias only $H_h$ changes."),
-    ]
+    ])

@@ -30,6 +30,8 @@ import sympy
 from symuat import Entry, Identity, Status, vec_r
 from symuat.algebra.matrices import kron
 
+from ._coq_links import linked
+
 __all__ = ["entries", "cross_identity", "np_cross", "decoder_stream_rhs"]
 
 Matrix = sympy.ImmutableMatrix
@@ -116,7 +118,8 @@ _CROSS = (r"\operatorname{vec}_r\big(\mathrm{MHA}(\mathbf X,\mathbf E)\big) = \t
 
 
 def entries() -> list[Entry]:
-    return [
+    """The entry, with its Coq theorem (docs/coq.md)."""
+    return linked([
         Entry("ext:cross-attention.mv-form", "cross-attention: Eq. 10 on the encoder's output, an external input",
               _CROSS, Status.PROVED, cross_identity(),
               note=r"Queries from the decoder stream $X$, keys and values from the encoder's output $E$: Eq. 10's"
@@ -125,4 +128,4 @@ def entries() -> list[Entry]:
                    r" In a decoder block's Eq. 20 box this adds a term $W'_E(x', e')e'$ next to $W'_1x'$; the"
                    r" induction over decoder layers carries $e'$ as a second input. symuat evaluates T5's"
                    r" decoders this way: the term joins $b'_3$ of the decoder block's box, dynamic."),
-    ]
+    ])

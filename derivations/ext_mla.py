@@ -33,6 +33,8 @@ import sympy
 from symuat import Entry, Identity, Status, vec_r
 from symuat.algebra.matrices import kron
 
+from ._coq_links import linked
+
 __all__ = ["entries", "mla_identity", "np_mla", "static_bias_rhs"]
 
 Matrix = sympy.ImmutableMatrix
@@ -123,7 +125,8 @@ _MLA = (r"\operatorname{vec}_r\big(\mathrm{MLA}(\mathbf X)\big) = \textstyle\sum
 
 
 def entries() -> list[Entry]:
-    return [
+    """The entry, with its Coq theorem (docs/coq.md)."""
+    return linked([
         Entry("ext:mla.mv-form", "multi-head latent attention (DeepSeek-V2/V3): Eq. 10 with H_h D(x)", _MLA,
               Status.PROVED, mla_identity(),
               note=r"Keys and values come from one RMS-normalised low-rank latent $C = D(XW_{DKV} + \mathbf 1b^T)"
@@ -132,4 +135,4 @@ def entries() -> list[Entry]:
                    r" dynamic $\tilde H_h$ whose rows do not sum to one, so the latent bias reaches the output"
                    r" through $H_hd$ and $b'$ is dynamic. Queries, keys and the decoupled rotary key act inside"
                    r" $H_h$ only."),
-    ]
+    ])

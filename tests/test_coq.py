@@ -4,7 +4,9 @@
 * the Coq links of the ledger (``derivations/_coq_links.py``) name existing entries and theorems, ``negation``
   exactly for errata;
 * every mutated table row in ``coq/mutants/`` is refuted (its refutation compiles, closed) or ill-typed (coqc fails
-  on the mutated line), and SymPy's table check kills the same mutation (symuat.soundness.mutants).
+  on the mutated line), and SymPy's table check kills the same mutation (symuat.soundness.mutants);
+* every mutated ``ext`` statement in ``coq/mutants/ext/`` likewise, and the symbolic level refutes its twin claim
+  (the entry's identity with the derivation's wrong right-hand side).
 
 Skipped when ``coqc`` is missing; fails instead when ``SYMUAT_REQUIRE_COQ=1`` (CI).
 """
@@ -28,6 +30,8 @@ FLAGS = ["-w", "-notation-overridden", "-w", "-ambiguous-paths"]
 THEOREMS = {
     "Kronecker": ["mxvec_index_row_major", "vec_r_mul", "vec_r_mulr", "vec_r_mull", "kron_mul", "kron_tr"],
     "MultiHead": ["mha_sum", "mha_closed_form"],
+    "Paths": ["eq10_heads", "eq10_paths1", "kron11", "size_paths", "stack_paths", "A_tilde_paths"],
+    "Density": ["nnz_kron", "nnz_1", "nnz_full", "fig3_count", "fig3_density"],
     "Diamond": ["diamond_tr", "diamond_chain", "diamond_addl", "diamond_addr", "diamond_distributive"],
     "DUAT": ["eq20", "eq21", "lemma1", "A_tilde_row", "c_tilde_row", "U_tilde_new", "U_tilde_carried",
              "V_tilde_row", "beta_tilde_row", "R_tilde_row", "R_tilde_step", "duat_box_form", "duat_expansion",
@@ -41,6 +45,8 @@ THEOREMS = {
     "InputFinal": ["R_in_row", "input_duat_expansion", "input_final_duat_expansion"],
     "Layouts": ["vec_r_hadamard", "gated_ffn_vec", "block_layouts_eq20"],
     "GatedTransformer": ["gated_block_box", "gated_stack_net", "gated_transformer_duat"],
+    "ExtAttention": ["kron_col", "concat_mul", "attention_rows_vec", "sink_attention_vec", "sink_a_vec",
+                     "mla_attention", "mla_vec", "cross_attention_vec", "decoder_eq20"],
 }
 CLOSED = "Closed under the global context"
 
@@ -137,27 +143,32 @@ def test_mutant_sample_is_present():
     assert len(MUTANT_FILES) >= 4 and kinds == {"refuted", "ill-typed"}
 
 
-@pytest.mark.xdist_group("coq")
-@pytest.mark.parametrize("name", MUTANT_FILES)
-def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
-    """A mutated table row: its refutation compiles (closed), or coqc rejects the mutated line as ill-typed."""
-    root = duat_root
+def _assert_coq_outcome(path: Path, kind: str, theorem: str | None, root: Path, tmp_path: Path) -> None:
+    """``path``'s refutation ``theorem`` compiles, closed; or (``ill-typed``) coqc fails with a type error on the line
+    marked ``MUTATED``."""
     coqc = _coqc()
-    kind, theorem, _ = _mutant_header(MUTANTS / name)
-    text = (MUTANTS / name).read_text()
+    text = path.read_text()
     if kind == "refuted":
-        (tmp_path / name).write_text(text + f"\nPrint Assumptions {theorem}.\n")
-        run = _run(coqc, tmp_path / name, tmp_path, root)
-        assert run.returncode == 0, f"{name}:\n{run.stdout}\n{run.stderr}"
+        (tmp_path / path.name).write_text(text + f"\nPrint Assumptions {theorem}.\n")
+        run = _run(coqc, tmp_path / path.name, tmp_path, root)
+        assert run.returncode == 0, f"{path.name}:\n{run.stdout}\n{run.stderr}"
         assert run.stdout.count(CLOSED) == 1, run.stdout
         return
-    (tmp_path / name).write_text(text)
-    run = _run(coqc, tmp_path / name, tmp_path, root)
+    (tmp_path / path.name).write_text(text)
+    run = _run(coqc, tmp_path / path.name, tmp_path, root)
     assert run.returncode != 0
     marked = [i for i, line in enumerate(text.splitlines(), 1) if "(* MUTATED *)" in line]
     where = re.search(r'File "[^"]*", line (\d+)', run.stderr + run.stdout)
     assert where and [int(where.group(1))] == marked, run.stderr
     assert "has type" in run.stderr + run.stdout  # a type error, not a syntax error
+
+
+@pytest.mark.xdist_group("coq")
+@pytest.mark.parametrize("name", MUTANT_FILES)
+def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
+    """A mutated table row: its refutation compiles (closed), or coqc rejects the mutated line as ill-typed."""
+    kind, theorem, _ = _mutant_header(MUTANTS / name)
+    _assert_coq_outcome(MUTANTS / name, kind, theorem, duat_root, tmp_path)
 
 
 @pytest.mark.parametrize("name", MUTANT_FILES)
@@ -175,3 +186,53 @@ def test_sympy_table_check_kills_the_same_mutant(name):
              if m.source == row and m.operator == operator and str(m.claim.definition(row)) == definition]
     assert len(found) == 1, (row, operator, definition)
     assert not verify_table(found[0].claim).holds
+
+
+EXT_MUTANT_FILES = sorted(p.name for p in (MUTANTS / "ext").glob("*.v"))
+
+
+def _ext_mutant_header(path: Path) -> tuple[str, str | None, str, str]:
+    """(kind, theorem, entry id, ``module.function`` of the derivation's wrong right-hand side)."""
+    text = path.read_text()
+    expect = re.search(r"expect: (refuted (\w+)|ill-typed)", text)
+    twin = re.search(r"symuat-entry-mutant: (\S+) \| (\w+)\.(\w+) \*\)", text)
+    assert expect and twin, path.name
+    return ("refuted" if expect.group(2) else "ill-typed"), expect.group(2), twin.group(1), twin.group(2, 3)
+
+
+def test_ext_mutants_cover_the_linked_ext_boxes():
+    """One mutant per ``ext`` entry whose link is in ExtAttention.v, refuted ones and an ill-typed one."""
+    from symuat_paper._coq_links import COQ_LINKS
+
+    headers = [_ext_mutant_header(MUTANTS / "ext" / f) for f in EXT_MUTANT_FILES]
+    linked = {i for i, (link, _) in COQ_LINKS.items() if link.theorem.startswith("ExtAttention.")}
+    assert sorted(h[2] for h in headers) == sorted(linked) and len(linked) == 3
+    assert {h[0] for h in headers} == {"refuted", "ill-typed"}
+
+
+@pytest.mark.xdist_group("coq")
+@pytest.mark.parametrize("name", EXT_MUTANT_FILES)
+def test_ext_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
+    """A mutated ``ext`` statement: its refutation over Q compiles (closed), or coqc rejects it as ill-typed."""
+    kind, theorem, _, _ = _ext_mutant_header(MUTANTS / "ext" / name)
+    _assert_coq_outcome(MUTANTS / "ext" / name, kind, theorem, duat_root, tmp_path)
+
+
+@pytest.mark.parametrize("name", EXT_MUTANT_FILES)
+def test_symbolic_level_refutes_the_same_ext_mutant(name):
+    """The entry's identity with the derivation's wrong right-hand side (at the grid sizes where both sides are
+    defined: the decoder-stream reading needs N = N_e) is refuted by the symbolic level, the entry itself proved."""
+    import dataclasses
+    import importlib
+
+    from symuat import check_identity
+    from symuat.evidence.verdict import Level
+    from symuat.ledger.registry import load_entries
+
+    _, _, entry_id, (module, function) = _ext_mutant_header(MUTANTS / "ext" / name)
+    claim = {e.id: e for e in load_entries()}[entry_id].claim
+    wrong = getattr(importlib.import_module(f"symuat_paper.{module}"), function)
+    dims = tuple(d for d in claim.dims if d.get("Ne", d["N"]) == d["N"])
+    mutant = dataclasses.replace(claim, rhs=wrong, dims=dims, reference=None)
+    assert [ev.holds for ev in check_identity(claim, levels=(Level.SYMBOLIC,)).decided] == [True]
+    assert [ev.holds for ev in check_identity(mutant, levels=(Level.SYMBOLIC,)).decided] == [False]

@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from symuat import CoqLink, Correction, Entry, Identity, Level, Source, Status, dims_grid
+from symuat import CoqLink, Correction, Entry, Evidence, Identity, Level, Source, Status, dims_grid
 from symuat.errors import LedgerError
-from symuat.ledger.audit import audit_entry, with_correction_coq
+from symuat.ledger.audit import AuditRecord, audit_entry, with_correction_coq
 from symuat.ledger.coq import CoqProject, CoqResult, built_project, check_theorems, coq_evidence, find_project
 from symuat.ledger.text import explain
 
@@ -124,6 +124,21 @@ def test_coq_evidence_joins_the_record_and_a_contradiction_leaves_no_status():
     not_run = coq_evidence(link, CoqResult(None, "not run: coqc is not installed"))
     unknown = audit_entry(_proved_entry(link), coq=not_run)
     assert unknown.computed is Status.PROVED and "coq ?" in explain(unknown)
+
+
+def test_a_statement_its_coq_theorem_proves_is_not_proved_on_a_grid_only():
+    """All sizes undecided (proved on its grid): ``proved (grid …)`` unless the Coq theorem holds (every size); an
+    undecided Coq verdict leaves the grid."""
+    entry = _proved_entry(CoqLink("A.two"))
+    grid = Evidence(Level.ALL_SIZES, None, "undecided: a loop over h", grid={"h": 2})
+    coq = {holds: coq_evidence(CoqLink("A.two"), CoqResult(holds, "closed" if holds else "not run"))
+           for holds in (True, None)}
+    assert coq[True].holds is True and coq[None].holds is None
+    on_grid = AuditRecord(entry, Status.PROVED, (grid, coq[None]), "")
+    assert on_grid.grid == {"h": 2} and on_grid.status_label == "proved (grid h ≤ 2)"
+    every_size = AuditRecord(entry, Status.PROVED, (grid, coq[True]), "")
+    assert every_size.grid is None and every_size.status_label == "proved"
+    assert every_size.to_json()["grid"] is None
 
 
 def test_a_corrections_coq_evidence_joins_its_evidence_and_an_unclosed_theorem_is_undecided():

@@ -53,9 +53,10 @@ class AuditRecord:
 
     @property
     def grid(self) -> Mapping[str, int] | None:
-        """The grid a claim is proved on when the all-sizes level ran and could not decide; ``None`` otherwise,
-        and ``None`` whenever the *computed* status is not ``proved`` (a refuted entry is proved on no grid)."""
-        if self.computed is not Status.PROVED:
+        """The grid a claim is proved on when the all-sizes level ran and could not decide; ``None`` otherwise:
+        whenever the *computed* status is not ``proved`` (a refuted entry is proved on no grid), and when the entry's
+        Coq theorem holds (it proves the statement for every size)."""
+        if self.computed is not Status.PROVED or any(ev.level is Level.COQ and ev.holds for ev in self.evidence):
             return None
         for ev in self.evidence:
             if ev.level is Level.ALL_SIZES and ev.holds is None and ev.grid is not None:

@@ -24,7 +24,7 @@ LEGEND = "\n".join([
     "        ✓ means the level refutes the denied identity, i.e. confirms the denial.",
     "status: the status the audit computes (the recorded one, where they differ, under agrees);",
     "        proved = every level holds, the symbolic proof among them (\"proved (grid n ≤ 2)\": for those sizes",
-    "        only, the all-sizes level could not decide); checked = every level holds, no",
+    "        only, neither the all-sizes level nor a Coq theorem decides every size); checked = every level holds, no",
     "        symbolic level applies; erratum = false as printed, with a counterexample and a proved correction;",
     "        convention = holds only under some readings; prose = not an equation (a proxy may be measured);",
     "        refuted = fails, with no proved correction; no status = the levels disagree.",
