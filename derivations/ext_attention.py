@@ -19,7 +19,7 @@ from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, row_stochastic_family
 from symuat.layers.rmsnorm import RMSNorm
-from symuat.layers.rotary import rotary_operator, rotate_half_apply
+from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_apply
 
 from .ext_layers import ROPE_DIMS, ROPE_SCOPE, np_rope
 
@@ -31,40 +31,34 @@ Matrix = sympy.ImmutableMatrix
 # --- rotary ---------------------------------------------------------------------------------------
 
 def _rope_shapes(d):
-    h, N, dd, k = d["h"], d["N"], d["d"], d["r"] // 2
+    h, N, dd, k = d["h"], d["N"], d["d"], rotary_pairs(d["r"], d["d"])
     M = h * dd
-    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "c": (N, k), "s": (N, k)}
-    shapes.update({f"z{i + 1}": (N, 1) for i in range(h)})
-    return shapes
+    return {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "c": (N, k), "s": (N, k),
+            **family_shapes("z", h, N, 1)}
 
 
 def _rope_lhs(e, d):
-    r"""Rotary MHA as the libraries compute it: rotate Q_h, K_h, then weights σ(q_n·k_m) z_{h,n}, then values."""
+    r"""Rotary MHA as the libraries compute it: rotate Q_h, K_h, then weights σ(q_n·k_m) z_{h,n}, then values (a sum
+    over the heads: the loop at concrete sizes, an index sum on symbolic ones)."""
     dd, X = d["d"], e["X"]
-    out = sympy.zeros(d["N"], d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Q = rotate_half_apply(X * e["WQ"][:, cols], e["c"], e["s"])
-        K = rotate_half_apply(X * e["WK"][:, cols], e["c"], e["s"])
-        S = Q * K.T
-        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
-    return vec_r(out)
+
+    def head(j):
+        Q = rotate_half_apply(X * col_block(e["WQ"], j, dd), e["c"], e["s"])
+        K = rotate_half_apply(X * col_block(e["WK"], j, dd), e["c"], e["s"])
+        return _weights(e, j, Q * K.T) * X * col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)
+    return vec_r(family_sum(head, d["h"]))
 
 
 def _rope_rhs(e, d):
     r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h built from the rotary operator on q' and k'."""
     N, dd, x = d["N"], d["d"], vec_r(e["X"])
     R = rotary_operator(e["c"], e["s"], dd)
-    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Q = unvec_r(R * (kron(identity_matrix(N), e["WQ"][:, cols].T) * x), N, dd)
-        K = unvec_r(R * (kron(identity_matrix(N), e["WK"][:, cols].T) * x), N, dd)
-        S = Q * K.T
-        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
-    return Matrix(W * x)
+
+    def head(j):
+        Q = unvec_r(R * (kron(identity_matrix(N), col_block(e["WQ"], j, dd).T) * x), N, dd)
+        K = unvec_r(R * (kron(identity_matrix(N), col_block(e["WK"], j, dd).T) * x), N, dd)
+        return kron(_weights(e, j, Q * K.T), (col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)).T)
+    return Matrix(family_sum(head, d["h"]) * x)
 
 
 def _rope_ref(a, d):

@@ -16,7 +16,8 @@ from symuat.expansion.moe import moe_residual_term
 from symuat.ledger.audit import audit_entry
 
 ENTRIES = ext_moe.entries() + ext_attention_variants.entries() + ext_block_variants.entries()
-ALL_SIZES = {"ext:moe.gate-form", "ext:softcap.closed-form", "ext:sliding-window.mask"}  # decided for every size
+ALL_SIZES = {"ext:moe.gate-form", "ext:softcap.closed-form", "ext:sliding-window.mask", "ext:rotary.interleaved",
+             "ext:rotary.interleaved-closed-form"}  # decided for every size
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])

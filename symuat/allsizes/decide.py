@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import SymuatError
 from ..evidence.declare import DeclaredShapes, DimensionExpr
 from ..evidence.identity import Identity, dims_grid
 from ..evidence.levels import Run, register_optional_level, symbolic_level
@@ -36,7 +37,7 @@ from .index_types import DIFFERENCES, Atom, as_type, cases, parse_size, same
 from .masks import mask_bounds
 from .outside import OutsideFragment
 from .rules import tracing
-from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
+from .splits import SplitRequest, in_domain, partition_bounds, split_dims, witness_bounds
 from .terms import canonical_poly, first, index_counts
 from .tracer import SCALAR_SYMBOLS, Tracer
 
@@ -112,8 +113,9 @@ def _where(exc: Exception) -> str:
     return f" (at {short}:{f.lineno})"
 
 
-def _run(side, env, dims):
-    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened."""
+def _run(side, env, dims, raw: bool = False):
+    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened
+    (``raw``: the value as the builder returns it)."""
     try:
         with tracing():
             value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
@@ -124,6 +126,8 @@ def _run(side, env, dims):
     except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
         raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
                               f"{_where(exc)}") from None
+    if raw:
+        return value
     if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
         return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
     if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
@@ -143,16 +147,17 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
     split: dict = {}
     while True:
         dims = split_dims(_symbolic_dims(identity), split)
-        env = inputs(identity, dims)
-        SCALAR_SYMBOLS.clear()
-        SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
         DIFFERENCES.clear()
         try:
+            env = _run(lambda _e, d: inputs(identity, d), None, dims, raw=True)  # shapes may split a size too
+            SCALAR_SYMBOLS.clear()
+            SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
-            if exc.name in split or exc.name not in dims:
+            asked = {exc.name: exc.kind, **exc.also}
+            if any(k in split or k not in dims for k in asked):
                 raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
-            split[exc.name] = exc.kind
+            split.update(asked)
             continue
         finally:
             SCALAR_SYMBOLS.clear()
@@ -229,9 +234,15 @@ def _scalar_names(identity: Identity) -> set:
 def _split_note(split) -> str:
     if not split:
         return ""
-    parts = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" if split[k] == "halves" else f"{k} as ({k}-1) + 1"
+    parts = "; ".join(_SPLIT_NOTES.get(split[k], "{k} as {r} + ({k}-{r})").format(k=k, r=split[k].split(" ")[-1])
                       for k in sorted(split))
     return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
+
+
+#: How each kind of split is written in a verdict ("beyond r": a head width d as r followed by d - r).
+_SPLIT_NOTES = {"halves": "{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋", "last": "{k} as ({k}-1) + 1",
+                "pairs": "{k} even, as {k}/2 + {k}/2 (planes (i, i + {k}/2))",
+                "adjacent pairs": "{k} even, as {k}/2 pairs (planes (2i, 2i + 1))"}
 
 
 def _difference_note() -> str:
@@ -246,12 +257,19 @@ def _names(dims) -> str:
     return ", ".join(dims)
 
 
-def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
-    """The first failure of the explicit symbolic level at sizes up to ``bounds``, smallest first."""
+def _witness(identity: Identity, bounds: dict, shapes_count: bool = False, split=None):
+    """The first failure of the explicit symbolic level at sizes up to ``bounds`` inside the builders' domain
+    (:func:`~symuat.allsizes.splits.in_domain`), smallest first."""
     keys = list(identity.dims[0])
     grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
     for d in grid:
-        ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
+        if split and not in_domain(d, split):
+            continue
+        try:
+            at = dataclasses.replace(identity, dims=(d,))
+        except SymuatError:  # sizes the builders refuse (an odd rotary width): no point of the statement
+            continue
+        ev = symbolic_level(at, Run())
         if ev.holds is False and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
             return ev
     return None
@@ -279,7 +297,7 @@ def _decide(identity: Identity) -> Decision:
                                  f"{_split_note(split)}"
                                  + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
     bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
-    witness = _witness(identity, bounds)
+    witness = _witness(identity, bounds, split=split)
     if witness is None:
         return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
                               "size (the normal form neither evaluates a sum over an unused index to its size nor uses "

@@ -5,7 +5,7 @@ functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their argum
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
 ``ones``, ``elementwise``, LayerNorm's ``centring_matrix``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and
 the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/``but_last``, :mod:`.splits`, and
-``pair_matrix``, :mod:`.entrywise`).
+``pair_matrix``, :mod:`.entrywise`; rotary embeddings, :mod:`.rotary`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -19,7 +19,7 @@ import sympy
 from sympy.matrices.expressions.blockmatrix import BlockMatrix
 from sympy.matrices.expressions.kronecker import KroneckerProduct
 
-from . import entrywise, families, masks, splits
+from . import entrywise, families, masks, rotary, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -123,6 +123,11 @@ _HANDLERS = {
     "halves": splits.halves,
     "but_last": splits.but_last,
     "partition_indicator": splits.partition_indicator,
+    "rotary_pairs": splits.rotary_pairs,
+    "rotate_half_apply": rotary.rotate_half_apply,
+    "rotate_every_two_apply": rotary.rotate_every_two_apply,
+    "rotary_operator": rotary.rotary_operator,
+    "interleaved_rotary_operator": rotary.interleaved_rotary_operator,
     "pair_matrix": entrywise.pair_matrix,
     "kronecker_delta": entrywise.kronecker_delta,
 }
