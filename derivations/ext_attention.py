@@ -13,11 +13,20 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
-from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes, family_sum, row_block
+from symuat.algebra.families import (
+    col_block,
+    diag_vector,
+    family_hstack,
+    family_member,
+    family_of,
+    family_shapes,
+    family_sum,
+    row_block,
+)
 from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
-from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, row_stochastic_family
+from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, repeat_kv, row_stochastic_family
 from symuat.layers.rmsnorm import RMSNorm
 from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_apply
 
@@ -152,27 +161,26 @@ _GQA_DIMS = tuple({"H": H, "G": G, "N": N, "M": M, "d": 1}
 
 def _gqa_shapes(d):
     H, G, N, M, dd = d["H"], d["G"], d["N"], d["M"], d["d"]
-    shapes = {"X": (N, M), "WV": (M, G * dd), "WO": (H * dd, M)}
-    shapes.update({f"H{i + 1}": (N, N) for i in range(H)})
-    return shapes
-
-
-def _repeat_kv(V, H: int, G: int, dd: int):
-    r"""The libraries' ``repeat_kv``: each group's value block repeated H/G times, consecutively."""
-    blocks = [V[:, g * dd:(g + 1) * dd] for g in range(G) for _ in range(H // G)]
-    return blocks
+    return {"X": (N, M), "WV": (M, G * dd), "WO": (H * dd, M), **family_shapes("H", H, N, N)}
 
 
 def _gqa_lhs(e, d):
-    V = e["X"] * e["WV"]
-    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
-    concat = Matrix.hstack(*(e[f"H{h + 1}"] * heads[h] for h in range(d["H"])))
+    r"""As the libraries compute it: ``repeat_kv`` of the value groups, each head's :math:`H_hV_{g(h)}`
+    concatenated, then :math:`W_O` (the loop over heads at concrete sizes; on symbolic ones heads are pairs
+    (group, place), :mod:`symuat.allsizes.groups`)."""
+    heads = repeat_kv(e["X"] * e["WV"], d["H"], d["G"], d["d"])
+    concat = family_hstack(lambda h: family_member(e, "H", h) * heads[h], d["H"])
     return vec_r(concat * e["WO"])
+
+
+def _np_repeat_kv(V, H: int, G: int, dd: int):
+    r"""``repeat_kv`` in NumPy: each group's value block repeated H/G times, consecutively."""
+    return [V[:, g * dd:(g + 1) * dd] for g in range(G) for _ in range(H // G)]
 
 
 def _gqa_ref(a, d):
     V = a["X"] @ a["WV"]
-    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
+    heads = _np_repeat_kv(V, d["H"], d["G"], d["d"])
     return (np.hstack([a[f"H{h + 1}"] @ heads[h] for h in range(d["H"])]) @ a["WO"]).reshape(-1)
 
 
@@ -180,8 +188,7 @@ def gqa_identity() -> Identity:
     r"""GQA/MQA output = (Σ_h H_h ⊗ (W_{V,g(h)} W_{O,h})ᵀ) x' with g(h) = ⌊hG/H⌋."""
     return Identity(
         shapes=_gqa_shapes, lhs=_gqa_lhs,
-        rhs=lambda e, d: grouped_closed_form(tuple(e[f"H{h + 1}"] for h in range(d["H"])), e["WV"], e["WO"],
-                                             d["G"]) * vec_r(e["X"]),
+        rhs=lambda e, d: grouped_closed_form(family_of(e, "H", d["H"]), e["WV"], e["WO"], d["G"]) * vec_r(e["X"]),
         dims=_GQA_DIMS, reference=_gqa_ref, random_dims={"H": 4, "G": 2, "N": 3, "M": 3, "d": 2},
         scope=r"$H_h$ free ($N \times N$); (heads, groups) in $\{(1,1),(2,1),(2,2),(3,1),(4,2),(4,4)\}$,"
               r" $N, M \le 2$; the left side repeats each K/V group $H/G$ times as the libraries'"

@@ -30,7 +30,7 @@ ROTARY = {"ext:rotary.operator": ext_layers.rotary_operator_identity,
 def test_the_rotary_entries_are_proved_for_every_size(key):
     ev = decide(ROTARY[key]()).evidence
     assert ev is not None and ev.holds, key
-    assert "d as r + (d-r)" in ev.detail and "r even" in ev.detail
+    assert "d >= r, as r + (d-r)" in ev.detail and "r even" in ev.detail and "d-r possibly 0" in ev.detail
     assert ("planes (2i, 2i + 1)" if "interleaved" in key else "planes (i, i + r/2)") in ev.detail
 
 

@@ -29,16 +29,16 @@ import sympy
 
 from ..errors import SymuatError
 from ..evidence.declare import DeclaredShapes, DimensionExpr
-from ..evidence.identity import Identity, dims_grid
+from ..evidence.identity import Identity
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
-from .families import FamilyIndex, FamilyInput, FamilyShape
+from .families import FamilyInput, FamilyShape, first_index
 from .index_types import DIFFERENCES, Atom, as_type, cases, parse_size, same
 from .masks import mask_bounds
 from .outside import OutsideFragment
 from .rules import tracing
 from .splits import SplitRequest, in_domain, partition_bounds, split_dims, witness_bounds
-from .terms import canonical_poly, first, index_counts
+from .terms import canonical_poly, index_counts
 from .tracer import SCALAR_SYMBOLS, Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
@@ -93,7 +93,7 @@ def inputs(identity: Identity, dims) -> dict:
            Tracer.input(name, *s) for name, s in shapes.items()}  # a scalar variable is a symbol, as in Identity
     for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
         if isinstance(s, FamilyShape) and f"{name}1" not in env:
-            env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
+            env[f"{name}1"] = env[name].member(first_index(s.n))
     return env
 
 
@@ -234,15 +234,25 @@ def _scalar_names(identity: Identity) -> set:
 def _split_note(split) -> str:
     if not split:
         return ""
-    parts = "; ".join(_SPLIT_NOTES.get(split[k], "{k} as {r} + ({k}-{r})").format(k=k, r=split[k].split(" ")[-1])
-                      for k in sorted(split))
-    return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
+    parts = "; ".join(_SPLIT_NOTES[_kind(split[k])].format(k=k, r=split[k].split(" ")[-1]) for k in sorted(split))
+    if any(split[k] in ("halves", "last") for k in split):
+        return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
+    zero = [f"{k}-{split[k].split(' ')[-1]}" for k in sorted(split) if _kind(split[k]) == "beyond"]
+    return f" ({parts}: the parts traced as independent sizes{', ' if zero else ''}{', '.join(zero)}" \
+           f"{' possibly 0' if zero else ''})"
+
+
+def _kind(kind: str) -> str:
+    """The kind of a split without its dimension (``"beyond r"`` -> ``"beyond"``, ``"per G"`` -> ``"per"``)."""
+    return kind.split(" ")[0] if kind.startswith(("beyond ", "per ")) else kind
 
 
 #: How each kind of split is written in a verdict ("beyond r": a head width d as r followed by d - r).
 _SPLIT_NOTES = {"halves": "{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋", "last": "{k} as ({k}-1) + 1",
                 "pairs": "{k} even, as {k}/2 + {k}/2 (planes (i, i + {k}/2))",
-                "adjacent pairs": "{k} even, as {k}/2 pairs (planes (2i, 2i + 1))"}
+                "adjacent pairs": "{k} even, as {k}/2 pairs (planes (2i, 2i + 1))",
+                "beyond": "{k} >= {r}, as {r} + ({k}-{r})",
+                "per": "{k} as {r}·({k}/{r}), {r} dividing {k} (head g·({k}/{r}) + q reads group g)"}
 
 
 def _difference_note() -> str:
@@ -257,14 +267,41 @@ def _names(dims) -> str:
     return ", ".join(dims)
 
 
+#: Size tuples the witness search runs the explicit level at before it gives up (the verdict is then undecided).
+MAX_WITNESS_SIZES = 1000
+
+
+def _by_total_size(bounds: list):
+    """Every tuple ``1 <= v_i <= bounds[i]``, ordered by total size then lexicographically (as
+    :func:`~symuat.evidence.identity.dims_grid`), generated lazily: a search stops long before a large grid ends.
+
+    >>> list(_by_total_size([2, 2]))
+    [(1, 1), (1, 2), (2, 1), (2, 2)]
+    """
+    def split(total, bs):
+        if len(bs) == 1:
+            if 1 <= total <= bs[0]:
+                yield (total,)
+            return
+        for first in range(1, min(bs[0], total - len(bs) + 1) + 1):
+            if total - first <= sum(bs[1:]):
+                yield from ((first,) + rest for rest in split(total - first, bs[1:]))
+    for total in range(len(bounds), sum(bounds) + 1):
+        yield from split(total, bounds)
+
+
 def _witness(identity: Identity, bounds: dict, shapes_count: bool = False, split=None):
     """The first failure of the explicit symbolic level at sizes up to ``bounds`` inside the builders' domain
     (:func:`~symuat.allsizes.splits.in_domain`), smallest first."""
     keys = list(identity.dims[0])
-    grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
-    for d in grid:
+    tried = 0
+    for values in _by_total_size([bounds.get(k, 1) for k in keys]):
+        d = dict(zip(keys, values))
         if split and not in_domain(d, split):
             continue
+        tried += 1
+        if tried > MAX_WITNESS_SIZES:
+            return None
         try:
             at = dataclasses.replace(identity, dims=(d,))
         except SymuatError:  # sizes the builders refuse (an odd rotary width): no point of the statement
@@ -299,7 +336,8 @@ def _decide(identity: Identity) -> Decision:
     bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
     witness = _witness(identity, bounds, split=split)
     if witness is None:
-        return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
+        return Decision(None, f"normal forms differ but no witness up to {bounds} (or among the first "
+                              f"{MAX_WITNESS_SIZES} sizes): the difference may vanish at every "
                               "size (the normal form neither evaluates a sum over an unused index to its size nor uses "
                               "that a partition indicator is 0/1)")
     d = witness.counterexample["dims"]

@@ -5,7 +5,7 @@ functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their argum
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
 ``ones``, ``elementwise``, LayerNorm's ``centring_matrix``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and
 the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/``but_last``, :mod:`.splits`, and
-``pair_matrix``, :mod:`.entrywise`; rotary embeddings, :mod:`.rotary`).
+``pair_matrix``, :mod:`.entrywise`; rotary embeddings, :mod:`.rotary`; grouped-query attention, :mod:`.groups`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -19,7 +19,7 @@ import sympy
 from sympy.matrices.expressions.blockmatrix import BlockMatrix
 from sympy.matrices.expressions.kronecker import KroneckerProduct
 
-from . import entrywise, families, masks, rotary, splits
+from . import entrywise, families, groups, masks, rotary, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -124,6 +124,9 @@ _HANDLERS = {
     "but_last": splits.but_last,
     "partition_indicator": splits.partition_indicator,
     "rotary_pairs": splits.rotary_pairs,
+    "heads_per_group": splits.heads_per_group,
+    "repeat_kv": groups.repeat_kv,
+    "grouped_closed_form": groups.grouped_closed_form,
     "rotate_half_apply": rotary.rotate_half_apply,
     "rotate_every_two_apply": rotary.rotate_every_two_apply,
     "rotary_operator": rotary.rotary_operator,
@@ -144,6 +147,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
 families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
+families.PairIndex.__symuat_function__ = staticmethod(dispatch)
 Tracer._entry = staticmethod(entrywise.entry)  # X[i, k] at pair_matrix index variables
 
 

@@ -22,8 +22,8 @@ from .index_types import UNIT, Atom, IndexType, Part, Prod, Sum, as_type, canoni
 from .outside import OutsideFragment
 from .tracer import Tracer
 
-__all__ = ["SplitRequest", "split_dims", "in_domain", "rotary_pairs", "halves", "but_last", "witness_bounds",
-           "partition_indicator", "partition_bounds", "unsplit"]
+__all__ = ["SplitRequest", "split_dims", "in_domain", "rotary_pairs", "heads_per_group", "halves", "but_last",
+           "witness_bounds", "partition_indicator", "partition_bounds", "unsplit"]
 
 
 class SplitRequest(OutsideFragment):
@@ -43,6 +43,8 @@ def _split(name: str, kind: str, splits: dict | None = None) -> IndexType:
         return Sum((k, k))
     if kind == "adjacent pairs":  # interleaved planes (2i, 2i + 1): r/2 pairs, row-major
         return Prod((Part.of(name, "pairs", 1), from_int(2)))
+    if kind.startswith("per "):  # H query heads as G groups of H/G, row-major: head h = g*(H/G) + q
+        return Prod((Atom(kind[len("per "):]), Part.of(name, kind, 1)))
     if kind.startswith("beyond "):  # a head of width d: the rotary width r, then the d - r features left alone
         r = kind[len("beyond "):]
         return canonical(Sum((_split(r, (splits or {})[r], splits), Part.of(name, kind, 1))))
@@ -66,7 +68,23 @@ def in_domain(dims: dict, splits: dict) -> bool:
             return False
         if kind.startswith("beyond ") and dims[k] < dims[kind[len("beyond "):]]:
             return False
+        if kind.startswith("per ") and dims[k] % dims[kind[len("per "):]]:
+            return False
     return True
+
+
+def heads_per_group(n_heads, n_groups) -> Part:
+    r"""The traced number :math:`H/G` of query heads per key/value group: on the atoms :math:`[H]`, :math:`[G]` it asks
+    for the split :math:`H = G\cdot(H/G)` (head :math:`h = g\,(H/G) + q` reads group :math:`g`); on the split size it
+    returns the part :math:`H/G`."""
+    h, g = canonical(as_type(n_heads)), canonical(as_type(n_groups))
+    if all(isinstance(t, Atom) and not isinstance(t, Part) for t in (h, g)) and h.name != g.name:
+        raise SplitRequest(h.name, f"per {g.name}")
+    if isinstance(h, Prod) and len(h.factors) == 2 and isinstance(h.factors[1], Part) and isinstance(g, Atom):
+        per = h.factors[1]
+        if per.kind == f"per {g.name}" and same(h, _split(per.parent, per.kind)):
+            return per
+    raise OutsideFragment(f"{n_heads} query heads in {n_groups} groups (only two dimensions of the identity)")
 
 
 def rotary_pairs(r, d, layout: str = "half") -> Part:
@@ -124,6 +142,9 @@ def witness_bounds(bounds: dict, splits: dict) -> dict:
         elif kind.startswith("beyond "):
             r = kind[len("beyond "):]
             out[k] = max(out.get(k, 1), out.get(r, 1) + bounds.get(Part.of(k, kind, 1).name, 1))
+        elif kind.startswith("per "):
+            g = kind[len("per "):]
+            out[k] = max(out.get(k, 1), out.get(g, 1) * bounds.get(Part.of(k, kind, 1).name, 1))
         elif kind == "halves":
             b = max(bounds.get(Part.of(k, kind, 1).name, 1), bounds.get(Part.of(k, kind, 2).name, 1))
             out[k] = max(out.get(k, 1), 2 * b)

@@ -1,0 +1,127 @@
+"""Fault injection at the all-sizes level's indexed families of modern attention: rotary planes (the width traced as
+r/2 pairs) and grouped heads (H traced as G groups of H/G).
+
+Each false variant of a newly decided ledger entry is refuted at its smallest witness (inside the builders' domain:
+an even rotary width r <= d, G dividing H), or undecided with the reason: never proved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import sympy
+from symuat_paper import ext_attention, ext_attention_variants, ext_layers
+
+from symuat import vec_r
+from symuat.algebra.families import col_block, family_member, family_of, family_sum, row_block
+from symuat.algebra.matrices import kron
+from symuat.allsizes import decide
+from symuat.evidence.identity import check_identity
+from symuat.evidence.verdict import Level
+from symuat.layers import grouped_attention as ga
+from symuat.layers.rotary import rotary_operator, rotate_half_apply
+from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
+
+
+def _refuted(ident, dims):
+    ev = decide(ident).evidence
+    assert ev is not None and ev.holds is False, decide(ident)
+    assert ev.counterexample["dims"] == dims and ev.witness is not None
+    at = dataclasses.replace(ident, dims=(dims,))  # the witness, re-checked by the explicit level alone
+    assert check_identity(at, levels=[Level.SYMBOLIC]).holds is False
+
+
+def _undecided(ident, match):
+    d = decide(ident)
+    assert not d.inside and match in d.reason, d.reason
+
+
+# --- rotary: the wrong table, the wrong direction, the wrong pair -----------------------------------
+
+ROPE = ext_layers.rotary_operator_identity()
+ONE = {"h": 1, "N": 1, "d": 2, "r": 2}
+
+
+@pytest.mark.parametrize("rhs", [
+    lambda e, d: rotary_operator(e["s"], e["c"], d["d"]) * vec_r(e["Q"]),  # cos and sin swapped
+    lambda e, d: rotary_operator(e["c"], e["s"], d["d"]).T * vec_r(e["Q"]),  # rotated the other way (R, not Rᵀ)
+    lambda e, d: rotary_operator(e["c"], -e["s"], d["d"]) * vec_r(e["Q"]),  # the sine's sign
+    lambda e, d: rotary_operator(e["c"], e["c"], d["d"]) * vec_r(e["Q"]),  # the cosine for both
+])
+def test_a_wrong_rotation_is_refuted_at_one_plane(rhs):
+    _refuted(dataclasses.replace(ROPE, rhs=rhs), ONE)
+
+
+def test_the_rest_of_a_partial_rotary_head_left_out_is_refuted_where_d_exceeds_r():
+    """Rotating then keeping only the rotated planes: the features beyond r lost (holds while d = r)."""
+    def rhs(e, d):
+        R = rotary_operator(e["c"], e["s"], d["d"])
+        return R * vec_r(e["Q"]) - R * vec_r(rotate_half_apply(e["Q"], e["c"] * 0, e["s"] * 0))
+    full = dataclasses.replace(ROPE, rhs=rhs, dims=tuple(x for x in ROPE.dims if x["d"] == x["r"]))
+    assert check_identity(full, levels=[Level.SYMBOLIC]).holds  # the grid of full rotary accepts it
+    _refuted(full, {"h": 1, "N": 1, "d": 3, "r": 2})
+
+
+def test_the_wrong_pairing_is_undecided_never_proved():
+    """Interleaved planes (2i, 2i+1) for the libraries' rotate_half (i, i + r/2): the layouts differ from r = 4."""
+    ident = dataclasses.replace(ROPE, rhs=lambda e, d: interleaved_rotary_operator(e["c"], e["s"], d["d"])
+                                * vec_r(e["Q"]))
+    assert check_identity(ident, levels=[Level.SYMBOLIC]).holds is False  # the grid's d = r = 4 point
+    _undecided(ident, "a adjacent rotation of the planes of r/2 in a width r/2+r/2+(d-r)")
+
+
+def test_rotate_every_two_with_the_half_operator_is_undecided():
+    ident = dataclasses.replace(ext_attention_variants.interleaved_operator_identity(),
+                                lhs=lambda e, d: vec_r(rotate_every_two_apply(e["Q"], e["c"], e["s"])),
+                                rhs=lambda e, d: rotary_operator(e["c"], e["s"], d["d"]) * vec_r(e["Q"]))
+    _undecided(ident, "a half rotation of the planes of r/2 in a width r/2*(1+1)+(d-r)")
+
+
+def test_a_closed_form_with_unrotated_keys_is_refuted():
+    """ext:rotary.closed-form with the keys' rotation dropped on the right-hand side."""
+    good = ext_attention.rotary_closed_form_identity()
+
+    def rhs(e, d):
+        return good.rhs(dict(e, c=e["c"], s=e["s"] * 0), d)
+    _refuted(dataclasses.replace(good, rhs=rhs), {"h": 1, "N": 1, "d": 2, "r": 2})
+
+
+# --- grouped-query attention: the wrong grouping --------------------------------------------------
+
+GQA = ext_attention.gqa_identity()
+
+
+def _grouped(e, d, group):
+    dd = d["d"]
+
+    def head(h):
+        return kron(family_member(e, "H", h), (group(e, h, d) * row_block(e["WO"], h, dd)).T)
+    return family_sum(head, d["H"]) * vec_r(e["X"])
+
+
+def test_every_head_reading_every_group_is_refuted_at_two_groups():
+    """The value groups summed for each head: true while G = 1 (MQA), false at H = G = 2."""
+    bad = dataclasses.replace(GQA, rhs=lambda e, d: _grouped(
+        e, d, lambda e, h, d: family_sum(lambda g: col_block(e["WV"], g, d["d"]), d["G"])))
+    _refuted(bad, {"H": 2, "G": 2, "N": 1, "M": 1, "d": 1})
+
+
+def test_heads_grouped_round_robin_are_undecided_never_proved():
+    """Head h reading group h mod G (round-robin, not repeat_kv's consecutive blocks): refused by name."""
+    def rhs(e, d):
+        if isinstance(d["H"], int):
+            heads = family_of(e, "H", d["H"])
+            return sum((kron(heads[h], (col_block(e["WV"], h % d["G"], 1) * row_block(e["WO"], h, 1)).T)
+                        for h in range(d["H"])), sympy.zeros(d["N"] * d["M"])) * vec_r(e["X"])
+        return _grouped(e, d, lambda e, h, d: col_block(e["WV"], h % d["G"], d["d"]))
+    bad = dataclasses.replace(GQA, rhs=rhs)
+    assert check_identity(bad, levels=[Level.SYMBOLIC]).holds is False  # H = 4, G = 2 on the grid
+    _undecided(bad, "arithmetic on the family index over G*H/G")
+
+
+def test_a_closed_form_for_another_number_of_groups_is_undecided():
+    """The grouped form with G = 1 (multi-query) for G key/value groups: not the same grouping."""
+    bad = dataclasses.replace(GQA, rhs=lambda e, d: ga.grouped_closed_form(family_of(e, "H", d["H"]), e["WV"],
+                                                                           e["WO"], 1) * vec_r(e["X"]))
+    _undecided(bad, "query heads in 1 groups")
