@@ -125,3 +125,28 @@ def test_a_closed_form_for_another_number_of_groups_is_undecided():
     bad = dataclasses.replace(GQA, rhs=lambda e, d: ga.grouped_closed_form(family_of(e, "H", d["H"]), e["WV"],
                                                                            e["WO"], 1) * vec_r(e["X"]))
     _undecided(bad, "query heads in 1 groups")
+
+
+# --- per-head loops as families: latent attention and cross-attention ----------------------------
+
+def test_latent_attention_without_the_latent_norm_in_the_heads_is_refuted():
+    """ext:mla.mv-form with H_h for H_h D on the right: the latent norm's diagonal dropped (true while d = 1)."""
+    from symuat_paper import ext_mla
+
+    good = ext_mla.mla_identity()
+    bad = dataclasses.replace(good, rhs=lambda e, d: good.rhs(dict(e, d=e["d"] * 0 + sympy.ones(d["N"], 1)), d))
+    _refuted(bad, {"h": 1, "N": 1, "M": 1, "r": 1, "v": 1})
+
+
+def test_cross_attention_rows_that_do_not_sum_to_one_are_refuted():
+    """ext:cross-attention.mv-form with the free H_h on the left (no row completed): the static bias is then wrong."""
+    from symuat_paper import ext_cross_attention as xa
+
+    good = xa.cross_identity()
+
+    def lhs(e, d):
+        def head(h):
+            WV, WO, bV = xa._head(e, d, h)
+            return family_member(e, "H", h) * (e["E"] * WV + sympy.ones(d["Ne"], 1) * bV.T) * WO
+        return vec_r(sympy.ones(d["N"], 1) * e["bO"].T + family_sum(head, d["h"]))
+    _refuted(dataclasses.replace(good, lhs=lhs), {"h": 1, "N": 1, "Ne": 1, "d": 1})
