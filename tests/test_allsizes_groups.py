@@ -76,3 +76,18 @@ def test_a_pair_index_refuses_arithmetic():
         h % 2
     with pytest.raises(OutsideFragment, match="compares the family index over G"):
         h == 0  # noqa: B015 - the comparison itself is the fault
+
+
+@pytest.mark.slow  # a mutation sweep over the GQA entry's 8 size-only mutants (CI's slow step)
+def test_size_only_mutants_of_the_gqa_entry_are_killed_where_g_divides_h():
+    from symuat.allsizes.size_mutants import size_only_mutants
+
+    mutants = dict(size_only_mutants(ext_attention.gqa_identity()))
+    assert sorted(mutants) == ["standard:M", "standard:N", "standard:d", "wedge:G", "wedge:H", "wedge:M", "wedge:N",
+                               "wedge:d"]
+    for name, mutant in mutants.items():
+        assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds, name
+        ev = decide(mutant).evidence
+        assert ev is not None and ev.holds is False, name
+        at = ev.counterexample["dims"]
+        assert at["H"] % at["G"] == 0, (name, at)

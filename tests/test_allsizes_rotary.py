@@ -98,3 +98,19 @@ def test_the_operator_is_the_libraries_formula_transposed_only_at_one_plane():
                               * vec_r(e["Q"]))
     ev = decide(bad).evidence
     assert ev.holds is False and ev.counterexample["dims"] == {"h": 1, "N": 1, "d": 2, "r": 2}
+
+
+@pytest.mark.slow  # a mutation sweep: 7 mutants of a closed form of attention, ~3 min (CI's slow step)
+def test_size_only_mutants_of_the_rotary_closed_form_are_killed():
+    """Each size-only mutant holds on the grid and is refuted above it, at a rotary width r that is even and <= d."""
+    from symuat.allsizes.size_mutants import size_only_mutants
+
+    ident = ext_attention.rotary_closed_form_identity()
+    mutants = dict(size_only_mutants(ident))
+    assert sorted(mutants) == ["standard:N", "standard:h", "standard:r", "wedge:N", "wedge:d", "wedge:h", "wedge:r"]
+    for name, mutant in mutants.items():
+        assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds, name
+        ev = decide(mutant).evidence
+        assert ev is not None and ev.holds is False, name
+        at = ev.counterexample["dims"]
+        assert at["r"] % 2 == 0 and at["r"] <= at["d"], (name, at)
