@@ -150,3 +150,63 @@ def test_cross_attention_rows_that_do_not_sum_to_one_are_refuted():
             return family_member(e, "H", h) * (e["E"] * WV + sympy.ones(d["Ne"], 1) * bV.T) * WO
         return vec_r(sympy.ones(d["N"], 1) * e["bO"].T + family_sum(head, d["h"]))
     _refuted(dataclasses.replace(good, lhs=lhs), {"h": 1, "N": 1, "Ne": 1, "d": 1})
+
+
+# --- mixtures of experts: the choice traced as an arbitrary one-hot tensor ----------------------
+
+def _moe():
+    from symuat_paper import ext_moe
+
+    return ext_moe, ext_moe.routing_identity(True)
+
+
+def test_two_different_choices_are_two_tensors_and_refuted():
+    """The libraries' dispatch under choice c against the gates of choice 1: equal while c = 1 only."""
+    ext_moe, good = _moe()
+
+    def rhs(e, d):
+        return good.rhs(e, dict(d, c=1))
+    bad = dataclasses.replace(good, rhs=rhs)
+    ev = decide(bad).evidence
+    assert ev is not None and ev.holds is False and ev.counterexample["dims"]["c"] == 2
+    _refuted(bad, ev.counterexample["dims"])
+
+
+def test_gates_on_every_expert_are_refuted_where_a_token_skips_one():
+    """Every expert on every token with the router's probabilities (the choice dropped): refuted once E > k."""
+    from symuat.algebra.matrices import identity_matrix
+    from symuat.evidence.fields import SIGMA
+    from symuat.layers.moe import gated_experts_matrix_vector
+
+    ext_moe, good = _moe()
+    raw = ext_moe.routing_identity(False)
+
+    def rhs(e, d):
+        N, M, h = d["N"], d["M"], vec_r(e["H"])
+        P = e["s"] * ext_moe._probs(e)
+        routed = gated_experts_matrix_vector(h, N, M, lambda j: col_block(P, j, 1), lambda j: ext_moe._expert(e, j),
+                                             d["E"], SIGMA)
+        shared = kron(ga_diag(e["t"]), identity_matrix(M)) * ext_moe._expert(e, 0, "s").apply_matrix_vector(h, N,
+                                                                                                             SIGMA)
+        return routed + shared
+    _refuted(dataclasses.replace(raw, rhs=rhs), {"N": 1, "M": 1, "F": 1, "E": 2, "k": 1, "c": 1})
+
+
+def ga_diag(v):
+    from symuat.algebra.families import diag_vector
+
+    return diag_vector(v)
+
+
+def test_an_expert_mixed_up_is_refuted():
+    """The gate form with each routed expert's gate and up projections swapped (another expert's function)."""
+    from symuat.layers.gated_ffn import GatedFFN
+
+    ext_moe, good = _moe()
+
+    def rhs(e, d):  # the routed experts' W_g and W_u exchanged (declared families and their members alike)
+        other = {"Wg": "Wu", "Wu": "Wg"}
+        return good.rhs({k: e[other[k[:2]] + k[2:]] if k[:2] in other and k[2:].isdigit() | (k[2:] == "") else v
+                         for k, v in e.items()}, d)
+    assert GatedFFN  # the experts are gated FFNs: σ(h W_g) ⊙ (h W_u), not symmetric in W_g, W_u
+    _refuted(dataclasses.replace(good, rhs=rhs), {"N": 1, "M": 1, "F": 1, "E": 1, "k": 1, "c": 1})
