@@ -210,3 +210,16 @@ def test_an_expert_mixed_up_is_refuted():
                          for k, v in e.items()}, d)
     assert GatedFFN  # the experts are gated FFNs: σ(h W_g) ⊙ (h W_u), not symmetric in W_g, W_u
     _refuted(dataclasses.replace(good, rhs=rhs), {"N": 1, "M": 1, "F": 1, "E": 1, "k": 1, "c": 1})
+
+
+@pytest.mark.slow  # a mutation sweep: the 10 size-only mutants of the MoE routing entry, ~1 min (CI's slow step)
+def test_size_only_mutants_of_the_routing_entry_are_killed():
+    from symuat.allsizes.size_mutants import size_only_mutants
+
+    _, good = _moe()
+    mutants = dict(size_only_mutants(good))
+    assert len(mutants) == 10
+    for name, mutant in mutants.items():
+        assert check_identity(mutant, levels=[Level.SYMBOLIC]).holds, name
+        ev = decide(mutant).evidence
+        assert ev is not None and ev.holds is False and ev.witness is not None, name
