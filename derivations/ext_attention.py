@@ -13,13 +13,22 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
-from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes, family_sum, row_block
+from symuat.algebra.families import (
+    col_block,
+    diag_vector,
+    family_hstack,
+    family_member,
+    family_of,
+    family_shapes,
+    family_sum,
+    row_block,
+)
 from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
-from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, row_stochastic_family
+from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, repeat_kv, row_stochastic_family
 from symuat.layers.rmsnorm import RMSNorm
-from symuat.layers.rotary import rotary_operator, rotate_half_apply
+from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_apply
 
 from .ext_layers import ROPE_DIMS, ROPE_SCOPE, np_rope
 
@@ -31,40 +40,34 @@ Matrix = sympy.ImmutableMatrix
 # --- rotary ---------------------------------------------------------------------------------------
 
 def _rope_shapes(d):
-    h, N, dd, k = d["h"], d["N"], d["d"], d["r"] // 2
+    h, N, dd, k = d["h"], d["N"], d["d"], rotary_pairs(d["r"], d["d"])
     M = h * dd
-    shapes = {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "c": (N, k), "s": (N, k)}
-    shapes.update({f"z{i + 1}": (N, 1) for i in range(h)})
-    return shapes
+    return {"X": (N, M), "WQ": (M, M), "WK": (M, M), "WV": (M, M), "WO": (M, M), "c": (N, k), "s": (N, k),
+            **family_shapes("z", h, N, 1)}
 
 
 def _rope_lhs(e, d):
-    r"""Rotary MHA as the libraries compute it: rotate Q_h, K_h, then weights σ(q_n·k_m) z_{h,n}, then values."""
+    r"""Rotary MHA as the libraries compute it: rotate Q_h, K_h, then weights σ(q_n·k_m) z_{h,n}, then values (a sum
+    over the heads: the loop at concrete sizes, an index sum on symbolic ones)."""
     dd, X = d["d"], e["X"]
-    out = sympy.zeros(d["N"], d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Q = rotate_half_apply(X * e["WQ"][:, cols], e["c"], e["s"])
-        K = rotate_half_apply(X * e["WK"][:, cols], e["c"], e["s"])
-        S = Q * K.T
-        A = Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        out += A * X * e["WV"][:, cols] * e["WO"][cols, :]
-    return vec_r(out)
+
+    def head(j):
+        Q = rotate_half_apply(X * col_block(e["WQ"], j, dd), e["c"], e["s"])
+        K = rotate_half_apply(X * col_block(e["WK"], j, dd), e["c"], e["s"])
+        return _weights(e, j, Q * K.T) * X * col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)
+    return vec_r(family_sum(head, d["h"]))
 
 
 def _rope_rhs(e, d):
     r"""Σ_h H_h ⊗ (W_{V,h} W_{O,h})ᵀ x' with H_h built from the rotary operator on q' and k'."""
     N, dd, x = d["N"], d["d"], vec_r(e["X"])
     R = rotary_operator(e["c"], e["s"], dd)
-    W = sympy.zeros(N * d["h"] * dd, N * d["h"] * dd)
-    for h in range(d["h"]):
-        cols = slice(h * dd, (h + 1) * dd)
-        Q = unvec_r(R * (kron(identity_matrix(N), e["WQ"][:, cols].T) * x), N, dd)
-        K = unvec_r(R * (kron(identity_matrix(N), e["WK"][:, cols].T) * x), N, dd)
-        S = Q * K.T
-        Hh = Matrix(N, N, lambda n, m: SIGMA(S[n, m]) * e[f"z{h + 1}"][n])
-        W += kron(Hh, (e["WV"][:, cols] * e["WO"][cols, :]).T)
-    return Matrix(W * x)
+
+    def head(j):
+        Q = unvec_r(R * (kron(identity_matrix(N), col_block(e["WQ"], j, dd).T) * x), N, dd)
+        K = unvec_r(R * (kron(identity_matrix(N), col_block(e["WK"], j, dd).T) * x), N, dd)
+        return kron(_weights(e, j, Q * K.T), (col_block(e["WV"], j, dd) * row_block(e["WO"], j, dd)).T)
+    return Matrix(family_sum(head, d["h"]) * x)
 
 
 def _rope_ref(a, d):
@@ -158,27 +161,26 @@ _GQA_DIMS = tuple({"H": H, "G": G, "N": N, "M": M, "d": 1}
 
 def _gqa_shapes(d):
     H, G, N, M, dd = d["H"], d["G"], d["N"], d["M"], d["d"]
-    shapes = {"X": (N, M), "WV": (M, G * dd), "WO": (H * dd, M)}
-    shapes.update({f"H{i + 1}": (N, N) for i in range(H)})
-    return shapes
-
-
-def _repeat_kv(V, H: int, G: int, dd: int):
-    r"""The libraries' ``repeat_kv``: each group's value block repeated H/G times, consecutively."""
-    blocks = [V[:, g * dd:(g + 1) * dd] for g in range(G) for _ in range(H // G)]
-    return blocks
+    return {"X": (N, M), "WV": (M, G * dd), "WO": (H * dd, M), **family_shapes("H", H, N, N)}
 
 
 def _gqa_lhs(e, d):
-    V = e["X"] * e["WV"]
-    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
-    concat = Matrix.hstack(*(e[f"H{h + 1}"] * heads[h] for h in range(d["H"])))
+    r"""As the libraries compute it: ``repeat_kv`` of the value groups, each head's :math:`H_hV_{g(h)}`
+    concatenated, then :math:`W_O` (the loop over heads at concrete sizes; on symbolic ones heads are pairs
+    (group, place), :mod:`symuat.allsizes.groups`)."""
+    heads = repeat_kv(e["X"] * e["WV"], d["H"], d["G"], d["d"])
+    concat = family_hstack(lambda h: family_member(e, "H", h) * heads[h], d["H"])
     return vec_r(concat * e["WO"])
+
+
+def _np_repeat_kv(V, H: int, G: int, dd: int):
+    r"""``repeat_kv`` in NumPy: each group's value block repeated H/G times, consecutively."""
+    return [V[:, g * dd:(g + 1) * dd] for g in range(G) for _ in range(H // G)]
 
 
 def _gqa_ref(a, d):
     V = a["X"] @ a["WV"]
-    heads = _repeat_kv(V, d["H"], d["G"], d["d"])
+    heads = _np_repeat_kv(V, d["H"], d["G"], d["d"])
     return (np.hstack([a[f"H{h + 1}"] @ heads[h] for h in range(d["H"])]) @ a["WO"]).reshape(-1)
 
 
@@ -186,8 +188,7 @@ def gqa_identity() -> Identity:
     r"""GQA/MQA output = (Σ_h H_h ⊗ (W_{V,g(h)} W_{O,h})ᵀ) x' with g(h) = ⌊hG/H⌋."""
     return Identity(
         shapes=_gqa_shapes, lhs=_gqa_lhs,
-        rhs=lambda e, d: grouped_closed_form(tuple(e[f"H{h + 1}"] for h in range(d["H"])), e["WV"], e["WO"],
-                                             d["G"]) * vec_r(e["X"]),
+        rhs=lambda e, d: grouped_closed_form(family_of(e, "H", d["H"]), e["WV"], e["WO"], d["G"]) * vec_r(e["X"]),
         dims=_GQA_DIMS, reference=_gqa_ref, random_dims={"H": 4, "G": 2, "N": 3, "M": 3, "d": 2},
         scope=r"$H_h$ free ($N \times N$); (heads, groups) in $\{(1,1),(2,1),(2,2),(3,1),(4,2),(4,4)\}$,"
               r" $N, M \le 2$; the left side repeats each K/V group $H/G$ times as the libraries'"

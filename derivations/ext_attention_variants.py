@@ -19,12 +19,21 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Prose, Status, vec_r
-from symuat.algebra.families import col_block, family_from, family_member, family_shapes, family_sum, row_block
-from symuat.algebra.matrices import identity_matrix, kron, unvec_r
+from symuat.algebra.families import (
+    col_block,
+    diag_vector,
+    family_from,
+    family_member,
+    family_shapes,
+    family_sum,
+    row_block,
+)
+from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.attention_scores import alibi_bias, masked_weights, sliding_window_mask, softcap
 from symuat.layers.grouped_attention import row_stochastic_family
+from symuat.layers.rotary import rotary_pairs
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
 from .ext_layers import ROPE_DIMS
@@ -231,11 +240,17 @@ def np_interleaved_rope(Q, c, s):
     return np.hstack([r * np.repeat(c, 2, axis=1) + rot * np.repeat(s, 2, axis=1), Q[:, 2 * k:]])
 
 
+def _tables(d) -> dict:
+    """The cos/sin tables, :math:`N\times r/2`, of the interleaved planes :math:`(2i, 2i + 1)`."""
+    k = rotary_pairs(d["r"], d["d"], "adjacent")
+    return {"c": (d["N"], k), "s": (d["N"], k)}
+
+
 @functools.cache
 def interleaved_operator_identity() -> Identity:
     r"""vec_r(q cos + rotate_every_two(q) sin) = (⊕_n R_nᵀ) q' with R_n the rotations of the planes (2i, 2i+1)."""
     return Identity(
-        shapes=lambda d: {"Q": (d["N"], d["d"]), "c": (d["N"], d["r"] // 2), "s": (d["N"], d["r"] // 2)},
+        shapes=lambda d: {"Q": (d["N"], d["d"]), **_tables(d)},
         lhs=lambda e, d: vec_r(rotate_every_two_apply(e["Q"], e["c"], e["s"])),
         rhs=lambda e, d: interleaved_rotary_operator(e["c"], e["s"], d["d"]) * vec_r(e["Q"]),
         dims=ROPE_DIMS, reference=lambda a, d: np_interleaved_rope(a["Q"], a["c"], a["s"]).reshape(-1),
@@ -251,8 +266,7 @@ def _interleaved_weights(e, d, rows: bool):
         else:
             R = interleaved_rotary_operator(e["c"], e["s"], d["d"])
             Q, K = (unvec_r(R * vec_r(P), d["N"], d["d"]) for P in (Q, K))
-        S = Q * K.T
-        return Matrix(d["N"], d["N"], lambda n, m: SIGMA(S[n, m]) * e[f"z{j + 1}"][n])
+        return diag_vector(family_member(e, "z", j)) * elementwise(SIGMA, Q * K.T)
     return weights
 
 
@@ -266,7 +280,7 @@ def _interleaved_ref(a, d):
 @functools.cache
 def interleaved_closed_form_identity() -> Identity:
     r"""Interleaved-rotary MHA = Σ_h H_h ⊗ (W_{V,h}W_{O,h})ᵀ x' with H_h from the operator on q', k'."""
-    return Identity(shapes=lambda d: _head_shapes(d, {"c": (d["N"], d["r"] // 2), "s": (d["N"], d["r"] // 2)}),
+    return Identity(shapes=lambda d: _head_shapes(d, _tables(d)),
                     lhs=lambda e, d: _library(e, d, _interleaved_weights(e, d, True)),
                     rhs=lambda e, d: _closed_form(e, d, _interleaved_weights(e, d, False)),
                     dims=(ROPE_DIMS[0],) + ROPE_DIMS[2:4], reference=_interleaved_ref,

@@ -28,7 +28,9 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
+from symuat.algebra.families import col_block, family_member, family_shapes, family_sum, row_block
 from symuat.algebra.matrices import kron
+from symuat.algebra.splits import but_last
 
 from ._coq_links import linked
 
@@ -40,52 +42,48 @@ Matrix = sympy.ImmutableMatrix
 def _shapes(d):
     M, N, Ne = d["h"] * d["d"], d["N"], d["Ne"]
     out = {"X": (N, M), "E": (Ne, M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    out.update({f"H{i + 1}": (N, Ne) for i in range(d["h"])})
+    out.update(family_shapes("H", d["h"], N, Ne))
     return out
 
 
-def _heads(e, d):
-    r""":math:`H_h` (:math:`N\times N_e`) with free entries; each row's last entry makes the row sum one."""
-    out = []
-    for i in range(d["h"]):
-        H = e[f"H{i + 1}"].as_mutable()
-        for n in range(d["N"]):
-            H[n, d["Ne"] - 1] = 1 - sum((H[n, m] for m in range(d["Ne"] - 1)), sympy.S.Zero)
-        out.append(Matrix(H))
-    return out
+def _head_matrix(e, d, j):
+    r""":math:`H_h` (:math:`N\times N_e`) with free entries; each row's last entry makes the row sum one (the first
+    :math:`N_e - 1` columns are free: ``but_last``)."""
+    free = but_last(d["Ne"])
+    F = family_member(e, "H", j)[:, :free]
+    return Matrix.hstack(F, Matrix.ones(d["N"], 1) - F * Matrix.ones(d["Ne"], 1)[:free, :])
 
 
 def _head(e, d, h):
-    s = slice(h * d["d"], (h + 1) * d["d"])
-    return e["WV"][:, s], e["WO"][s, :], e["bV"][s, :]
+    dd = d["d"]
+    return col_block(e["WV"], h, dd), row_block(e["WO"], h, dd), row_block(e["bV"], h, dd)
 
 
 def _lhs(e, d):
     r"""The library's order: values of the encoder output, per-head mixing, output projection."""
-    out = Matrix.ones(d["N"], 1) * e["bO"].T
-    for h, H in enumerate(_heads(e, d)):
+    def head(h):
         WV, WO, bV = _head(e, d, h)
-        out += H * (e["E"] * WV + Matrix.ones(d["Ne"], 1) * bV.T) * WO
-    return vec_r(out)
+        return _head_matrix(e, d, h) * (e["E"] * WV + Matrix.ones(d["Ne"], 1) * bV.T) * WO
+    return vec_r(Matrix.ones(d["N"], 1) * e["bO"].T + family_sum(head, d["h"]))
+
+
+def _operator(e, d, x):
+    r""":math:`\sum_h H_h\otimes(W_{V,h}W_{O,h})^T x + \mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h} + b_O)`."""
+    def head(h):
+        WV, WO, bV = _head(e, d, h)
+        return kron(_head_matrix(e, d, h), (WV * WO).T) * x + kron(Matrix.ones(d["N"], 1), WO.T * bV)
+    return kron(Matrix.ones(d["N"], 1), e["bO"]) + family_sum(head, d["h"])
 
 
 def _rhs(e, d):
     r""":math:`\sum_h H_h\otimes(W_{V,h}W_{O,h})^T e' + \mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h} + b_O)`."""
-    out = kron(Matrix.ones(d["N"], 1), e["bO"])
-    for h, H in enumerate(_heads(e, d)):
-        WV, WO, bV = _head(e, d, h)
-        out += kron(H, (WV * WO).T) * vec_r(e["E"]) + kron(Matrix.ones(d["N"], 1), WO.T * bV)
-    return out
+    return _operator(e, d, vec_r(e["E"]))
 
 
 def decoder_stream_rhs(e, d):
     r"""The self-attention reading: the operator applied to the decoder's own :math:`x'` (with square
     :math:`N = N_e`).  False: the values come from :math:`E`."""
-    out = kron(Matrix.ones(d["N"], 1), e["bO"])
-    for h, H in enumerate(_heads(e, d)):
-        WV, WO, bV = _head(e, d, h)
-        out += kron(H, (WV * WO).T) * vec_r(e["X"]) + kron(Matrix.ones(d["N"], 1), WO.T * bV)
-    return out
+    return _operator(e, d, vec_r(e["X"]))
 
 
 def np_cross(a, d) -> np.ndarray:

@@ -19,7 +19,7 @@ from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.gated_ffn import GatedFFN
 from symuat.layers.layernorm import LayerNorm
 from symuat.layers.rmsnorm import RMSNorm
-from symuat.layers.rotary import rotary_operator, rotate_half_apply
+from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_apply
 
 from ._coq_links import linked
 
@@ -103,7 +103,8 @@ def np_rope(Q, c, s):
 def rotary_operator_identity() -> Identity:
     r"""vec_r(q cos + rotate_half(q) sin) = (⊕_n R_nᵀ) q' with R_n the plane rotations of position n."""
     return Identity(
-        shapes=lambda d: {"Q": (d["N"], d["d"]), "c": (d["N"], d["r"] // 2), "s": (d["N"], d["r"] // 2)},
+        shapes=lambda d: {"Q": (d["N"], d["d"]), "c": (d["N"], rotary_pairs(d["r"], d["d"])),
+                          "s": (d["N"], rotary_pairs(d["r"], d["d"]))},
         lhs=lambda e, d: vec_r(rotate_half_apply(e["Q"], e["c"], e["s"])),
         rhs=lambda e, d: rotary_operator(e["c"], e["s"], d["d"]) * vec_r(e["Q"]),
         dims=ROPE_DIMS, reference=lambda a, d: np_rope(a["Q"], a["c"], a["s"]).reshape(-1),

@@ -31,6 +31,7 @@ import numpy as np
 import sympy
 
 from symuat import Entry, Identity, Status, vec_r
+from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes, family_sum, row_block
 from symuat.algebra.matrices import kron
 
 from ._coq_links import linked
@@ -44,53 +45,49 @@ def _shapes(d):
     M, N, r, v = d["M"], d["N"], d["r"], d["v"]
     out = {"X": (N, M), "Wa": (M, r), "b": (r, 1), "g": (r, 1), "d": (N, 1), "Wuv": (r, d["h"] * v),
            "WO": (d["h"] * v, M), "bO": (M, 1)}
-    out.update({f"H{i + 1}": (N, N) for i in range(d["h"])})
+    out.update(family_shapes("H", d["h"], N, N))
     return out
-
-
-def _diag(col) -> Matrix:
-    return Matrix(sympy.diag(*list(col)))
 
 
 def _head(e, d, h):
     v = d["v"]
-    return e["Wuv"][:, h * v:(h + 1) * v], e["WO"][h * v:(h + 1) * v, :]
+    return col_block(e["Wuv"], h, v), row_block(e["WO"], h, v)
 
 
 def _lhs(e, d):
-    r"""The library's order: :math:`C = D(XW_{DKV} + \mathbf 1b^T)\Gamma`, then :math:`\sum_h H_h C W_{UV,h}W_{O,h}`."""
-    N = d["N"]
-    ones = Matrix.ones(N, 1)
-    C = _diag(e["d"]) * (e["X"] * e["Wa"] + ones * e["b"].T) * _diag(e["g"])
-    out = ones * e["bO"].T
-    for h in range(d["h"]):
+    r"""The library's order: :math:`C = D(XW_{DKV} + \mathbf 1b^T)\Gamma`, then :math:`\sum_h H_h C W_{UV,h}W_{O,h}`
+    (the loop over heads at concrete sizes, an index sum on symbolic ones)."""
+    ones = Matrix.ones(d["N"], 1)
+    C = diag_vector(e["d"]) * (e["X"] * e["Wa"] + ones * e["b"].T) * diag_vector(e["g"])
+
+    def head(h):
         Wuv, WO = _head(e, d, h)
-        out += e[f"H{h + 1}"] * C * Wuv * WO
-    return vec_r(out)
+        return family_member(e, "H", h) * C * Wuv * WO
+    return vec_r(ones * e["bO"].T + family_sum(head, d["h"]))
 
 
 def _rhs(e, d):
     r""":math:`\sum_h (H_hD)\otimes(W_{DKV}\Gamma W_{UV,h}W_{O,h})^T x' + \sum_h (H_hd)\otimes W_{O,h}^TW_{UV,h}^T
     \Gamma b + \mathbf 1\otimes b_O`."""
-    N, D, G = d["N"], _diag(e["d"]), _diag(e["g"])
-    out = kron(Matrix.ones(N, 1), e["bO"])
-    for h in range(d["h"]):
+    D, G = diag_vector(e["d"]), diag_vector(e["g"])
+
+    def head(h):
         Wuv, WO = _head(e, d, h)
-        H = e[f"H{h + 1}"]
-        out += kron(H * D, (e["Wa"] * G * Wuv * WO).T) * vec_r(e["X"]) + kron(H * e["d"], WO.T * Wuv.T * G * e["b"])
-    return out
+        H = family_member(e, "H", h)
+        return kron(H * D, (e["Wa"] * G * Wuv * WO).T) * vec_r(e["X"]) + kron(H * e["d"], WO.T * Wuv.T * G * e["b"])
+    return kron(Matrix.ones(d["N"], 1), e["bO"]) + family_sum(head, d["h"])
 
 
 def static_bias_rhs(e, d):
     r"""The paper's Eq. 10 read naively: :math:`\tilde H_h` in :math:`W'_{HVO}` but the static
     :math:`b' = \mathbf 1\otimes(\sum_h W_{O,h}^TW_{V,h}^T\ldots b + b_O)` (rows summing to one).  False."""
-    N, D, G = d["N"], _diag(e["d"]), _diag(e["g"])
-    out = kron(Matrix.ones(N, 1), e["bO"])
-    for h in range(d["h"]):
+    N, D, G = d["N"], diag_vector(e["d"]), diag_vector(e["g"])
+
+    def head(h):
         Wuv, WO = _head(e, d, h)
-        out += kron(e[f"H{h + 1}"] * D, (e["Wa"] * G * Wuv * WO).T) * vec_r(e["X"])
-        out += kron(Matrix.ones(N, 1), WO.T * Wuv.T * G * e["b"])
-    return out
+        return (kron(family_member(e, "H", h) * D, (e["Wa"] * G * Wuv * WO).T) * vec_r(e["X"])
+                + kron(Matrix.ones(N, 1), WO.T * Wuv.T * G * e["b"]))
+    return kron(Matrix.ones(N, 1), e["bO"]) + family_sum(head, d["h"])
 
 
 def np_mla(a, d) -> np.ndarray:

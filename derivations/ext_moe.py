@@ -29,14 +29,23 @@ import numpy as np
 import sympy
 
 from symuat import DerivationError, Entry, Identity, OpaqueIdentity, Status, dims_grid, vec_r
-from symuat.algebra.families import family_member, family_shapes
-from symuat.algebra.matrices import identity_matrix, kron
+from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes
+from symuat.algebra.matrices import elementwise, identity_matrix, kron
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.expansion import INPUT, nc_symbol, sigma
 from symuat.expansion.extended import gate
 from symuat.expansion.moe import derive_moe_table, moe_induction, moe_residual_term
 from symuat.layers.gated_ffn import GatedFFN
-from symuat.layers.moe import dispatch, gated_experts, gated_experts_matrix_vector, routing_gates
+from symuat.layers.moe import (
+    choice_weights,
+    dispatch,
+    expert_family,
+    fixed_choice,
+    gated_experts,
+    gated_experts_matrix_vector,
+    renormalise_rows,
+    routing_gates,
+)
 
 from .ext_duat_blocks import enc, np_gate
 
@@ -121,33 +130,36 @@ def choice_of(N: int, E: int, k: int, c: int) -> tuple[tuple[int, ...], ...]:
 
 def _routing_shapes(d):
     N, M, F, E = d["N"], d["M"], d["F"], d["E"]
-    out = {"H": (N, M), "Wr": (M, E), "z": (N, 1), "t": (N, 1), "s": (1, 1),
+    out = {"H": (N, M), "Wr": (M, E), "z": (N, 1), "t": (N, 1), "s": (),
            "sWg1": (M, F), "sWu1": (M, F), "sWd1": (F, M), "sbd1": (M, 1)}
-    for j in range(E):
-        out.update({f"Wg{j + 1}": (M, F), f"Wu{j + 1}": (M, F), f"Wd{j + 1}": (F, M), f"bd{j + 1}": (M, 1)})
+    out.update({**family_shapes("Wg", E, M, F), **family_shapes("Wu", E, M, F), **family_shapes("Wd", E, F, M),
+                **family_shapes("bd", E, M, 1)})
     return out
 
 
 def _probs(e):
     r"""The router's probabilities :math:`p_{n,e} = \sigma(r_{n,e})z_n`, :math:`r = HW_r` (σ for exp)."""
-    R = e["H"] * e["Wr"]
-    return Matrix(R.shape[0], R.shape[1], lambda n, j: SIGMA(R[n, j]) * e["z"][n])
+    return diag_vector(e["z"]) * elementwise(SIGMA, e["H"] * e["Wr"])
 
 
 def _shared(e, H):
-    return Matrix.diag(*e["t"]) * _expert(e, 0, "s").apply(H, SIGMA)
+    return diag_vector(e["t"]) * _expert(e, 0, "s").apply(H, SIGMA)
+
+
+def _choice(d, c=None):
+    """The grid point's top-k choice (:func:`choice_of`; on symbolic sizes every choice)."""
+    return fixed_choice(choice_of, d["N"], d["E"], d["k"], d["c"] if c is None else c)
 
 
 def _routing_lhs(renormalise):
     def lhs(e, d):
         r"""As the libraries do: softmax, top-k gather, optional renormalisation, scaling, per-expert dispatch."""
-        choice, P = choice_of(d["N"], d["E"], d["k"], d["c"]), _probs(e)
-        W = Matrix(d["N"], d["k"], lambda n, slot: P[n, choice[n][slot]])
+        choice = _choice(d)
+        W = choice_weights(_probs(e), choice)
         if renormalise:
-            W = Matrix(d["N"], d["k"], lambda n, slot: W[n, slot] / sum(W[n, :]))
-        W = e["s"][0, 0] * W
-        experts = [_expert(e, j) for j in range(d["E"])]
-        return vec_r(dispatch(e["H"], experts, choice, W, SIGMA) + _shared(e, e["H"]))
+            W = renormalise_rows(W)
+        experts = expert_family(lambda j: _expert(e, j), d["E"])
+        return vec_r(dispatch(e["H"], experts, choice, e["s"] * W, SIGMA) + _shared(e, e["H"]))
     return lhs
 
 
@@ -155,9 +167,10 @@ def _routing_rhs(renormalise):
     def rhs(e, d):
         r"""The gate form with :math:`G` built from the choice (:func:`symuat.layers.moe.routing_gates`)."""
         N, M, h = d["N"], d["M"], vec_r(e["H"])
-        G = routing_gates(_probs(e), choice_of(N, d["E"], d["k"], d["c"]), renormalise, e["s"][0, 0])
-        routed = gated_experts_matrix_vector(h, N, M, lambda j: G[:, j], lambda j: _expert(e, j), d["E"], SIGMA)
-        shared = kron(Matrix.diag(*e["t"]), identity_matrix(M)) * _expert(e, 0, "s").apply_matrix_vector(h, N, SIGMA)
+        G = routing_gates(_probs(e), _choice(d), renormalise, e["s"])
+        routed = gated_experts_matrix_vector(h, N, M, lambda j: col_block(G, j, 1), lambda j: _expert(e, j), d["E"],
+                                             SIGMA)
+        shared = kron(diag_vector(e["t"]), identity_matrix(M)) * _expert(e, 0, "s").apply_matrix_vector(h, N, SIGMA)
         return routed + shared
     return rhs
 
@@ -170,7 +183,7 @@ def _routing_ref(renormalise):
         for n, chosen in enumerate(choice_of(N, d["E"], d["k"], d["c"])):
             total = sum(P[n, j] for j in chosen)
             for j in chosen:
-                w = a["s"][0, 0] * (P[n, j] / total if renormalise else P[n, j])
+                w = float(a["s"]) * (P[n, j] / total if renormalise else P[n, j])
                 Y[n] += w * np_expert(a, j, H[n:n + 1])[0]
         return Y.reshape(-1)
     return ref

@@ -87,7 +87,7 @@ def test_diag_vector_is_not_a_broadcast_row():
 
 
 @pytest.mark.parametrize("lhs, reason", [
-    (lambda W, N, m: family_sum(lambda j: row_block(W, j, m), N * m), "compound size"),
+    (lambda W, N, m: family_sum(lambda j: row_block(W, j, m), N + m), "compound size"),
     (lambda W, N, m: family_sum(lambda j: row_block(W, j + 1, m), N), "arithmetic on the family index"),
     (lambda W, N, m: family_sum(lambda j: row_block(W, j, N), N), "blocks of N indexed by N"),
     (lambda W, N, m: family_sum(lambda j: row_block(W, 0, m), N), "size 0"),

@@ -17,13 +17,13 @@ def test_the_entry_audits_as_recorded():
     (entry,) = ext_mla.entries()
     record = audit_entry(entry)
     assert entry.status is Status.PROVED and record.agrees
-    assert {ev.level.value for ev in record.evidence if ev.holds} == {"symbolic", "exact", "float"}
+    assert {ev.level.value for ev in record.evidence if ev.holds} == {"all-sizes", "symbolic", "exact", "float"}
 
 
 def test_the_static_value_bias_is_wrong_for_latent_attention():
     """Eq. 10's static b' (rows summing to one) misses H_h d: false at every level."""
     wrong = dataclasses.replace(ext_mla.mla_identity(), rhs=ext_mla.static_bias_rhs)
-    assert verdicts(wrong) == {"symbolic": False, "exact": False, "float": False}
+    assert verdicts(wrong) == {"all-sizes": False, "symbolic": False, "exact": False, "float": False}
 
 
 @pytest.mark.slow  # every mutant, three levels each

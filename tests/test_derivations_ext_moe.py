@@ -16,7 +16,9 @@ from symuat.expansion.moe import moe_residual_term
 from symuat.ledger.audit import audit_entry
 
 ENTRIES = ext_moe.entries() + ext_attention_variants.entries() + ext_block_variants.entries()
-ALL_SIZES = {"ext:moe.gate-form", "ext:softcap.closed-form", "ext:sliding-window.mask"}  # decided for every size
+ALL_SIZES = {"ext:moe.gate-form", "ext:softcap.closed-form", "ext:sliding-window.mask", "ext:rotary.interleaved",
+             "ext:rotary.interleaved-closed-form", "ext:moe.routing-renormalised",
+             "ext:moe.routing-raw"}  # decided for every size
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
@@ -50,15 +52,16 @@ def test_choice_of_covers_unused_experts_and_both_orders():
 
 def test_raw_weights_are_not_renormalised_weights():
     swapped = dataclasses.replace(ext_moe.routing_identity(True), rhs=ext_moe.routing_identity(False).rhs)
-    assert verdicts(swapped) == {"symbolic": False, "exact": False, "float": False}
+    assert verdicts(swapped) == {"all-sizes": False, "symbolic": False, "exact": False, "float": False}
 
 
 def test_gates_that_ignore_the_scaling_factor_are_caught():
     good = ext_moe.routing_identity(False)
 
     def unscaled(e, d):  # the routed scaling factor s dropped from the gates (the float level checks this side)
-        return good.rhs(dict(e, s=sympy.ImmutableMatrix([[1]])), d)
-    assert not any(verdicts(dataclasses.replace(good, rhs=unscaled)).values())
+        return good.rhs(dict(e, s=sympy.S.One), d)
+    assert verdicts(dataclasses.replace(good, rhs=unscaled)) == {"all-sizes": False, "symbolic": False, "exact": False,
+                                                                 "float": False}
 
 
 def test_the_paper_table_with_one_term_per_layer_is_not_the_moe_table():

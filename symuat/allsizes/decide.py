@@ -27,17 +27,19 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import SymuatError
 from ..evidence.declare import DeclaredShapes, DimensionExpr
-from ..evidence.identity import Identity, dims_grid
+from ..evidence.identity import Identity
 from ..evidence.levels import Run, register_optional_level, symbolic_level
 from ..evidence.verdict import Evidence, Level
-from .families import FamilyIndex, FamilyInput, FamilyShape
+from .families import FamilyInput, FamilyShape, first_index
 from .index_types import DIFFERENCES, Atom, as_type, cases, parse_size, same
 from .masks import mask_bounds
 from .outside import OutsideFragment
+from .routing import CHOICES
 from .rules import tracing
-from .splits import SplitRequest, partition_bounds, split_dims, witness_bounds
-from .terms import canonical_poly, first, index_counts
+from .splits import SplitRequest, in_domain, partition_bounds, split_dims, witness_bounds
+from .terms import canonical_poly, index_counts
 from .tracer import SCALAR_SYMBOLS, Tracer
 
 __all__ = ["Decision", "decide", "all_sizes_level", "normal_form", "clear_cache", "inputs", "traced_sides"]
@@ -92,7 +94,7 @@ def inputs(identity: Identity, dims) -> dict:
            Tracer.input(name, *s) for name, s in shapes.items()}  # a scalar variable is a symbol, as in Identity
     for name, s in shapes.items():  # the first member under its concrete name: the member at the constant index 0
         if isinstance(s, FamilyShape) and f"{name}1" not in env:
-            env[f"{name}1"] = env[name].member(FamilyIndex(first(s.n.name), s.n.name))
+            env[f"{name}1"] = env[name].member(first_index(s.n))
     return env
 
 
@@ -112,8 +114,9 @@ def _where(exc: Exception) -> str:
     return f" (at {short}:{f.lineno})"
 
 
-def _run(side, env, dims):
-    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened."""
+def _run(side, env, dims, raw: bool = False):
+    """One builder on the traced environment; any failure is :class:`OutsideFragment` with where it happened
+    (``raw``: the value as the builder returns it)."""
     try:
         with tracing():
             value = side(env, dims)  # Identity turns keyword builders into (env, dims) callables
@@ -124,6 +127,8 @@ def _run(side, env, dims):
     except Exception as exc:  # noqa: BLE001 - any failure of a traced builder means: not modelled
         raise OutsideFragment(f"the builder does not run on symbolic sizes ({type(exc).__name__}: {exc})"
                               f"{_where(exc)}") from None
+    if raw:
+        return value
     if isinstance(value, sympy.MatrixBase) and value.rows and value.cols:
         return Tracer.constant(value)  # entries that are numbers or sizes, e.g. [[rows of W ◇ x]]
     if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixExpr):
@@ -143,16 +148,18 @@ def traced_sides(identity: Identity) -> tuple[Tracer, Tracer, dict, dict]:
     split: dict = {}
     while True:
         dims = split_dims(_symbolic_dims(identity), split)
-        env = inputs(identity, dims)
-        SCALAR_SYMBOLS.clear()
-        SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
         DIFFERENCES.clear()
+        CHOICES.clear()
         try:
+            env = _run(lambda _e, d: inputs(identity, d), None, dims, raw=True)  # shapes may split a size too
+            SCALAR_SYMBOLS.clear()
+            SCALAR_SYMBOLS.update(v for v in env.values() if isinstance(v, sympy.Symbol))
             lhs, rhs = (_run(side, env, dims) for side in (identity.lhs, identity.rhs))
         except SplitRequest as exc:
-            if exc.name in split or exc.name not in dims:
+            asked = {exc.name: exc.kind, **exc.also}
+            if any(k in split or k not in dims for k in asked):
                 raise OutsideFragment(f"{exc} twice, or it is not a dimension of the identity") from None
-            split[exc.name] = exc.kind
+            split.update(asked)
             continue
         finally:
             SCALAR_SYMBOLS.clear()
@@ -194,6 +201,11 @@ def _normal_form(identity: Identity):
                 for a, b in _coefficient_sizes(t).items():
                     bounds[a] = max(bounds.get(a, 1), b)
     bounds = mask_bounds(used, partition_bounds(used, witness_bounds(bounds, split)))
+    for n, e, k, c in CHOICES.values():  # a choice is arbitrary in the normal form, one fixed pattern per size:
+        bounds[e] = max(bounds.get(e, 1), bounds.get(k, 1) + 1)  # an expert some token skips,
+        bounds[n] = max(bounds.get(n, 1), 2)  # two tokens, and the second pattern of the choice
+        if c is not None:
+            bounds[c] = max(bounds.get(c, 1), 2)
     for d in DIFFERENCES:  # N - r counts tokens: r reaches its bound only where N does too
         bounds[d.minuend] = max(bounds.get(d.minuend, 1), bounds.get(d.subtrahend, 1))
     return forms, bounds, diff.rows, diff.cols, split
@@ -229,9 +241,25 @@ def _scalar_names(identity: Identity) -> set:
 def _split_note(split) -> str:
     if not split:
         return ""
-    parts = "; ".join(f"{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋" if split[k] == "halves" else f"{k} as ({k}-1) + 1"
-                      for k in sorted(split))
-    return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
+    parts = "; ".join(_SPLIT_NOTES[_kind(split[k])].format(k=k, r=split[k].split(" ")[-1]) for k in sorted(split))
+    if any(split[k] in ("halves", "last") for k in split):
+        return f" ({parts}: the parts traced as independent sizes, each possibly 0)"
+    zero = [f"{k}-{split[k].split(' ')[-1]}" for k in sorted(split) if _kind(split[k]) == "beyond"]
+    return f" ({parts}: the parts traced as independent sizes{', ' if zero else ''}{', '.join(zero)}" \
+           f"{' possibly 0' if zero else ''})"
+
+
+def _kind(kind: str) -> str:
+    """The kind of a split without its dimension (``"beyond r"`` -> ``"beyond"``, ``"per G"`` -> ``"per"``)."""
+    return kind.split(" ")[0] if kind.startswith(("beyond ", "per ")) else kind
+
+
+#: How each kind of split is written in a verdict ("beyond r": a head width d as r followed by d - r).
+_SPLIT_NOTES = {"halves": "{k} as ⌈{k}/2⌉ + ⌊{k}/2⌋", "last": "{k} as ({k}-1) + 1",
+                "pairs": "{k} even, as {k}/2 + {k}/2 (planes (i, i + {k}/2))",
+                "adjacent pairs": "{k} even, as {k}/2 pairs (planes (2i, 2i + 1))",
+                "beyond": "{k} >= {r}, as {r} + ({k}-{r})",
+                "per": "{k} as {r}·({k}/{r}), {r} dividing {k} (head g·({k}/{r}) + q reads group g)"}
 
 
 def _difference_note() -> str:
@@ -242,16 +270,61 @@ def _difference_note() -> str:
         " (the builders' domain)"
 
 
+def _choice_note() -> str:
+    """Where a builder routed by a fixed top-k choice: the statement is proved for every choice."""
+    if not CHOICES:
+        return ""
+    return (" and every top-k choice (" + ", ".join(sorted(CHOICES)) + " traced as an arbitrary one-hot choice of one "
+            "expert per token and slot)")
+
+
 def _names(dims) -> str:
     return ", ".join(dims)
 
 
-def _witness(identity: Identity, bounds: dict, shapes_count: bool = False):
-    """The first failure of the explicit symbolic level at sizes up to ``bounds``, smallest first."""
+#: Size tuples the witness search runs the explicit level at before it gives up (the verdict is then undecided).
+MAX_WITNESS_SIZES = 1000
+
+
+def _by_total_size(bounds: list):
+    """Every tuple ``1 <= v_i <= bounds[i]``, ordered by total size then lexicographically (as
+    :func:`~symuat.evidence.identity.dims_grid`), generated lazily: a search stops long before a large grid ends.
+
+    >>> list(_by_total_size([2, 2]))
+    [(1, 1), (1, 2), (2, 1), (2, 2)]
+    """
+    def split(total, bs):
+        if len(bs) == 1:
+            if 1 <= total <= bs[0]:
+                yield (total,)
+            return
+        for first in range(1, min(bs[0], total - len(bs) + 1) + 1):
+            if total - first <= sum(bs[1:]):
+                yield from ((first,) + rest for rest in split(total - first, bs[1:]))
+    for total in range(len(bounds), sum(bounds) + 1):
+        yield from split(total, bounds)
+
+
+def _witness(identity: Identity, bounds: dict, shapes_count: bool = False, split=None):
+    """The first failure of the explicit symbolic level at sizes up to ``bounds`` inside the builders' domain
+    (:func:`~symuat.allsizes.splits.in_domain`), smallest first."""
     keys = list(identity.dims[0])
-    grid = dims_grid(**{k: tuple(range(1, bounds.get(k, 1) + 1)) for k in keys})
-    for d in grid:
-        ev = symbolic_level(dataclasses.replace(identity, dims=(d,)), Run())
+    tried = 0
+    for values in _by_total_size([bounds.get(k, 1) for k in keys]):
+        d = dict(zip(keys, values))
+        if split and not in_domain(d, split):
+            continue
+        tried += 1
+        if tried > MAX_WITNESS_SIZES:
+            return None
+        try:
+            at = dataclasses.replace(identity, dims=(d,))
+        except SymuatError:  # sizes the builders refuse (an odd rotary width): no point of the statement
+            continue
+        try:
+            ev = symbolic_level(at, Run())
+        except Exception:  # noqa: BLE001 - a builder that fails at these sizes (k > E experts): no point, no witness
+            continue
         if ev.holds is False and ev.counterexample and ("entry" in ev.counterexample or shapes_count):
             return ev
     return None
@@ -275,13 +348,14 @@ def _decide(identity: Identity) -> Decision:
     if not forms:
         return Decision(Evidence(Level.ALL_SIZES, True,
                                  f"lhs - rhs has index normal form 0 ({rows} x {cols} blocks, dummies canonically "
-                                 f"labelled): equal for every {_names(dims)} >= 1{_difference_note()}"
+                                 f"labelled): equal for every {_names(dims)} >= 1{_difference_note()}{_choice_note()}"
                                  f"{_split_note(split)}"
                                  + (f", assuming {identity.hypotheses.text}" if not identity.hypotheses.empty else "")))
     bounds = {k: v for k, v in bounds.items() if k not in _scalar_names(identity)}
-    witness = _witness(identity, bounds)
+    witness = _witness(identity, bounds, split=split)
     if witness is None:
-        return Decision(None, f"normal forms differ but no witness up to {bounds}: the difference may vanish at every "
+        return Decision(None, f"normal forms differ but no witness up to {bounds} (or among the first "
+                              f"{MAX_WITNESS_SIZES} sizes): the difference may vanish at every "
                               "size (the normal form neither evaluates a sum over an unused index to its size nor uses "
                               "that a partition indicator is 0/1)")
     d = witness.counterexample["dims"]

@@ -16,12 +16,13 @@ from fractions import Fraction
 
 from .index_types import UNIT, Atom, IndexType, Prod, as_type, canonical, cases, same
 from .outside import OutsideFragment
-from .terms import eliminate_deltas, fresh
+from .terms import eliminate_deltas, first, fresh
 from .tracer import Tracer, _vars
 
-__all__ = ["FamilyIndex", "FamilyShape", "FamilyInput", "family_sum", "family_hstack", "family_shapes", "family_member",
-           "row_block", "col_block", "diag_vector", "TracedFamily", "family_of", "as_family", "family_size",
-           "member_shape", "family_block_diagonal", "block_size", "basis_vector", "ComputedFamily", "family_from"]
+__all__ = ["FamilyIndex", "PairIndex", "first_index", "FamilyShape", "FamilyInput", "family_sum", "family_hstack",
+           "family_shapes", "family_member", "row_block", "col_block", "diag_vector", "TracedFamily", "family_of",
+           "as_family", "family_size", "member_shape", "family_block_diagonal", "block_size", "basis_vector",
+           "ComputedFamily", "family_from"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +47,69 @@ class FamilyIndex:
 
     __hash__ = object.__hash__
     __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
+    __mod__ = __rmod__ = __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+
+
+@dataclass(frozen=True, eq=False)
+class PairIndex:
+    r"""The index of a member of a family over the product :math:`[G]\times[H/G]` (row-major: member
+    :math:`g\,(H/G) + q`): the pair of family indices ``(outer, inner)``, e.g. a query head as (its key/value group,
+    its place in the group)."""
+
+    outer: FamilyIndex
+    inner: FamilyIndex
+
+    @property
+    def vars(self) -> tuple:
+        return (self.outer.var, self.inner.var)
+
+    @property
+    def type(self) -> IndexType:
+        return Prod((Atom(self.outer.atom), Atom(self.inner.atom)))
+
+    def _refuse(self, *_args):
+        raise OutsideFragment(f"arithmetic on the family index over {self.type} (only *_block and family_sum may use "
+                              "it)")
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        raise OutsideFragment(f"the builder compares the family index over {self.type} with {other!r}")
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+    __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
+    __mod__ = __rmod__ = __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+
+
+def _index_vars(j) -> tuple:
+    """The index variables of a member index: one, or the pair of a :class:`PairIndex`."""
+    if isinstance(j, PairIndex):
+        return j.vars
+    if isinstance(j, FamilyIndex):
+        return (j.var,)
+    raise OutsideFragment(f"a block of a family at the position {j!r} (not a family index)")
+
+
+def _index_type(j) -> IndexType:
+    return j.type if isinstance(j, PairIndex) else Atom(j.atom)
+
+
+def _fits(j, n) -> bool:
+    """Whether ``j`` indexes the members of a family of size ``n``."""
+    return isinstance(j, (FamilyIndex, PairIndex)) and same(_index_type(j), n)
+
+
+def first_index(n):
+    """The member index at the first position of every factor of ``n`` (the member named ``<name>1``)."""
+    if isinstance(n, Atom):
+        return FamilyIndex(first(n.name), n.name)
+    a, b = n.factors
+    return PairIndex(FamilyIndex(first(a.name), a.name), FamilyIndex(first(b.name), b.name))
 
 
 @dataclass(frozen=True)
@@ -66,22 +129,38 @@ class FamilyInput:
     shape: FamilyShape
 
     def member(self, j) -> Tracer:
-        if not isinstance(j, FamilyIndex) or j.atom != self.shape.n.name:
+        if not _fits(j, self.shape.n):
             raise OutsideFragment(f"member {j!r} of the family {self.name} indexed by {self.shape.n}")
         rc, cc = cases(self.shape.rows), cases(self.shape.cols)
         blocks = {}
         for ri, r in enumerate(rc):
             for ci, c in enumerate(cc):
                 rv, cv = _vars(r), _vars(c)
-                blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", self.name, ri, ci, (j.var,) + rv + cv),), ()),))
+                blocks[ri, ci] = (rv, cv, ((Fraction(1), (("e", self.name, ri, ci, _index_vars(j) + rv + cv),),
+                                            ()),))
         return Tracer(self.shape.rows, self.shape.cols, blocks)
 
 
-def _family_atom(n) -> Atom:
+def _family_atom(n) -> Atom | Prod:
+    r"""The size of a family: a dimension, or the product :math:`G\cdot(H/G)` of two (heads grouped by key/value
+    group, :func:`~symuat.allsizes.splits.heads_per_group`)."""
     n = as_type(n)
-    if not isinstance(n, Atom):
-        raise OutsideFragment(f"a family indexed by the compound size {n} (only a dimension of the identity)")
-    return n
+    if isinstance(n, Atom) and not getattr(n, "empty_at_one", False):
+        return n
+    if isinstance(n, Prod) and len(n.factors) == 2 and all(isinstance(f, Atom) and not getattr(f, "empty_at_one",
+                                                                                               False)
+                                                          for f in n.factors):
+        return n
+    raise OutsideFragment(f"a family indexed by the compound size {n} (only a dimension of the identity, or the "
+                          "product of two)")
+
+
+def _new_index(n):
+    n = _family_atom(n)
+    if isinstance(n, Atom):
+        return FamilyIndex(fresh(), n.name)
+    a, b = n.factors
+    return PairIndex(FamilyIndex(fresh(), a.name), FamilyIndex(fresh(), b.name))
 
 
 def family_shapes(name, n, rows, cols) -> dict:
@@ -100,7 +179,7 @@ def family_member(env, name, j) -> Tracer:
 
 
 def _member_value(f, n):
-    j = FamilyIndex(fresh(), _family_atom(n).name)
+    j = _new_index(n)
     out = f(j)
     if not isinstance(out, Tracer):
         raise OutsideFragment(f"a family member is a {type(out).__name__}, not a traced matrix")
@@ -110,26 +189,26 @@ def _member_value(f, n):
 def family_hstack(f, n) -> Tracer:
     r""":math:`\mathrm{Concat}_j f(j)`: the family index becomes the outer column index (row-major layout)."""
     j, out = _member_value(f, n)
-    blocks = {key: (rv, (j.var,) + cv, terms) for key, (rv, cv, terms) in out.blocks.items()}
-    return Tracer(out.rows, Prod((Atom(j.atom), out.cols)), blocks)
+    blocks = {key: (rv, _index_vars(j) + cv, terms) for key, (rv, cv, terms) in out.blocks.items()}
+    return Tracer(out.rows, Prod((_index_type(j), out.cols)), blocks)
 
 
 def family_sum(f, n) -> Tracer:
     r""":math:`\sum_{j\in[n]} f(j)` with ``j`` a dummy of type ``n`` (an atom: one size of the identity)."""
     j, out = _member_value(f, n)
+    bound = tuple(zip(_index_vars(j), cases(_index_type(j))[0]))  # each index variable with its atom
     blocks = {}
     for key, (rv, cv, terms) in out.blocks.items():
-        summed = (eliminate_deltas((c, fs, ds + ((j.var, j.atom),))) for c, fs, ds in terms)
+        summed = (eliminate_deltas((c, fs, ds + bound)) for c, fs, ds in terms)
         blocks[key] = (rv, cv, tuple(t for t in summed if t is not None))
     return Tracer(out.rows, out.cols, blocks)
 
 
 def _member(t: IndexType, j, size) -> IndexType:
-    if not isinstance(j, FamilyIndex):
-        raise OutsideFragment(f"a block of a family at the position {j!r} (not a family index)")
+    _index_vars(j)
     size = as_type(size)
-    if not same(t, Prod((Atom(j.atom), size))):
-        raise OutsideFragment(f"blocks of {size} indexed by {j.atom} in a dimension of type {t}")
+    if not same(t, Prod((_index_type(j), size))):
+        raise OutsideFragment(f"blocks of {size} indexed by {_index_type(j)} in a dimension of type {t}")
     return canonical(size)
 
 
@@ -140,7 +219,7 @@ def row_block(X: Tracer, j, size) -> Tracer:
     blocks = {}
     for (i, k) in X.blocks:
         rv, cv = _vars(rc[i]), _vars(cc[k])
-        blocks[i, k] = (rv, cv, tuple(X.terms((i, k), (j.var,) + rv, cv)))
+        blocks[i, k] = (rv, cv, tuple(X.terms((i, k), _index_vars(j) + rv, cv)))
     return Tracer(rows, X.cols, blocks)
 
 
@@ -187,7 +266,7 @@ class ComputedFamily:
     shape: FamilyShape
 
     def member(self, j) -> Tracer:
-        if not isinstance(j, FamilyIndex) or j.atom != self.shape.n.name:
+        if not _fits(j, self.shape.n):
             raise OutsideFragment(f"member {j!r} of the computed family {self.name} indexed by {self.shape.n}")
         out = self.f(j)
         if not (isinstance(out, Tracer) and same(out.rows, self.shape.rows) and same(out.cols, self.shape.cols)):
@@ -199,7 +278,7 @@ class ComputedFamily:
 def family_from(f, n) -> TracedFamily:
     r""":math:`(f(0), \dots, f(n-1))` as a family: members by family index only (``TracedFamily``)."""
     j, out = _member_value(f, n)
-    return TracedFamily(ComputedFamily(getattr(f, "__name__", "f"), f, FamilyShape(Atom(j.atom), out.rows,
+    return TracedFamily(ComputedFamily(getattr(f, "__name__", "f"), f, FamilyShape(_index_type(j), out.rows,
                                                                                    out.cols)))
 
 
@@ -228,6 +307,8 @@ def member_shape(members) -> tuple:
 def family_block_diagonal(members) -> Tracer:
     r""":math:`\operatorname{diag}(B_j)_{(i,r),(k,c)} = \delta_{ik}(B_i)_{rc}` (a fresh column member index)."""
     fam = as_family(members).family
+    if not isinstance(fam.shape.n, Atom):
+        raise OutsideFragment(f"the block diagonal of a family over the compound size {fam.shape.n}")
     j = FamilyIndex(fresh(), fam.shape.n.name)
     out = fam.member(j)
     blocks = {}
@@ -241,8 +322,10 @@ def family_block_diagonal(members) -> Tracer:
 def block_size(total, n) -> IndexType:
     """The inner factor of ``total = n*size`` (exact: the layout of ``n`` blocks of ``size``)."""
     total, n = as_type(total), as_type(n)
-    if isinstance(n, Atom) and isinstance(total, Prod) and same(total.factors[0], n):
-        return canonical(Prod(total.factors[1:]))
+    lead = n.factors if isinstance(n, Prod) else (n,)
+    if isinstance(n, (Atom, Prod)) and n is not UNIT and isinstance(total, Prod) \
+            and same(Prod(total.factors[:len(lead)]), n):
+        return canonical(Prod(total.factors[len(lead):]))
     if same(total, n):
         return UNIT
     raise OutsideFragment(f"{total} is not {n} blocks of one size")

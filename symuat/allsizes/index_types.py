@@ -165,12 +165,17 @@ class Atom(IndexType):
 class Part(Atom):
     r"""A part of a split dimension: :math:`\lceil N/2\rceil`, :math:`\lfloor N/2\rfloor` (``"halves"``) or :math:`N-1`.
 
-    ``kind`` is ``"halves"`` (parts 1 and 2) or ``"last"`` (part 1, :math:`N-1`, followed by one index).
-    :math:`\lfloor N/2\rfloor` and :math:`N-1` are 0 when :math:`N = 1`: such a part may be empty, so it
+    ``kind`` is ``"halves"`` (parts 1 and 2), ``"last"`` (part 1, :math:`N-1`, followed by one index),
+    ``"pairs"`` (part 1, :math:`r/2` rotary planes of an even width :math:`r`), ``"beyond r"`` (part 1, the
+    :math:`d - r` features of a head of width :math:`d` that a rotary width :math:`r \le d` leaves alone) or
+    ``"per G"`` (part 1, the :math:`H/G` query heads of each of :math:`G` key/value groups).
+    :math:`\lfloor N/2\rfloor`, :math:`N-1` and :math:`d - r` are 0 for some sizes: such a part may be empty, so it
     has no constant first index, no scalar of its size and no comparison with 0 (:func:`may_be_empty`).
 
-    >>> Part.of("N", "halves", 1), Part.of("N", "halves", 2), Part.of("N", "last", 1)
-    (⌈N/2⌉, ⌊N/2⌋, (N-1))
+    >>> Part.of("N", "halves", 1), Part.of("N", "halves", 2), Part.of("N", "last", 1), Part.of("r", "pairs", 1)
+    (⌈N/2⌉, ⌊N/2⌋, (N-1), r/2)
+    >>> Part.of("d", "beyond r", 1), Part.of("H", "per G", 1)
+    ((d-r), H/G)
     """
 
     parent: str = ""
@@ -179,15 +184,22 @@ class Part(Atom):
 
     @classmethod
     def of(cls, parent: str, kind: str, part: int) -> Part:
-        names = {("halves", 1): f"⌈{parent}/2⌉", ("halves", 2): f"⌊{parent}/2⌋", ("last", 1): f"{parent}-1"}
+        names = {("halves", 1): f"⌈{parent}/2⌉", ("halves", 2): f"⌊{parent}/2⌋", ("last", 1): f"{parent}-1",
+                 ("pairs", 1): f"{parent}/2"}
+        if kind.startswith("beyond ") and part == 1:
+            return cls(f"{parent}-{kind[len('beyond '):]}", parent, kind, part)
+        if kind.startswith("per ") and part == 1:
+            return cls(f"{parent}/{kind[len('per '):]}", parent, kind, part)
         return cls(names[kind, part], parent, kind, part)
 
     def __repr__(self) -> str:
-        return f"({self.name})" if self.kind == "last" else self.name  # "(N-1)*M" reads as a declared size
+        empty = self.kind == "last" or self.kind.startswith("beyond ")
+        return f"({self.name})" if empty else self.name  # "(N-1)*M" reads as a declared size
 
     @property
     def empty_at_one(self) -> bool:
-        return (self.kind, self.part) != ("halves", 1)
+        """Whether the part is 0 for some sizes (the name is kept from the halves and "all but the last")."""
+        return self.kind == "last" or self.kind.startswith("beyond ") or (self.kind, self.part) == ("halves", 2)
 
     def _sympy_(self):
         if not self.empty_at_one:
@@ -321,7 +333,12 @@ def size_of(t: IndexType, dims) -> int:
     t = canonical(t)
     if isinstance(t, Part):
         n = dims[t.parent]
-        return {("halves", 1): (n + 1) // 2, ("halves", 2): n // 2, ("last", 1): n - 1}[t.kind, t.part]
+        if t.kind.startswith("beyond "):
+            return n - int(dims[t.kind[len("beyond "):]])
+        if t.kind.startswith("per "):
+            return n // int(dims[t.kind[len("per "):]])
+        return {("halves", 1): (n + 1) // 2, ("halves", 2): n // 2, ("last", 1): n - 1,
+                ("pairs", 1): n // 2}[t.kind, t.part]
     if isinstance(t, Atom):
         return int(dims[t.name])
     if isinstance(t, Sum):

@@ -5,7 +5,8 @@ functions of :mod:`symuat.algebra` decorated with ``traceable`` hand their argum
 (:func:`~symuat.algebra.matrices.vec_r`, ``unvec_r``, ``kron``, ``identity_matrix``,
 ``ones``, ``elementwise``, LayerNorm's ``centring_matrix``, :func:`~symuat.algebra.diamond.diamond`, Eq. 4, and
 the combinators of :mod:`symuat.algebra.families`, :mod:`.families`, ``halves``/``but_last``, :mod:`.splits`, and
-``pair_matrix``, :mod:`.entrywise`).
+``pair_matrix``, :mod:`.entrywise`; rotary embeddings, :mod:`.rotary`; grouped-query attention, :mod:`.groups`;
+top-k routing, :mod:`.routing`).
 :func:`tracing` lets ``ImmutableMatrix(t)`` copy a tracer while a builder runs.
 """
 
@@ -19,7 +20,7 @@ import sympy
 from sympy.matrices.expressions.blockmatrix import BlockMatrix
 from sympy.matrices.expressions.kronecker import KroneckerProduct
 
-from . import entrywise, families, masks, splits
+from . import entrywise, families, groups, masks, rotary, routing, splits
 from .index_types import UNIT, IndexType, Prod, as_type, cases, same
 from .outside import OutsideFragment
 from .terms import multiply
@@ -123,6 +124,20 @@ _HANDLERS = {
     "halves": splits.halves,
     "but_last": splits.but_last,
     "partition_indicator": splits.partition_indicator,
+    "rotary_pairs": splits.rotary_pairs,
+    "heads_per_group": splits.heads_per_group,
+    "repeat_kv": groups.repeat_kv,
+    "grouped_closed_form": groups.grouped_closed_form,
+    "fixed_choice": routing.fixed_choice,
+    "choice_weights": routing.choice_weights,
+    "renormalise_rows": routing.renormalise_rows,
+    "routing_gates": routing.routing_gates,
+    "dispatch": routing.dispatch,
+    "expert_family": routing.expert_family,
+    "rotate_half_apply": rotary.rotate_half_apply,
+    "rotate_every_two_apply": rotary.rotate_every_two_apply,
+    "rotary_operator": rotary.rotary_operator,
+    "interleaved_rotary_operator": rotary.interleaved_rotary_operator,
     "pair_matrix": entrywise.pair_matrix,
     "kronecker_delta": entrywise.kronecker_delta,
 }
@@ -132,13 +147,14 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     """Run symuat's matrix function ``name`` on tracers or symbolic sizes."""
     if name not in _HANDLERS:
         raise OutsideFragment(f"{name} has no index-form rule")
-    args = tuple(as_type(a) if isinstance(a, int) else a for a in args)
+    args = tuple(as_type(a) if isinstance(a, int) and not isinstance(a, bool) else a for a in args)
     return _HANDLERS[name](*args, **kwargs)
 
 
 # The hook ``symuat.algebra.matrices.traceable`` looks for on arguments (set here: rules sit above both classes).
 Tracer.__symuat_function__ = IndexType.__symuat_function__ = staticmethod(dispatch)
 families.FamilyIndex.__symuat_function__ = families.TracedFamily.__symuat_function__ = staticmethod(dispatch)
+families.PairIndex.__symuat_function__ = staticmethod(dispatch)
 Tracer._entry = staticmethod(entrywise.entry)  # X[i, k] at pair_matrix index variables
 
 

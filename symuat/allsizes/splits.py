@@ -18,31 +18,99 @@ witness search runs the explicit level up to that :math:`N` (:func:`witness_boun
 
 from __future__ import annotations
 
-from .index_types import UNIT, Atom, IndexType, Part, Prod, Sum, as_type, canonical, same
+from .index_types import UNIT, Atom, IndexType, Part, Prod, Sum, as_type, canonical, from_int, same
 from .outside import OutsideFragment
 from .tracer import Tracer
 
-__all__ = ["SplitRequest", "split_dims", "halves", "but_last", "witness_bounds", "partition_indicator",
-           "partition_bounds", "unsplit"]
+__all__ = ["SplitRequest", "split_dims", "in_domain", "rotary_pairs", "heads_per_group", "halves", "but_last",
+           "witness_bounds", "partition_indicator", "partition_bounds", "unsplit"]
 
 
 class SplitRequest(OutsideFragment):
-    """The builder split the dimension ``name`` (``kind``: ``"halves"`` or ``"last"``): trace it again split."""
+    """The builder split the dimension ``name`` (``kind``: ``"halves"``, ``"last"``, ``"pairs"`` or ``"adjacent
+    pairs"``; ``also``: further dimensions split with it, name -> kind): trace it again split."""
 
-    def __init__(self, name: str, kind: str):
+    def __init__(self, name: str, kind: str, also: dict | None = None):
         super().__init__(f"the builder splits the size {name} ({kind})")
-        self.name, self.kind = name, kind
+        self.name, self.kind, self.also = name, kind, dict(also or {})
 
 
-def _split(name: str, kind: str) -> IndexType:
+def _split(name: str, kind: str, splits: dict | None = None) -> IndexType:
     if kind == "halves":
         return Sum((Part.of(name, kind, 1), Part.of(name, kind, 2)))
+    if kind == "pairs":  # rotate-half planes (i, i + r/2): the width is two blocks of r/2
+        k = Part.of(name, "pairs", 1)
+        return Sum((k, k))
+    if kind == "adjacent pairs":  # interleaved planes (2i, 2i + 1): r/2 pairs, row-major
+        return Prod((Part.of(name, "pairs", 1), from_int(2)))
+    if kind.startswith("per "):  # H query heads as G groups of H/G, row-major: head h = g*(H/G) + q
+        return Prod((Atom(kind[len("per "):]), Part.of(name, kind, 1)))
+    if kind.startswith("beyond "):  # a head of width d: the rotary width r, then the d - r features left alone
+        r = kind[len("beyond "):]
+        return canonical(Sum((_split(r, (splits or {})[r], splits), Part.of(name, kind, 1))))
     return Sum((Part.of(name, kind, 1), UNIT))
 
 
 def split_dims(dims: dict, splits: dict) -> dict:
     """``dims`` with each dimension ``k`` of ``splits`` (name -> kind) replaced by its parts."""
-    return {k: _split(k, splits[k]) if k in splits else v for k, v in dims.items()}
+    return {k: canonical(_split(k, splits[k], splits)) if k in splits else v for k, v in dims.items()}
+
+
+def in_domain(dims: dict, splits: dict) -> bool:
+    """Whether concrete ``dims`` are sizes the split builders are defined at: an even rotary width ``r``, at most
+    the head width ``d`` it is split from (the other splits are defined at every size).
+
+    >>> in_domain({"r": 2, "d": 3}, {"r": "pairs", "d": "beyond r"}), in_domain({"r": 3, "d": 3}, {"r": "pairs"})
+    (True, False)
+    """
+    for k, kind in splits.items():
+        if kind in ("pairs", "adjacent pairs") and dims[k] % 2:
+            return False
+        if kind.startswith("beyond ") and dims[k] < dims[kind[len("beyond "):]]:
+            return False
+        if kind.startswith("per ") and dims[k] % dims[kind[len("per "):]]:
+            return False
+    return True
+
+
+def heads_per_group(n_heads, n_groups) -> Part:
+    r"""The traced number :math:`H/G` of query heads per key/value group: on the atoms :math:`[H]`, :math:`[G]` it asks
+    for the split :math:`H = G\cdot(H/G)` (head :math:`h = g\,(H/G) + q` reads group :math:`g`); on the split size it
+    returns the part :math:`H/G`."""
+    h, g = canonical(as_type(n_heads)), canonical(as_type(n_groups))
+    if all(isinstance(t, Atom) and not isinstance(t, Part) for t in (h, g)) and h.name != g.name:
+        raise SplitRequest(h.name, f"per {g.name}")
+    if isinstance(h, Prod) and len(h.factors) == 2 and isinstance(h.factors[1], Part) and isinstance(g, Atom):
+        per = h.factors[1]
+        if per.kind == f"per {g.name}" and same(h, _split(per.parent, per.kind)):
+            return per
+    raise OutsideFragment(f"{n_heads} query heads in {n_groups} groups (only two dimensions of the identity)")
+
+
+def rotary_pairs(r, d, layout: str = "half") -> Part:
+    r"""The traced number :math:`r/2` of rotary planes of width ``r`` inside a head of width ``d``.
+
+    On the atoms :math:`[r]`, :math:`[d]` it asks for the split :math:`r = r/2 + r/2` (``layout="half"``: planes
+    :math:`(i, i + r/2)`) or :math:`r = (r/2)\cdot 2` (``"adjacent"``: planes :math:`(2i, 2i+1)`), with
+    :math:`d = r + (d - r)`; on the split sizes it returns the part :math:`r/2`.
+    """
+    kind = {"half": "pairs", "adjacent": "adjacent pairs"}.get(layout)
+    if kind is None:
+        raise OutsideFragment(f"rotary planes of layout {layout!r} (only 'half' or 'adjacent')")
+    rt, dt = canonical(as_type(r)), canonical(as_type(d))
+    plain = [isinstance(t, Atom) and not isinstance(t, Part) for t in (rt, dt)]
+    if all(plain) and rt.name != dt.name:
+        raise SplitRequest(rt.name, kind, {dt.name: f"beyond {rt.name}"})
+    head = rt.parts[0] if isinstance(rt, Sum) else rt.factors[0] if isinstance(rt, Prod) else None
+    if isinstance(head, Part) and head.kind == "pairs":
+        splits = {head.parent: kind}
+        rest = dt.parts[-1] if isinstance(dt, Sum) else None
+        if same(rt, _split(head.parent, kind)) and isinstance(rest, Part) and rest.kind == f"beyond {head.parent}":
+            splits[rest.parent] = rest.kind
+            if same(dt, _split(rest.parent, rest.kind, splits)):
+                return head
+    raise OutsideFragment(f"rotary planes ({layout}) of a width {rt} inside a head of width {dt} (only of two "
+                          "dimensions of the identity, r <= d)")
 
 
 def _parts(n, kind: str) -> tuple:
@@ -68,8 +136,16 @@ def but_last(n: IndexType) -> Part:
 def witness_bounds(bounds: dict, splits: dict) -> dict:
     """Raise the bound of each split dimension to the smallest size whose parts reach their bounds."""
     out = dict(bounds)
-    for k, kind in splits.items():
-        if kind == "halves":
+    for k, kind in sorted(splits.items(), key=lambda x: x[1].startswith("beyond ")):  # a width before its head
+        if kind in ("pairs", "adjacent pairs"):
+            out[k] = max(out.get(k, 1), 2 * bounds.get(Part.of(k, "pairs", 1).name, 1))
+        elif kind.startswith("beyond "):
+            r = kind[len("beyond "):]
+            out[k] = max(out.get(k, 1), out.get(r, 1) + bounds.get(Part.of(k, kind, 1).name, 1))
+        elif kind.startswith("per "):
+            g = kind[len("per "):]
+            out[k] = max(out.get(k, 1), out.get(g, 1) * bounds.get(Part.of(k, kind, 1).name, 1))
+        elif kind == "halves":
             b = max(bounds.get(Part.of(k, kind, 1).name, 1), bounds.get(Part.of(k, kind, 2).name, 1))
             out[k] = max(out.get(k, 1), 2 * b)
         else:

@@ -26,7 +26,7 @@ import sympy
 from .outside import OutsideFragment
 
 __all__ = ["fresh", "first", "rename", "instantiate", "multiply", "eliminate_deltas", "canonical_poly", "index_counts",
-           "MAX_LABELLINGS", "ROW_STOCHASTIC"]
+           "MAX_LABELLINGS", "ROW_STOCHASTIC", "ONE_HOT"]
 
 #: Labellings tried per term before the term is declared too symmetric to canonicalise.
 MAX_LABELLINGS = 40320
@@ -92,6 +92,29 @@ def _row_sums(coef, factors, dummies):
     return coef, factors, dummies, False
 
 
+#: One-hot inputs (a traced top-k choice: each row one expert): name -> the number of its row indices.
+ONE_HOT: dict[str, int] = {}
+
+
+def _one_hot(coef, factors, dummies):
+    r""":math:`C_{re}C_{re'} = \delta_{ee'}C_{re}` for two entries of one row of a one-hot input (a row is 0 but for one
+    1): the second entry becomes a delta between the column indices."""
+    seen: dict = {}
+    for f in factors:
+        if f[0] != "e" or f[1] not in ONE_HOT:
+            continue
+        rows = ONE_HOT[f[1]]
+        key = (f[1], f[2], f[3], f[4][:rows])
+        if key in seen:
+            g = seen[key]
+            delta = tuple(("d", a, b) for a, b in zip(g[4][rows:], f[4][rows:]))
+            rest = list(factors)
+            rest.remove(f)
+            return coef, tuple(rest) + delta, dummies, True
+        seen[key] = f
+    return coef, factors, dummies, False
+
+
 def _indices_of(f) -> set:
     out: set = set()
     for t in f[2]:
@@ -125,6 +148,8 @@ def eliminate_deltas(term):
                 break
         if not changed and ROW_STOCHASTIC:
             coef, factors, dummies, changed = _row_sums(coef, factors, dummies)
+        if not changed and ONE_HOT:
+            coef, factors, dummies, changed = _one_hot(coef, factors, dummies)
     return (coef, tuple(sorted(factors, key=repr)), dummies) if coef != 0 else None
 
 

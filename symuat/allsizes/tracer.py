@@ -171,6 +171,8 @@ class Tracer:
 
     def scale(self, c) -> Tracer:
         c = _scalar(c)
+        if c == 0:
+            return Tracer(self._r, self._c, {})  # no term (a zero coefficient would only widen the witness search)
         return Tracer(self._r, self._c, {k: (rv, cv, tuple((c * a, f, d) for a, f, d in ts))
                                          for k, (rv, cv, ts) in self.blocks.items()})
 

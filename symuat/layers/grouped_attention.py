@@ -21,8 +21,8 @@ import sympy
 from ..algebra.matrices import check_dim, kron, symbolic_matrix, traceable
 from ..errors import ShapeError
 
-__all__ = ["kv_group", "grouped_closed_form", "masked_row_stochastic_matrix", "row_stochastic_family",
-           "causal_padding_mask"]
+__all__ = ["kv_group", "heads_per_group", "repeat_kv", "grouped_closed_form", "masked_row_stochastic_matrix",
+           "row_stochastic_family", "causal_padding_mask"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -38,6 +38,34 @@ def kv_group(h: int, n_heads: int, n_groups: int) -> int:
     return h * n_groups // n_heads
 
 
+@traceable
+def heads_per_group(n_heads: int, n_groups: int) -> int:
+    r"""The number :math:`H/G` of query heads that share each key/value group (on symbolic sizes the level traces
+    :math:`H` as :math:`G\cdot(H/G)`, :mod:`symuat.allsizes.groups`).
+
+    >>> heads_per_group(8, 2)
+    4
+    """
+    if n_groups <= 0 or n_heads <= 0 or n_heads % n_groups:
+        raise ShapeError(f"n_kv_groups={n_groups} must be positive and divide n_heads={n_heads}")
+    return n_heads // n_groups
+
+
+@traceable
+def repeat_kv(V: sympy.MatrixBase, n_heads: int, n_groups: int, d: int) -> tuple:
+    r"""The libraries' ``repeat_kv``: the value block of each group (columns :math:`gd, \dots, (g+1)d - 1` of ``V``)
+    repeated :math:`H/G` times, consecutively: one block per query head.
+
+    >>> repeat_kv(sympy.Matrix([[1, 2]]), 4, 2, 1)
+    (Matrix([[1]]), Matrix([[1]]), Matrix([[2]]), Matrix([[2]]))
+    """
+    per = heads_per_group(n_heads, n_groups)
+    if V.shape[1] != n_groups * d:
+        raise ShapeError(f"V has {V.shape[1]} columns, not {n_groups} groups of width d={d}")
+    return tuple(Matrix(V[:, g * d:(g + 1) * d]) for g in range(n_groups) for _ in range(per))
+
+
+@traceable
 def grouped_closed_form(H: tuple, W_V: sympy.MatrixBase, W_O: sympy.MatrixBase, n_groups: int) -> Matrix:
     r""":math:`\sum_h H_h\otimes(W_{V,g(h)}W_{O,h})^T`.
 

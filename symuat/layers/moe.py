@@ -31,11 +31,12 @@ from collections.abc import Sequence
 import sympy
 
 from ..algebra.families import diag_vector, family_sum
-from ..algebra.matrices import identity_matrix, kron
+from ..algebra.matrices import identity_matrix, kron, traceable
 from ..errors import ShapeError
 from .gated_ffn import GatedFFN
 
-__all__ = ["routing_gates", "check_choice", "dispatch", "gated_experts", "gated_experts_matrix_vector"]
+__all__ = ["routing_gates", "check_choice", "fixed_choice", "choice_weights", "renormalise_rows", "expert_family",
+           "dispatch", "gated_experts", "gated_experts_matrix_vector"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -51,6 +52,47 @@ def check_choice(choice: Sequence[Sequence[int]], n_experts: int) -> tuple[tuple
     return choice
 
 
+@traceable
+def fixed_choice(pattern, n_tokens: int, n_experts: int, k: int, c: int) -> tuple[tuple[int, ...], ...]:
+    r"""The top-:math:`k` choice ``pattern(N, E, k, c)`` (validated): one of a ledger entry's fixed choices.  On
+    symbolic sizes the level traces it as an arbitrary one-hot choice of one expert per (token, slot)
+    (:mod:`symuat.allsizes.routing`): a statement proved there holds for every choice.
+
+    >>> fixed_choice(lambda N, E, k, c: ((0,), (1,)), 2, 2, 1, 1)
+    ((0,), (1,))
+    """
+    choice = check_choice(pattern(n_tokens, n_experts, k, c), n_experts)
+    if len(choice) != n_tokens or len(choice[0]) != k:
+        raise ShapeError(f"the choice {choice!r} is not {k} experts for each of {n_tokens} tokens")
+    return choice
+
+
+@traceable
+def choice_weights(probs: sympy.MatrixBase, choice) -> Matrix:
+    r"""The :math:`N\times k` matrix :math:`p_{n, S_n[\mathrm{slot}]}`: the router's probabilities of the chosen
+    experts, slot by slot (the libraries' ``topk`` values / ``gather``)."""
+    choice = check_choice(choice, probs.shape[1])
+    return Matrix(len(choice), len(choice[0]), lambda n, slot: probs[n, choice[n][slot]])
+
+
+@traceable
+def renormalise_rows(weights: sympy.MatrixBase) -> Matrix:
+    r"""Each row divided by its sum (Mixtral's softmax over the top-:math:`k` logits, ``norm_topk_prob``)."""
+    return Matrix(weights.shape[0], weights.shape[1],
+                  lambda n, slot: weights[n, slot] / sum(weights[n, :]))
+
+
+@traceable
+def expert_family(expert, n: int) -> tuple:
+    r"""The routed experts ``(expert(0), …, expert(n - 1))`` (on symbolic sizes: by family index).
+
+    >>> expert_family(lambda j: j, 3)
+    (0, 1, 2)
+    """
+    return tuple(expert(j) for j in range(n))
+
+
+@traceable
 def routing_gates(probs: sympy.MatrixBase, choice, renormalise: bool, scale=1) -> Matrix:
     r"""The :math:`N\times E` matrix of gates :math:`g_{n,e}` (module docstring) from the router's ``probs``."""
     N, E = probs.shape
@@ -65,6 +107,7 @@ def routing_gates(probs: sympy.MatrixBase, choice, renormalise: bool, scale=1) -
     return Matrix(G)
 
 
+@traceable
 def dispatch(H: sympy.MatrixBase, experts: Sequence[GatedFFN], choice, weights: sympy.MatrixBase, sigma) -> Matrix:
     r"""The libraries' loop over the routed experts: for each expert, gather the tokens that chose it, apply it,
     weight the rows and scatter-add them (``weights``: :math:`N\times k` in the order of ``choice``, after any

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import sympy
 
+from ..algebra.matrices import traceable
 from ..errors import ShapeError
 
-__all__ = ["plane_rotations", "rotate_half_apply", "rotary_operator"]
+__all__ = ["plane_rotations", "rotary_pairs", "rotate_half_apply", "rotary_operator"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -30,6 +31,24 @@ def _check(Q_cols: int, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> int:
     return k
 
 
+@traceable
+def rotary_pairs(r: int, d: int, layout: str = "half") -> int:
+    r"""The number :math:`r/2` of rotated planes (the columns of the cos/sin tables) of a rotary width ``r`` inside a
+    head of width ``d``: ``r`` even, :math:`2 \le r \le d`.  ``layout`` names the planes, ``"half"``
+    :math:`(i, i + r/2)` or ``"adjacent"`` :math:`(2i, 2i + 1)` (:mod:`.rotary_interleaved`); on symbolic sizes the
+    level traces ``r`` and ``d`` in that layout (:mod:`symuat.allsizes.rotary`).
+
+    >>> rotary_pairs(4, 6)
+    2
+    """
+    if layout not in ("half", "adjacent"):
+        raise ShapeError(f"layout={layout!r} must be 'half' or 'adjacent'")
+    if isinstance(r, bool) or not isinstance(r, int) or r < 2 or r % 2 or not isinstance(d, int) or r > d:
+        raise ShapeError(f"rotary width r={r!r} must be even, at least 2 and at most the head width d={d!r}")
+    return r // 2
+
+
+@traceable
 def rotate_half_apply(Q: sympy.MatrixBase, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> Matrix:
     r"""Rows of ``Q`` (:math:`N\times d`) rotated as :math:`q_{:r}\odot\cos + \mathrm{rotate\_half}(q_{:r})\odot\sin`.
 
@@ -50,6 +69,7 @@ def rotate_half_apply(Q: sympy.MatrixBase, cos: sympy.MatrixBase, sin: sympy.Mat
     return Matrix(rows)
 
 
+@traceable
 def rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int) -> Matrix:
     r"""The :math:`Nd\times Nd` operator :math:`\bigoplus_n R_n^T` acting on :math:`q'=\operatorname{vec}_r(Q)`.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sympy
 
+from ..algebra.matrices import traceable
 from ..errors import ShapeError
 from .rotary import plane_rotations
 
@@ -31,6 +32,7 @@ def _check(Q_cols: int, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> int:
     return cos.shape[1]
 
 
+@traceable
 def rotate_every_two_apply(Q: sympy.MatrixBase, cos: sympy.MatrixBase, sin: sympy.MatrixBase) -> Matrix:
     r"""Rows of ``Q`` as GPT-J computes them: ``x[:, :r] * cos + rotate_every_two(x[:, :r]) * sin``, rest kept.
 
@@ -50,6 +52,7 @@ def rotate_every_two_apply(Q: sympy.MatrixBase, cos: sympy.MatrixBase, sin: symp
     return Matrix(rows)
 
 
+@traceable
 def interleaved_rotary_operator(cos: sympy.MatrixBase, sin: sympy.MatrixBase, d: int) -> Matrix:
     r"""The :math:`Nd\times Nd` operator :math:`\bigoplus_n R_n^T` of the interleaved rotation on :math:`q'`.
 
