@@ -329,7 +329,8 @@ def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) ->
         lin, bias, terms = ev.box_values(0)
         x = lin + bias
         inputs = []
-        for i, block in enumerate(stack.blocks, start=1):
+        for i in range(1, L + 1):  # by index: no iterator keeps block i alive while block i + 1 is read
+            block = stack.blocks[i - 1]
             act_name = stack.block_activation(i - 1)
             Xi = x.reshape(N, M)
             if is_numpy(Xi):

@@ -82,6 +82,10 @@ class BlockSource(Sequence):
         self._last = (k, block)
         return block
 
+    def __iter__(self):
+        for i in range(self.depth):
+            yield self[i]  # no local name: the block yielded is not kept by the generator
+
     @property
     def held(self) -> int:
         """How many blocks are held now (0 or 1)."""
