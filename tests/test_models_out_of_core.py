@@ -190,3 +190,14 @@ def test_form_holds_no_layer(deep):
     assert held_bytes(form) < 2 * layer
     in_memory = load(path, out_of_core=False).duat_form(input_ids=ids)
     assert held_bytes(in_memory) > 6 * layer  # the in-memory form reaches every layer's float64 weights
+
+
+def test_lm_logits_in_vocabulary_chunks(saved):
+    """The LM head applied in chunks of 7 rows equals the library's own ``.logits`` within 1e-12."""
+    _, mem, ooc, ids = saved
+    from symuat.models.out_of_core import lm_logits
+
+    with torch.no_grad(), library_float64():
+        want = mem.library(input_ids=torch.tensor(ids[None])).logits[0].numpy()
+    got = lm_logits(ooc, ooc.duat_form(input_ids=ids).output, chunk=7)
+    assert got.shape == (N, V) and _rel(got, want) <= TOL

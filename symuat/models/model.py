@@ -529,5 +529,6 @@ def _load_out_of_core(path: Path, tokenizer: Any, layers: Optional[int], device:
     own = _tokenizer(path)
     tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, rows.shape[0])
     refusal = ("an out-of-core model has no LM head: its V×M table is not widened to float64 (logit targets need "
-               "the model in memory; a direction in the residual stream works)")
+               "the model in memory; a direction in the residual stream works; symuat.models.out_of_core.lm_logits "
+               "gives the logits in vocabulary chunks)")
     return Model(stack, rows, 1.0, None, False, base, tokenizer, None, refusal, None)

@@ -15,8 +15,10 @@ a view of the form that needs a layer again reads it again.
 
 The word embeddings are :class:`EmbeddingRows`: only the rows of the ids asked for are read and widened.  The LM
 head (:math:`V\times M` in float64, the largest tensor of a big model) is not imported: ``model.head`` is None and
-logit targets are refused with the reason.  The form's own memory is its layer inputs and terms,
-:math:`O(L\cdot N\cdot M)`.  Families: :data:`OUT_OF_CORE_FAMILIES`; any other is refused by name.
+the analyses' logit targets are refused with the reason; :func:`lm_logits` applies it to hidden states in
+vocabulary chunks (:data:`LOGIT_CHUNK` rows of :math:`U` read and widened at a time).  The form's own memory is
+its layer inputs and terms, :math:`O(L\cdot N\cdot M)`.  Families: :data:`OUT_OF_CORE_FAMILIES`; any other is
+refused by name.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ from .precision import library_float64
 from .shards import Shards, check_layer_keys, load_layer
 
 __all__ = ["OUT_OF_CORE_FAMILIES", "EmbeddingRows", "float64_bytes", "needs_out_of_core", "load_out_of_core",
-           "PROBE_TOL"]
+           "PROBE_TOL", "lm_logits", "LOGIT_CHUNK"]
+
+#: vocabulary rows of the LM head read and widened at a time by :func:`lm_logits` (64 MiB of float64 at width 1024)
+LOGIT_CHUNK = 8192
 
 #: ``config.model_type`` of the families that can be loaded out of core.
 OUT_OF_CORE_FAMILIES = ("llama",)
@@ -53,7 +58,7 @@ class EmbeddingRows:
     :math:`E[ids]` in float64 with only the distinct ids' rows read from the mapped shard."""
 
     def __init__(self, shards: Shards, key: str):
-        self._shards, self._key = shards, key
+        self.shards, self._key = shards, key
         self.shape = tuple(shards.shape(key))
         self.ndim, self.dtype = 2, np.dtype(np.float64)
 
@@ -64,13 +69,13 @@ class EmbeddingRows:
         if ids.min() < 0 or ids.max() >= self.shape[0]:
             raise InvalidValueError(f"ids outside 0..{self.shape[0] - 1}: {int(ids.min())}..{int(ids.max())}")
         rows, inverse = np.unique(ids, return_inverse=True)
-        table = self._shards.rows(self._key, rows).numpy()
+        table = self.shards.rows(self._key, rows).numpy()
         if not np.all(np.isfinite(table)):
             raise InvalidValueError(f"{self._key} has NaN or infinite entries at the ids asked for")
         return table[inverse.reshape(ids.shape)]
 
     def __repr__(self) -> str:
-        return f"EmbeddingRows({self.shape[0]}×{self.shape[1]}, read by rows from {self._shards.where[self._key]!r})"
+        return f"EmbeddingRows({self.shape[0]}×{self.shape[1]}, read by rows from {self.shards.where[self._key]!r})"
 
 
 def float64_bytes(directory: Any, layers: Optional[int] = None) -> int:
@@ -224,3 +229,40 @@ def total_layers(directory: Any) -> int:
         raise InvalidValueError(f"the config of {str(directory)!r} has no valid num_hidden_layers ({n!r})")
     return n
 
+
+def lm_logits(model: Any, hidden: Any, chunk: int = LOGIT_CHUNK) -> np.ndarray:
+    r"""Logits :math:`hU^{\mathsf T}` (``hidden``: (N, M), e.g. ``form.output``, the final norm applied) of an
+    out-of-core Llama model, its LM head :math:`U` (``lm_head.weight``, or the embedding when the config ties them)
+    read from the mapped shard ``chunk`` vocabulary rows at a time; returns (N, V) float64."""
+    rows = model.word_embeddings
+    if not isinstance(rows, EmbeddingRows):
+        raise InvalidValueError("lm_logits is for an out-of-core model (load(..., out_of_core=True)); a model in "
+                                "memory has model.head")
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InvalidValueError(f"chunk={chunk!r}: expected a positive int (vocabulary rows at a time)")
+    shards, config = rows.shards, model.library.config
+    key = "lm_head.weight"
+    if key not in shards.shapes:
+        if not getattr(config, "tie_word_embeddings", False):
+            raise UnsupportedError(f"the checkpoint {str(shards.path)!r} has no lm_head.weight and does not tie it to "
+                                   "the embeddings: a base model has no LM head")
+        key = rows._key
+    V, M = rows.shape
+    if shards.shape(key) != (V, M):
+        raise ShapeError(f"{key}: checkpoint {shards.shape(key)}, expected ({V}, {M})")
+    shards.check_float(key)
+    h = np.asarray(hidden, dtype=np.float64)
+    if h.ndim != 2 or h.shape[1] != M or not np.all(np.isfinite(h)):
+        raise ShapeError(f"hidden of shape {h.shape}: expected finite (N, {M}) float64 states")
+    from safetensors import safe_open
+
+    torch = require_torch()
+    out = np.empty((h.shape[0], V))
+    with safe_open(shards.where[key], framework="pt") as f:
+        sl = f.get_slice(key)
+        for start in range(0, V, int(chunk)):
+            U = sl[start:start + int(chunk)].to(torch.float64).numpy()
+            if not np.all(np.isfinite(U)):
+                raise InvalidValueError(f"{key} has NaN or infinite entries in rows {start}..{start + len(U) - 1}")
+            out[:, start:start + len(U)] = h @ U.T
+    return out

@@ -185,3 +185,19 @@ def test_patched_layer_refused_by_the_probe(llama, monkeypatch):
     model = load(llama, out_of_core=True)
     with pytest.raises(UnsupportedError, match="layer 0 of the module does not compute what its weights and config"):
         model.duat_form(input_ids=IDS)
+
+
+def test_lm_logits_refusals(llama, tmp_path):
+    from symuat.models.out_of_core import lm_logits
+
+    model = load(llama, out_of_core=True)
+    with pytest.raises(InvalidValueError, match="chunk=0: expected a positive int"):
+        lm_logits(model, np.zeros((2, 16)), chunk=0)
+    with pytest.raises(ShapeError, match=r"hidden of shape \(2, 15\): expected finite \(N, 16\)"):
+        lm_logits(model, np.zeros((2, 15)))
+    with pytest.raises(InvalidValueError, match="lm_logits is for an out-of-core model"):
+        lm_logits(load(llama, out_of_core=False), np.zeros((2, 16)))
+    randomize(T.LlamaModel(T.LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=1,
+                                         intermediate_size=24, vocab_size=V))).save_pretrained(tmp_path)
+    with pytest.raises(UnsupportedError, match="has no lm_head.weight and does not tie it"):
+        lm_logits(load(tmp_path, out_of_core=True), np.zeros((2, 16)))
