@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
-from ..numeric.memory import form_bytes, out_of_memory
+from ..numeric.memory import check_memory, form_bytes, out_of_memory
 from ..numeric.streamed import StreamedStack
 from ._torch import array, require_torch, sharing
 from .device import check_device, to_device
@@ -480,12 +480,16 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
         raise ArgumentTypeError(f"out_of_core must be True, False or None, got {type(out_of_core).__name__}")
     if out_of_core and not isinstance(source, (str, Path)):
         raise InvalidValueError(f"out_of_core=True needs a checkpoint directory, got a {type(source).__name__}")
-    if isinstance(source, (str, Path)) and out_of_core is None and device is None:
+    if isinstance(source, (str, Path)) and not out_of_core:
         from .importer import _check_checkpoint
-        from .out_of_core import needs_out_of_core
+        from .out_of_core import float64_bytes, needs_out_of_core
 
         _check_checkpoint(source)
-        out_of_core = needs_out_of_core(source, layers)
+        if out_of_core is None and device is None:
+            out_of_core = needs_out_of_core(source, layers)
+        else:  # in memory: refused from the headers when the float64 weights alone exceed the memory available
+            check_memory(float64_bytes(source, layers), f"loading {str(source)!r} in float64",
+                         "load(..., out_of_core=True) reads a Llama checkpoint's layers one at a time")
     if out_of_core:
         return _load_out_of_core(Path(source), tokenizer, layers, device)
     if isinstance(source, (str, Path)):

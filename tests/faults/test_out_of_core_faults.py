@@ -201,3 +201,11 @@ def test_lm_logits_refusals(llama, tmp_path):
                                          intermediate_size=24, vocab_size=V))).save_pretrained(tmp_path)
     with pytest.raises(UnsupportedError, match="has no lm_head.weight and does not tie it"):
         lm_logits(load(tmp_path, out_of_core=True), np.zeros((2, 16)))
+
+
+def test_in_memory_refused_from_the_headers(llama, monkeypatch):
+    """``out_of_core=False`` on a model whose float64 weights exceed the memory allowed: refused before loading."""
+    monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "10K")
+    with pytest.raises(OutOfMemoryError, match=r"out of memory loading .* in float64: about .* needed, 10\.0 KiB "
+                                               r"allowed by SYMUAT_MEMORY_LIMIT; load\(\.\.\., out_of_core=True\)"):
+        load(llama, out_of_core=False)
