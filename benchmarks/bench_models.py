@@ -21,6 +21,12 @@ timed and measured (peak RSS, ``ru_maxrss``); the error is symuat's output again
 time <= 4x the library's, error <= 1e-12.
 
     nice python benchmarks/bench_models.py --real-size --layers 16 --tokens 2048 [--dir /tmp/llama16]
+
+Bigger than memory (issue 30): ``--out-of-core`` runs ``benchmarks/bench_out_of_core.py`` with the remaining
+options (a Llama-3-8B-shaped bf16 checkpoint written to a temporary folder, symuat's out-of-core form against the
+per-layer library reference at N = 128 and 512; ``--layers``, ``--tokens 128,512``, ``--dir``, ``--json``).
+
+    nice -n 10 python benchmarks/bench_models.py --out-of-core [--layers 2 --tokens 64]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 import tracemalloc
 
@@ -206,6 +213,12 @@ def _child(kind: str, directory: str, n: str, path: str) -> None:
 
 
 def main() -> None:
+    if "--out-of-core" in sys.argv[1:]:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_out_of_core
+
+        bench_out_of_core.main([a for a in sys.argv[1:] if a != "--out-of-core"])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated families (default: all)")
     ap.add_argument("--tokens", type=int, default=256)

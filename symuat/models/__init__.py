@@ -13,6 +13,7 @@ function here is called, so ``import symuat`` stays NumPy-only.
 
 from .device import to_device
 from .importer import FAMILIES, from_module, from_pretrained, load_pretrained
+from .layer_check import LayerCheck, check_layers
 from .layer_reference import LayerReference, layer_reference
 from .model import Model, load
 from .precision import library_float64
@@ -21,4 +22,4 @@ from .reference import library_outputs, quiet_library, torch_threads
 
 __all__ = ["FAMILIES", "Model", "load", "from_module", "from_pretrained", "load_pretrained", "library_float64",
            "random_init", "library_outputs", "torch_threads", "quiet_library", "layer_reference",
-           "LayerReference", "to_device"]
+           "LayerReference", "to_device", "check_layers", "LayerCheck"]

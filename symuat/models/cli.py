@@ -138,7 +138,7 @@ def _text_report(directory, text, pair, shares, plot_path, layer, head, layers=N
     from .model import load
     from .report import model_report
 
-    model = load(directory, layers=layers, device=device)
+    model = load(directory, layers=layers, device=device, out_of_core=False)  # the report runs the library
     if model.tokenizer is None:
         raise InvalidValueError(f"{directory!r} has no tokenizer: --text needs one")
     form = model.duat_form(text=text)

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ._torch import require_torch
 from .precision import library_float64
+from .shards import Shards, load_layer
 
 __all__ = ["REFERENCE_FAMILIES", "NOT_REFERENCED", "LayerReference", "layer_reference"]
 
@@ -98,74 +99,6 @@ class LayerReference:
             raise ShapeError(f"layer outputs of shapes {sorted(shapes)}: expected one (N, M) shape")
 
 
-class _Weights:
-    """The checkpoint's tensors by name, each read from its safetensors file when asked: a file is memory-mapped only
-    while it is read, so the pages of the layers already run do not stay in the process."""
-
-    def __init__(self, path: Path):
-        from safetensors import safe_open
-
-        index = path / "model.safetensors.index.json"
-        files = sorted({str(path / f) for f in json.loads(index.read_text())["weight_map"].values()}) \
-            if index.is_file() else sorted(str(f) for f in path.glob("*.safetensors"))
-        if not files:
-            raise InvalidValueError(f"{str(path)!r} is not a checkpoint: no *.safetensors weights")
-        self.where: Dict[str, str] = {}
-        self.shapes: Dict[str, Tuple[int, ...]] = {}
-        for f in files:
-            with safe_open(f, framework="pt") as h:
-                for key in h.keys():
-                    self.where[key] = f
-                    self.shapes[key] = tuple(h.get_slice(key).get_shape())
-        prefixes = [p for p in ("", "model.") if f"{p}embed_tokens.weight" in self.where]
-        if len(prefixes) != 1:
-            raise InvalidValueError(f"the checkpoint {str(path)!r} has {'no' if not prefixes else 'two'} "
-                                    "embed_tokens.weight (expected exactly one, with or without 'model.')")
-        self.prefix = prefixes[0]
-
-    def shape(self, key: str) -> Tuple[int, ...]:
-        return self.shapes[key]
-
-    def rows(self, key: str, ids: np.ndarray) -> Any:
-        """Rows ``ids`` (sorted, unique) of a 2-D tensor, read without the rest of it, widened to float64."""
-        from safetensors import safe_open
-
-        torch = require_torch()
-        with safe_open(self.where[key], framework="pt") as h:
-            sl = h.get_slice(key)
-            return torch.stack([sl[int(i):int(i) + 1][0] for i in ids]).to(torch.float64)
-
-    def stored(self, key: str) -> Any:
-        """The tensor at its stored dtype (bf16 included), copied out of the file."""
-        from safetensors import safe_open
-
-        with safe_open(self.where[key], framework="pt") as h:
-            return h.get_tensor(key).clone()
-
-
-def _load_layer(layer: Any, weights: _Weights, i: int) -> None:
-    """Materialise ``layer`` on the CPU and copy its tensors in, each widened from its stored dtype in place (no
-    float64 copy besides the layer's own)."""
-    torch = require_torch()
-    prefix = f"{weights.prefix}layers.{i}."
-    want = {name: tuple(t.shape) for name, t in layer.state_dict().items()}
-    have = {k[len(prefix):] for k in weights.where if k.startswith(prefix)}
-    missing, unexpected = sorted(set(want) - have), sorted(have - set(want))
-    if missing or unexpected:
-        raise InvalidValueError(f"layer {i} of the checkpoint does not match its config: missing {missing}, "
-                                f"unexpected {unexpected}; symuat never uses randomly initialised weights")
-    for name, shape in want.items():
-        if weights.shape(prefix + name) != shape:
-            raise InvalidValueError(f"{prefix}{name}: checkpoint {weights.shape(prefix + name)}, model {shape}")
-    layer.to_empty(device="cpu")
-    with torch.no_grad():
-        for name, target in layer.state_dict(keep_vars=True).items():  # the layer's own tensors
-            target.copy_(weights.stored(prefix + name))
-            if not bool(torch.isfinite(target).all()):
-                raise InvalidValueError(f"{prefix}{name} has NaN or infinite entries: the model's weights are "
-                                        "not finite")
-
-
 def _config(path: Path, layers: Optional[int]) -> Any:
     from transformers import AutoConfig
 
@@ -220,7 +153,7 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
     V = int(config.vocab_size)
     if ids.min() < 0 or ids.max() >= V:
         raise InvalidValueError(f"input_ids outside 0..{V - 1} (vocab_size): {int(ids.min())}..{int(ids.max())}")
-    weights = _Weights(path)
+    weights = Shards(path)
     from transformers import AutoModel
     from transformers.masking_utils import (
         create_causal_mask,
@@ -271,7 +204,7 @@ def layer_reference(directory: Any, input_ids: Any, layers: Optional[int] = None
                 masks[attention] = make(config=config, inputs_embeds=h, attention_mask=None, past_key_values=None,
                                         position_ids=position_ids)
             layer = base.layers[i]
-            _load_layer(layer, weights, i)
+            load_layer(layer, weights, i)
             h = layer(h, attention_mask=masks[attention], position_ids=position_ids,
                       position_embeddings=position_embeddings, past_key_values=None, use_cache=False)
             layer.to_empty(device="meta")  # frees the layer's float64 tensors before the next one

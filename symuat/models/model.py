@@ -28,7 +28,8 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidValueError, ShapeError, UnsupportedError
 from ..numeric import DUATForm, Head, Rotary, TransformerStack, duat_form
-from ..numeric.memory import form_bytes, out_of_memory
+from ..numeric.memory import check_memory, form_bytes, out_of_memory
+from ..numeric.streamed import StreamedStack
 from ._torch import array, library_base, require_torch, sharing
 from .device import check_device, to_device
 from .reference import _LibraryReference
@@ -85,15 +86,25 @@ class Model:
         return str(getattr(getattr(self.library, "config", None), "model_type", type(self.library).__name__))
 
     @property
+    def out_of_core(self) -> bool:
+        """Whether the layers are read from the checkpoint one at a time (:mod:`symuat.models.out_of_core`)."""
+        return isinstance(self.stack, StreamedStack)
+
+    @property
     def max_tokens(self) -> int:
         """Longest row the stack covers (its position table or rotary tables)."""
         limits = []
         if self.stack.position_embeddings is not None:
             limits.append(self.stack.position_embeddings.shape[0])
-        for b in self.stack.blocks:  # every layer's tables (a NoPE first layer has none: SmolLM3, Llama 4)
-            rot = b.attention.rotary
+        if self.out_of_core:
+            rot = self.stack.blocks.rotary
             if rot is not None and rot.cos is not None:
                 limits.append(rot.cos.shape[0])
+        else:
+            for b in self.stack.blocks:  # every layer's tables (a NoPE first layer has none: SmolLM3, Llama 4)
+                rot = b.attention.rotary
+                if rot is not None and rot.cos is not None:
+                    limits.append(rot.cos.shape[0])
         return min(limits) if limits else 2 ** 31
 
     def __repr__(self) -> str:
@@ -208,6 +219,9 @@ class Model:
         stack, n = self.stack, positions.shape[0]
         if np.array_equal(positions, np.arange(n)):
             return stack
+        if self.out_of_core:
+            raise UnsupportedError("an out-of-core model takes the default positions 0..N-1 only (no position_ids, "
+                                   "no left padding)")
         P = None if stack.position_embeddings is None else stack.position_embeddings[positions]
         blocks, cache = [], {}
         for b in stack.blocks:
@@ -293,7 +307,8 @@ class Model:
                 input_ids, attention_mask = input_ids[0], attention_mask[0]
                 token_type_ids = None if token_type_ids is None else token_type_ids[0]
         single, ids, mask, types, pos = self._rows(input_ids, attention_mask, token_type_ids, position_ids)
-        reference = self._library_outputs(ids, mask, types, None if position_ids is None else pos)
+        reference = (None if self.out_of_core else
+                     self._library_outputs(ids, mask, types, None if position_ids is None else pos))
         forms = []
         for b in range(ids.shape[0]):
             real = np.flatnonzero(mask[b])
@@ -313,7 +328,10 @@ class Model:
             row.setflags(write=False)
             form = dataclasses.replace(form, tokens=self._tokens(row), token_ids=row)
             forms.append(dataclasses.replace(form, unembedding=self.head if self.head is not None
-                                             else self.head_refusal, reference=reference(b, real)))
+                                             else self.head_refusal,
+                                             reference=None if reference is None else reference(b, real)))
+        if self.out_of_core:
+            self.stack.blocks.release()  # the last layer read is not kept (its views read it again)
         return forms[0] if single else tuple(forms)
 
     def _evaluate(self, stack: TransformerStack, X: Any) -> DUATForm:
@@ -441,7 +459,8 @@ def _given_tokenizer(tokenizer: Any, vocab: int) -> Any:
     return tokenizer
 
 
-def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, device: Any = None) -> Model:
+def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, device: Any = None,
+         out_of_core: Optional[bool] = None) -> Model:
     r"""A :class:`Model` from a local ``save_pretrained`` directory (safetensors; weights held once, shared with the
     library's model) or from a transformers module already in memory (its weights are copied).
 
@@ -453,7 +472,13 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
 
     ``device`` (``None``: NumPy, the default): a torch device such as ``"cpu"`` or ``"cuda"`` evaluates every form
     with the torch backend there, in float64 (:mod:`symuat.models.device`); the form's arrays are then torch tensors
-    on that device, and the analyses that need NumPy refuse them by name (``form.to_numpy()`` converts)."""
+    on that device, and the analyses that need NumPy refuse them by name (``form.to_numpy()`` converts).
+
+    ``out_of_core`` (a directory only): ``True`` reads the layers from the checkpoint one at a time
+    (:mod:`symuat.models.out_of_core`: the model's float64 weights are never all in memory; no LM head, no
+    ``device``); ``False`` loads the library's float64 model; ``None`` (default) goes out of core when the float64
+    model would not fit in the memory available now (:func:`~symuat.models.out_of_core.needs_out_of_core`, from the
+    headers, before anything is allocated), and refuses a family that cannot with ``OutOfMemoryError``."""
     from .heads import probe_head, read_head
     from .importer import FAMILIES, from_module, load_library
     from .seq2seq import is_encoder_decoder, probe_seq2seq, seq2seq_stacks
@@ -463,6 +488,22 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
     if layers is not None and not isinstance(source, (str, Path)):
         raise InvalidValueError(f"layers={layers!r} needs a checkpoint directory, got a {type(source).__name__}")
     encoder = None
+    if out_of_core is not None and not isinstance(out_of_core, bool):
+        raise ArgumentTypeError(f"out_of_core must be True, False or None, got {type(out_of_core).__name__}")
+    if out_of_core and not isinstance(source, (str, Path)):
+        raise InvalidValueError(f"out_of_core=True needs a checkpoint directory, got a {type(source).__name__}")
+    if isinstance(source, (str, Path)) and not out_of_core:
+        from .importer import _check_checkpoint
+        from .out_of_core import float64_bytes, needs_out_of_core
+
+        _check_checkpoint(source)
+        if out_of_core is None and device is None:
+            out_of_core = needs_out_of_core(source, layers)
+        else:  # in memory: refused from the headers when the float64 weights alone exceed the memory available
+            check_memory(float64_bytes(source, layers), f"loading {str(source)!r} in float64",
+                         "load(..., out_of_core=True) reads a Llama checkpoint's layers one at a time")
+    if out_of_core:
+        return _load_out_of_core(Path(source), tokenizer, layers, device)
     if isinstance(source, (str, Path)):
         with sharing():
             if layers is None:
@@ -506,3 +547,18 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
     if device is not None:  # the weights moved once, now (a missing device fails here, not at the first form)
         to_device(stack, device, model._moved)
     return model
+
+
+def _load_out_of_core(path: Path, tokenizer: Any, layers: Optional[int], device: Any) -> Model:
+    """:func:`load` with ``out_of_core`` (:mod:`symuat.models.out_of_core`)."""
+    from .out_of_core import load_out_of_core
+
+    if device is not None:
+        raise UnsupportedError(f"out_of_core with device={device!r}: an out-of-core model is evaluated with NumPy")
+    stack, rows, base = load_out_of_core(path, layers)
+    own = _tokenizer(path)
+    tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, rows.shape[0])
+    refusal = ("an out-of-core model has no LM head: its V×M table is not widened to float64 (logit targets need "
+               "the model in memory; a direction in the residual stream works; symuat.models.out_of_core.lm_logits "
+               "gives the logits in vocabulary chunks)")
+    return Model(stack, rows, 1.0, None, False, base, tokenizer, None, refusal, None)

@@ -312,7 +312,7 @@ def duat_form(stack: TransformerStack, X0: Any, attention_mask: Any = None, *, o
 
 
 def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) -> DUATForm:
-    kinds = {b.ffn.gated for b in stack.blocks}
+    kinds = set(stack.blocks_shape()[0])
     if len(kinds) > 1:
         raise UnsupportedError("duat_form: a stack mixing plain and gated FFNs has no single table")
     gated = kinds.pop()
@@ -338,7 +338,8 @@ def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) ->
         lin, bias, terms = ev.box_values(0)
         x = lin + bias
         inputs = []
-        for i, block in enumerate(stack.blocks, start=1):
+        for i in range(1, L + 1):  # by index: no iterator keeps block i alive while block i + 1 is read
+            block = stack.blocks[i - 1]
             act_name = stack.block_activation(i - 1)
             Xi = x.reshape(N, M)
             if is_numpy(Xi):
@@ -358,7 +359,7 @@ def _evaluate(stack: TransformerStack, X: np.ndarray, mask: Any, on_box: Any) ->
                 ev.input_core(i, core)  # every product P_i v of this box in one batched application
             lin, bias, terms = ev.box_values(i)
             ev.release(i)  # streaming: box i's operators (its H_h) are not needed by later boxes
-            del p, core, Y, G, G4, ops
+            del p, core, Y, G, G4, ops, block  # a streamed stack's block is freed before the next is read
             x = lin + bias
             for t in terms:
                 x = x + t

@@ -62,8 +62,7 @@ def form_bytes(stack: Any, tokens: int) -> int:
     r"""Estimated peak bytes of one :func:`~symuat.numeric.duat_form` evaluation at ``tokens`` tokens (module doc;
     with lazy heads, :func:`lazy_heads`, one head's matrix and its scores instead of the layer's)."""
     N, M, L = int(tokens), stack.width, stack.depth
-    heads = max(b.attention.n_heads for b in stack.blocks)
-    hidden = max(b.ffn.hidden for b in stack.blocks)
+    _, heads, hidden = stack.blocks_shape()
     held = 3 if lazy_heads(heads, N) else 2 * heads
     return 8 * (held * N * N + 4 * N * hidden + 5 * (L + 8) * N * M)
 

@@ -179,6 +179,17 @@ class TransformerStack:
         """σ of block ``i`` (its FFN's own activation, else the stack's)."""
         return self.blocks[i].ffn.activation or self.activation
 
+    def blocks_shape(self) -> Tuple[frozenset, int, int]:
+        """``(gated, heads, hidden)``: the set of the blocks' ``ffn.gated``, the most attention heads and the widest
+        FFN of any block (a :class:`~symuat.numeric.streamed.StreamedStack` knows them without reading its blocks)."""
+        return (frozenset(b.ffn.gated for b in self.blocks), max(b.attention.n_heads for b in self.blocks),
+                max(b.ffn.hidden for b in self.blocks))
+
+    def weights_backend(self) -> str:
+        """The backend of the weights (:func:`symuat.numeric.backend.backend_name` of the first block's ``W_O``,
+        which every attention has)."""
+        return backend_name(self.blocks[0].attention.W_O)
+
     def __repr__(self) -> str:
         extras = [f"{k}" for k in ("input_scale", "position_embeddings", "input_norm", "final_norm")
                   if getattr(self, k) is not None]
@@ -203,9 +214,8 @@ def check_input(stack: Any, X: Any, attention_mask: Any = None) -> Tuple[np.ndar
 
 
 def stack_backend(stack: TransformerStack) -> str:
-    """The backend of the stack's weights (:func:`symuat.numeric.backend.backend_name` of its first block's
-    ``W_O``, which every attention has)."""
-    return backend_name(stack.blocks[0].attention.W_O)
+    """The backend of the stack's weights (:meth:`TransformerStack.weights_backend`)."""
+    return stack.weights_backend()
 
 
 def check_stack_backend(stack: TransformerStack, X: Any) -> None:
