@@ -71,3 +71,10 @@ def test_the_first_failure_in_file_order_is_reported_and_its_dependents_never_ru
 def test_a_file_whose_requirement_is_never_compiled_is_named():
     why = run_in_order(["A", "B"], {"A": frozenset({"B"}), "B": frozenset({"A"})}, lambda f: "", jobs=2)
     assert why.startswith("coq/A requires a file that is not compiled first")
+
+
+def test_of_the_ready_files_the_one_most_files_wait_on_starts_first():
+    ran = []
+    needs = {"A": frozenset(), "B": frozenset(), "C": frozenset({"B"}), "D": frozenset({"C"})}
+    assert run_in_order(["A", "B", "C", "D"], needs, lambda f: ran.append(f) or "", jobs=1) == ""
+    assert ran == ["B", "A", "C", "D"]

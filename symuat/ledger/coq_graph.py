@@ -39,16 +39,31 @@ def requirements(text: str, logical: str, files: Sequence[str], before: Sequence
     return frozenset(needs)
 
 
+def _depths(files: Sequence[str], needs: Mapping[str, frozenset[str]]) -> dict[str, int]:
+    """For each file, how many files the longest chain of files needing it holds (0: none; a cycle is cut)."""
+    users = {f: [g for g in files if f in needs.get(g, frozenset())] for f in files}
+    memo: dict[str, int] = {}
+
+    def depth(f: str, path: frozenset[str]) -> int:
+        if f not in memo:
+            memo[f] = max((1 + depth(g, path | {f}) for g in users[f] if g not in path | {f}), default=0)
+        return memo[f]
+
+    return {f: depth(f, frozenset()) for f in files}
+
+
 def run_in_order(files: Sequence[str], needs: Mapping[str, frozenset[str]], run: Callable[[str], str],
                  jobs: int) -> str:
-    r"""``run(file)`` for each file once every file it needs ran without error, ``jobs`` at a time.
+    r"""``run(file)`` for each file once every file it needs ran without error, ``jobs`` at a time; of the files
+    ready, those with the longest chain of files waiting on them first (sorting is stable: then in ``files`` order).
 
     ``run`` returns ``""`` on success, else why not.  After a failure nothing new starts; the reason returned is the
     first failure in ``files`` order (the same whatever finished first), or names a file that could not start.
     """
     failed: dict[str, str] = {}
     ok: set[str] = set()
-    todo = list(files)
+    depths = _depths(files, needs)
+    todo = sorted(files, key=lambda f: -depths[f])  # the longest chain waiting on a file starts first
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         running: dict[Future, str] = {}
         while True:
