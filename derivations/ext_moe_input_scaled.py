@@ -228,7 +228,7 @@ def _induction_identity() -> OpaqueIdentity:
 
 _FORM = (r"\operatorname{vec}_r\textstyle\sum_eF_e(\mathbf G_e\mathbf H) = \sum_e(\mathbf G_e\otimes\mathbf I_M)"
          r"(\mathbf I_N\otimes\mathbf W_{d,e}^T)\big(\sigma(\mathbf D_{in,e}\mathbf z_e)\odot\mathbf u_e\big),\ "
-         r"\mathbf D_{in,e} = \mathbf G_e\otimes\mathbf I_F")
+         r"{\mathbf D_{in,e} = \mathbf G_e\otimes\mathbf I_F}")
 _EQ20 = (r"x'_i = \mathbf W'_{i,1}x'_{i-1} + \mathbf b'_{i,3} + \textstyle\sum_e\mathbf W'_{i,3,e}\,"
          r"g(\mathbf W'_{i,2,e}x'_{i-1} + \mathbf b'_{i,2,e},\ \mathbf W'_{i,4,e}x'_{i-1} + \mathbf b'_{i,4,e}),\ "
          r"{\mathbf W'_{i,2,e} = \mathbf D_{in,i,e}F_{g,e}L_2(I + AL_1)},\ "
