@@ -12,7 +12,15 @@ from symuat.errors import ShapeError
 from symuat.evidence.fields import SIGMA
 from symuat.layers.attention_scores import alibi_bias, masked_weights, sliding_window_mask, softcap
 from symuat.layers.gated_ffn import GatedFFN
-from symuat.layers.moe import check_choice, dispatch, gated_experts, gated_experts_matrix_vector, routing_gates
+from symuat.layers.moe import (
+    check_choice,
+    dispatch,
+    gated_experts,
+    gated_experts_matrix_vector,
+    input_scaled_experts,
+    input_scaled_experts_matrix_vector,
+    routing_gates,
+)
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
 Matrix = sympy.ImmutableMatrix
@@ -117,3 +125,22 @@ def test_dispatch_is_the_gate_form_for_random_shapes_and_choices(data):
     lhs = vec_r(dispatch(H, experts, choice, W, SIGMA))
     rhs = gated_experts_matrix_vector(vec_r(H), N, M, lambda e: G[:, e], lambda e: experts[e], E, SIGMA)
     assert sympy.expand(lhs - rhs) == sympy.zeros(N * M, 1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_input_scaled_experts_are_their_matrix_vector_form(data):
+    """Llama 4: each expert on its tokens' scaled rows = the gate form with D_in on the gate branch, for random
+    shapes and integer gates (zero ones included: an unchosen expert's zero row gives zero)."""
+    N, M, F, E = (data.draw(st.integers(1, n)) for n in (3, 2, 2, 3))
+    ints = st.integers(-3, 3)
+
+    def mat(r, c):
+        return Matrix(r, c, lambda *_: data.draw(ints))
+    experts = [GatedFFN(mat(M, F), mat(M, F), mat(F, M)) for _ in range(E)]
+    H, G = mat(N, M), mat(N, E)
+    lhs = vec_r(input_scaled_experts(H, lambda e: G[:, e], lambda e: experts[e], E, SIGMA))
+    rhs = input_scaled_experts_matrix_vector(vec_r(H), N, M, lambda e: G[:, e], lambda e: experts[e], E, SIGMA)
+    assert sympy.expand(lhs - rhs) == sympy.zeros(N * M, 1)
+    zero = input_scaled_experts(H, lambda e: sympy.zeros(N, 1), lambda e: experts[e], E, SIGMA)
+    assert zero == sympy.zeros(N, M)

@@ -22,6 +22,16 @@ Both the *choice* :math:`S_n` and the weights depend on the input, so :math:`G_e
 libraries' computation (per expert, gather the tokens that chose it, weight, scatter-add); :func:`gated_experts`
 the same with every expert on every token and diagonal gates; :func:`gated_experts_matrix_vector` the form
 above; :func:`routing_gates` builds the gates from the choice.
+
+Llama 4 scales each chosen expert's *input* by its gate instead: :math:`\sum_e F_e(G_eH)`
+(:func:`input_scaled_experts`).  Since :math:`W(g\,u) = g\,Wu` and the experts have no biases,
+
+.. math::
+    \operatorname{vec}_r\textstyle\sum_e F_e(G_eH) = \sum_e (G_e\otimes I_M)(I_N\otimes W_{d,e}^T)
+    \big(\sigma((G_e\otimes I_F)z_e)\odot u_e\big)
+
+(:func:`input_scaled_experts_matrix_vector`): the routing diagonal before the down projection and a second one,
+:math:`D_{in} = G_e\otimes I_F`, on the gate branch's pre-activation (``ext:moe.input-scaled``).
 """
 
 from __future__ import annotations
@@ -31,12 +41,13 @@ from collections.abc import Sequence
 import sympy
 
 from ..algebra.families import diag_vector, family_sum
-from ..algebra.matrices import identity_matrix, kron, traceable
-from ..errors import ShapeError
+from ..algebra.matrices import elementwise, identity_matrix, kron, traceable
+from ..errors import ShapeError, UnsupportedError
 from .gated_ffn import GatedFFN
 
 __all__ = ["routing_gates", "check_choice", "fixed_choice", "choice_weights", "renormalise_rows", "expert_family",
-           "dispatch", "gated_experts", "gated_experts_matrix_vector"]
+           "dispatch", "gated_experts", "gated_experts_matrix_vector", "input_scaled_experts",
+           "input_scaled_experts_matrix_vector"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -137,3 +148,31 @@ def gated_experts_matrix_vector(h_prime: sympy.MatrixBase, N: int, M: int, gate,
     b_{d,e}\big)` on :math:`h'` (module docstring)."""
     I_M = identity_matrix(M)
     return family_sum(lambda e: kron(diag_vector(gate(e)), I_M) * expert(e).apply_matrix_vector(h_prime, N, sigma), n)
+
+
+def _unbiased(ffn: GatedFFN, e: int) -> GatedFFN:
+    if any(b is not None for b in (ffn.b_g, ffn.b_u, ffn.b_d)):
+        raise UnsupportedError(f"expert {e} has a bias: an input-scaled expert (Llama 4) needs an expert without "
+                               "biases (a bias is not scaled by the routing gate, so W(g u) + b != g (W u + b))")
+    return ffn
+
+
+def input_scaled_experts(H: sympy.MatrixBase, gate, expert, n: int, sigma) -> Matrix:
+    r""":math:`\sum_e F_e(G_eH)` row-wise (Llama 4: every expert on every token's input scaled by its gate, zero
+    for a token that did not choose it); ``gate``, ``expert``, ``n`` as in :func:`gated_experts`."""
+    return family_sum(lambda e: _unbiased(expert(e), e).apply(diag_vector(gate(e)) * H, sigma), n)
+
+
+def input_scaled_experts_matrix_vector(h_prime: sympy.MatrixBase, N: int, M: int, gate, expert, n: int,
+                                       sigma) -> Matrix:
+    r""":math:`\sum_e (G_e\otimes I_M)(I_N\otimes W_{d,e}^T)\big(\sigma((G_e\otimes I_F)(I_N\otimes
+    W_{g,e}^T)h')\odot(I_N\otimes W_{u,e}^T)h'\big)` (module docstring): :math:`D(u) = G_e\otimes I` before the
+    down projection, :math:`D_{in}(u) = G_e\otimes I_F` on the gate branch."""
+    I_N, I_M = identity_matrix(N), identity_matrix(M)
+
+    def one(e):
+        f, G = _unbiased(expert(e), e), diag_vector(gate(e))
+        z = kron(G, identity_matrix(f.W_g.shape[1])) * (kron(I_N, f.W_g.T) * h_prime)
+        u = kron(I_N, f.W_u.T) * h_prime
+        return kron(G, I_M) * (kron(I_N, f.W_d.T) * Matrix(elementwise(sigma, z).multiply_elementwise(u)))
+    return family_sum(one, n)

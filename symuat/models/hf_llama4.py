@@ -12,8 +12,9 @@ a ``pre_ln`` :class:`~symuat.numeric.TransformerStack`.
   queries are multiplied by :math:`1 + \alpha\log(1 + \lfloor (i+1)/f\rfloor)` (``attn_scale``, ``floor_scale``),
   which is exactly 1 for positions :math:`i < f - 1`.
 * **Experts** (``moe_layers``): the router's top-:math:`k` logits through a sigmoid weigh each selected expert, whose
-  *input* is scaled by that weight (:class:`~symuat.numeric.moe.MoEFFNWeights` ``input_scaled``), plus the shared
-  expert with gate 1; the other layers are a dense SwiGLU of ``intermediate_size_mlp``.
+  *input* is scaled by that weight (:class:`~symuat.numeric.moe.MoEFFNWeights` ``input_scaled``; the ledger's
+  ``ext:moe.input-scaled*``), plus the shared expert with gate 1; the other layers are a dense SwiGLU of
+  ``intermediate_size_mlp``.
 
 Positions are covered up to the smallest of ``max_position_embeddings``, :data:`~symuat.models.hf_common.MAX_POSITIONS`,
 ``attention_chunk_size`` (when a layer is chunked: below it the chunk mask is the causal mask) and

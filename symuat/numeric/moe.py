@@ -27,7 +27,7 @@ Llama 4 (``input_scaled``) multiplies each selected expert's *input* by its rout
 \odot W_{u,e}^{\mathsf T}u)`: the same stacked gated FFN with :math:`D(u)` before the down projection, and the gate
 branch's pre-activation scaled by the same weights (the diagonal :math:`D_{in}(u)`, 1 on the shared expert's units),
 :math:`W'_2 = D_{in}(u)\,S(u)F_g\cdots` and :math:`b'_2` with it, both dynamic (the held network of
-:mod:`symuat.analysis.frozen` holds :math:`D_{in}(u)` with :math:`D(u)`).
+:mod:`symuat.analysis.frozen` holds :math:`D_{in}(u)` with :math:`D(u)`; ledger: ``ext:moe.input-scaled*``).
 A shared expert has the gate :math:`s(u) = \mathrm{sigmoid}(u\,w_s)` (Qwen2-MoE)
 or 1.  Then :math:`\mathrm{MoE}(u) = \sum_e g_e(u)\,\mathrm{FFN}_e(u) + s(u)\,\mathrm{FFN}_{sh}(u)`.  Stacking the
 experts' columns, this is the gated FFN :math:`W_d^{\mathsf T} D(u)\,(\mathrm{act}(W_g^{\mathsf T}u)\odot
