@@ -25,22 +25,22 @@ __all__ = ["FamilyIndex", "PairIndex", "first_index", "FamilyShape", "FamilyInpu
            "ComputedFamily", "family_from"]
 
 
-@dataclass(frozen=True, eq=False)
-class FamilyIndex:
-    """The index of a family member while tracing: variable ``var`` ranging over the atom ``atom``."""
+class _MemberIndex:
+    """What a builder may do with a member index while tracing: name it in ``*_block`` and ``family_sum``, and
+    compare it with itself; any arithmetic or other comparison is outside the fragment (it depends on the member)."""
 
-    var: str
-    atom: str
+    def _over(self) -> object:
+        raise NotImplementedError
 
     def _refuse(self, *_args):
-        raise OutsideFragment(f"arithmetic on the family index over {self.atom} (only *_block and family_sum "
+        raise OutsideFragment(f"arithmetic on the family index over {self._over()} (only *_block and family_sum "
                               "may use it)")
 
     def __eq__(self, other):
         """Only ``j == j``: whether a member index equals a position (or another index) depends on the member."""
         if other is self:
             return True
-        raise OutsideFragment(f"the builder compares the family index over {self.atom} with {other!r}")
+        raise OutsideFragment(f"the builder compares the family index over {self._over()} with {other!r}")
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -52,7 +52,18 @@ class FamilyIndex:
 
 
 @dataclass(frozen=True, eq=False)
-class PairIndex:
+class FamilyIndex(_MemberIndex):
+    """The index of a family member while tracing: variable ``var`` ranging over the atom ``atom``."""
+
+    var: str
+    atom: str
+
+    def _over(self) -> object:
+        return self.atom
+
+
+@dataclass(frozen=True, eq=False)
+class PairIndex(_MemberIndex):
     r"""The index of a member of a family over the product :math:`[G]\times[H/G]` (row-major: member
     :math:`g\,(H/G) + q`): the pair of family indices ``(outer, inner)``, e.g. a query head as (its key/value group,
     its place in the group)."""
@@ -68,22 +79,8 @@ class PairIndex:
     def type(self) -> IndexType:
         return Prod((Atom(self.outer.atom), Atom(self.inner.atom)))
 
-    def _refuse(self, *_args):
-        raise OutsideFragment(f"arithmetic on the family index over {self.type} (only *_block and family_sum may use "
-                              "it)")
-
-    def __eq__(self, other):
-        if other is self:
-            return True
-        raise OutsideFragment(f"the builder compares the family index over {self.type} with {other!r}")
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    __hash__ = object.__hash__
-    __index__ = __int__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
-    __mod__ = __rmod__ = __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+    def _over(self) -> object:
+        return self.type
 
 
 def _index_vars(j) -> tuple:
