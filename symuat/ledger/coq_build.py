@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .coq_graph import requirements, run_in_order
+from .parallel import default_jobs
 from .signing import sign, user_key, verify
 
 #: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
@@ -118,16 +119,10 @@ def run_coqc(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) 
                           text=True, timeout=TIMEOUT)
 
 
-def _jobs() -> int:
-    try:
-        return max(1, min(len(os.sched_getaffinity(0)), 4))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, min(os.cpu_count() or 1, 4))
-
-
 def _compile(coqc: str, project: CoqProject, work: Path) -> str:
     """Compile the project's files into ``work``, each once the files it requires are compiled, independent files
-    at the same time (:mod:`~symuat.ledger.coq_graph`); ``""`` on success, else why not."""
+    at the same time (:mod:`~symuat.ledger.coq_graph`; as many as the audit's worker processes,
+    :func:`~symuat.ledger.parallel.default_jobs`); ``""`` on success, else why not."""
     for file in (*project.loaded, *project.files):  # loaded: read by Load from the -Q path, never compiled alone
         (work / file).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(project.root / file, work / file)
@@ -143,7 +138,7 @@ def _compile(coqc: str, project: CoqProject, work: Path) -> str:
             return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
         return ""
 
-    return run_in_order(project.files, needs, one, _jobs())
+    return run_in_order(project.files, needs, one, default_jobs())
 
 
 def _digests(build: Path) -> dict[str, str]:
