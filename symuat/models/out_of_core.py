@@ -257,6 +257,8 @@ def lm_logits(model: Any, hidden: Any, chunk: int = LOGIT_CHUNK) -> np.ndarray:
     from safetensors import safe_open
 
     torch = require_torch()
+    check_memory(8 * (h.shape[0] * V + 2 * min(int(chunk), V) * M), f"computing {h.shape[0]} x {V} logits",
+                 "pass fewer hidden states at a time, or a smaller chunk")  # the logits, a chunk read and widened
     out = np.empty((h.shape[0], V))
     with safe_open(shards.where[key], framework="pt") as f:
         sl = f.get_slice(key)

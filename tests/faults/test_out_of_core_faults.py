@@ -203,6 +203,16 @@ def test_lm_logits_refusals(llama, tmp_path):
         lm_logits(load(tmp_path, out_of_core=True), np.zeros((2, 16)))
 
 
+def test_lm_logits_estimates_its_memory_before_allocating(llama, monkeypatch):
+    from symuat.models.out_of_core import lm_logits
+
+    model = load(llama, out_of_core=True)
+    monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "1K")
+    with pytest.raises(OutOfMemoryError, match=r"out of memory computing 2 x \d+ logits: about .* needed.*pass fewer "
+                                               r"hidden states at a time, or a smaller chunk"):
+        lm_logits(model, np.zeros((2, 16)))
+
+
 def test_in_memory_refused_from_the_headers(llama, monkeypatch):
     """``out_of_core=False`` on a model whose float64 weights exceed the memory allowed: refused before loading."""
     monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "10K")
