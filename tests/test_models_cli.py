@@ -85,11 +85,12 @@ def test_unsupported_model_type(tmp_path):
     _one_line_error(_run(tmp_path), "unsupported model type 'codegen'")
 
 
-def test_device_cpu_gives_the_numpy_report(checkpoint):
-    """``--device cpu``: the form evaluated with the torch backend; every layer's error within 1e-12 and the shares
-    equal NumPy's within 1e-12 (random input and text alike)."""
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+def test_a_torch_device_gives_the_numpy_report(checkpoint, device):
+    """``--device cpu`` (and ``cuda`` where a GPU is): the form evaluated with the torch backend; every layer's error
+    within 1e-12 and the shares equal NumPy's within 1e-12 (random input and text alike)."""
     want = json.loads(_run(checkpoint, "--format", "json", "--tokens", 6).output)
-    res = _run(checkpoint, "--format", "json", "--tokens", 6, "--device", "cpu")
+    res = _run(checkpoint, "--format", "json", "--tokens", 6, "--device", device)
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
     assert got["max_relative_error"] <= 1e-12 and len(got["layers"]) == len(want["layers"]) == 2
