@@ -163,6 +163,7 @@ def _assert_coq_outcome(path: Path, kind: str, theorem: str | None, root: Path, 
     assert "has type" in run.stderr + run.stdout  # a type error, not a syntax error
 
 
+@pytest.mark.slow  # a mutation sweep, one coqc run (about 1.3 s) per mutant: CI's slow step (docs/testing.md)
 @pytest.mark.xdist_group("coq")
 @pytest.mark.parametrize("name", MUTANT_FILES)
 def test_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):
@@ -210,6 +211,7 @@ def test_ext_mutants_cover_the_linked_ext_boxes():
     assert {h[0] for h in headers} == {"refuted", "ill-typed"}
 
 
+@pytest.mark.slow  # a mutation sweep, one coqc run per mutant: CI's slow step
 @pytest.mark.xdist_group("coq")
 @pytest.mark.parametrize("name", EXT_MUTANT_FILES)
 def test_ext_mutant_is_refuted_or_ill_typed(name, duat_root, tmp_path):

@@ -43,6 +43,18 @@ FAMILIES = {
                                                             num_experts_per_tok=2, moe_intermediate_size=12,
                                                             shared_expert_intermediate_size=20,
                                                             experts_implementation="eager")),
+    # attention sinks with sliding layers and clamped experts (GPT-OSS), T5's relative position buckets
+    "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_S, num_key_value_heads=1, head_dim=8, num_local_experts=4,
+                                                      num_experts_per_tok=2, sliding_window=3,
+                                                      experts_implementation="eager")),
+    # input-scaled experts on alternate layers, a NoPE layer, the complex rotary table (Llama 4's text model)
+    "llama4_text": lambda T: T.Llama4TextModel(T.Llama4TextConfig(
+        **{**_S, "num_hidden_layers": 4}, num_key_value_heads=1, head_dim=8, intermediate_size_mlp=20,
+        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=2, attention_chunk_size=16,
+        floor_scale=20)),
+    "t5": lambda T: T.T5EncoderModel(T.T5Config(d_model=16, d_kv=8, d_ff=24, num_layers=2, num_heads=2, vocab_size=V,
+                                                relative_attention_num_buckets=8,
+                                                relative_attention_max_distance=6)),
 }
 BACKENDS = ["numpy", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -198,6 +210,31 @@ def test_to_device_shares_cpu_memory_and_keeps_the_numpy_stack(name):
     t = to_device(W.T, "cpu")  # a read-only transposed view, as load() keeps an nn.Linear's weight
     assert t.data_ptr() == W.__array_interface__["data"][0] and np.array_equal(t.numpy(), W.T)
     assert np.array_equal(to_device(W[::-1], "cpu").numpy(), W[::-1])  # negative strides: copied
+
+
+@pytest.mark.parametrize("backend", BACKENDS[1:])
+def test_an_encoder_decoder_on_torch_is_the_library(backend):
+    """T5 on torch (relative position buckets in both stacks, the cross-attention reading the encoder's output on the
+    device): the encoder's output, the decoder's and the logits within 1e-12 of the library, padded rows too."""
+    library = randomize(transformers.T5ForConditionalGeneration(transformers.T5Config(
+        d_model=16, d_kv=8, d_ff=12, num_layers=2, num_heads=2, vocab_size=V, relative_attention_num_buckets=8,
+        relative_attention_max_distance=6, pad_token_id=0, decoder_start_token_id=0)), seed=4).double().eval()
+    model = load(library, device=backend)
+    ids, dids = np.arange(1, 10)[None].repeat(2, 0), np.array([[0, 3, 4, 5, 6, 7, 8, 9]]).repeat(2, 0)
+    mask, dmask = np.ones_like(ids), np.ones_like(dids)
+    mask[1, :2] = dmask[1, -3:] = 0  # left padding in the encoder's input, right padding in the decoder's
+    with torch.no_grad(), library_float64():
+        out = library(input_ids=torch.as_tensor(ids), attention_mask=torch.as_tensor(mask),
+                      decoder_input_ids=torch.as_tensor(dids), decoder_attention_mask=torch.as_tensor(dmask),
+                      output_hidden_states=True)
+    forms = model.duat_form(input_ids=ids, attention_mask=mask, decoder_input_ids=dids, decoder_attention_mask=dmask)
+    for b, form in enumerate(forms):
+        e, d = mask[b].astype(bool), dmask[b].astype(bool)
+        assert form.backend == form.encoder.backend == f"torch:{form.output.device}"
+        assert form.output.device.type == backend
+        assert _worst(out.encoder_last_hidden_state[b].numpy()[e], _host(form.encoder.output)) <= TOL
+        assert _worst(out.decoder_hidden_states[-1][b].numpy()[d], _host(form.output)) <= TOL
+        assert _worst(out.logits[b].numpy()[d], model.head.logits(_host(form.output))) <= TOL
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here (the GPU test runs where one is)")

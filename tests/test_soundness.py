@@ -90,6 +90,7 @@ def test_table_mutants_are_killed(table_report, level):
     assert c.rate >= (0.99 if level == "float" else 1.0), c.survivors
 
 
+@pytest.mark.slow  # builds every mutant of the depth-3 table (about 4 s): CI's slow step
 @pytest.mark.xdist_group("table-mutants")
 def test_equivalent_table_mutants_are_genuine(table_report):
     # replacing a box-1 value (or the new U_i^(i) = W'_{i,3}) by the original parameter changes nothing

@@ -534,9 +534,6 @@ def load(source: Any, tokenizer: Any = None, layers: Optional[int] = None, devic
         raise UnsupportedError(f"load needs a checkpoint directory or a transformers model of a family in "
                                f"{sorted(FAMILIES)}, got {type(source).__name__}")
     tokenizer = own if tokenizer is None else _given_tokenizer(tokenizer, parts[0].shape[0])
-    if encoder is not None and device is not None:
-        raise UnsupportedError(f"device={device!r}: an encoder–decoder's form is evaluated on NumPy only (the torch "
-                               "backend evaluates neither T5's relative position bias nor a cross-attention yet)")
     if encoder is not None and head is not None:
         probe_seq2seq(library, encoder, stack, head)
     elif head is not None:

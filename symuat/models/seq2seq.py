@@ -18,13 +18,15 @@ not contiguous is refused (left and right padding are exact: the bias depends on
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from ..errors import InvalidValueError, SymuatError, UnsupportedError
-from ..numeric import Head, TransformerStack, duat_form, stack_output
+from ..numeric import Head, TransformerStack, stack_output
 from ._torch import linear, require_torch
+from .device import to_device
 from .guards import check_float64, check_module
 from .hf_common import check_config
 from .hf_t5 import t5_stack
@@ -135,13 +137,17 @@ def seq2seq_forms(model: Any, text: Any, input_ids: Any, attention_mask: Any, de
     _contiguous(mask, "attention_mask")
     _contiguous(dmask, "decoder_attention_mask")
     reference = _library_outputs(model, ids, mask, dids, dmask)
+    encoder, decoder, on_device = model.encoder, model.stack, (lambda X: X)
+    if model.device is not None:  # the torch backend: weights moved once (cached), the inputs each time
+        encoder, decoder = (to_device(s, model.device, model._moved) for s in (encoder, decoder))
+        on_device = functools.partial(to_device, device=model.device)
     forms = []
     for b in range(ids.shape[0]):
         real, dreal = np.flatnonzero(mask[b]), np.flatnonzero(dmask[b])
-        enc = duat_form(model.encoder, model.inputs_embeds(ids[b, real], None))
+        enc = model._evaluate(encoder, on_device(model.inputs_embeds(ids[b, real], None)))
         enc = dataclasses.replace(enc, tokens=model._tokens(ids[b, real]), token_ids=_frozen(ids[b, real]))
-        stack = bind_memory(model.stack, enc.output)
-        form = duat_form(stack, model.inputs_embeds(dids[b, dreal], None))
+        stack = bind_memory(decoder, enc.output)
+        form = model._evaluate(stack, on_device(model.inputs_embeds(dids[b, dreal], None)))
         forms.append(dataclasses.replace(
             form, tokens=model._tokens(dids[b, dreal]), token_ids=_frozen(dids[b, dreal]), encoder=enc,
             unembedding=model.head if model.head is not None else model.head_refusal,

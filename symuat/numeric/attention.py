@@ -511,8 +511,7 @@ class HeadPlan:
 
 
 #: what the torch backend does not evaluate yet (refused by name): attention's field → what it is
-_NOT_ON_TORCH = {"latent": "multi-head latent attention", "position_bias": "a relative position bias (T5)",
-                 "sinks": "attention sinks"}
+_NOT_ON_TORCH = {"latent": "multi-head latent attention"}
 
 
 def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
@@ -535,11 +534,14 @@ def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:
     out = xp.empty((attn.n_heads, N, N), dtype=Q.dtype, device=Q.device)  # one block, the heads are its views
     if plan.angles is not None:  # computed on the host (Rotary.angles)
         plan.angles = tuple(xp.asarray(a, device=Q.device) for a in plan.angles)
+    relative = None if plan.relative is None else xp.asarray(plan.relative, device=Q.device)
     for h in range(attn.n_heads):
         Qh, Kh = plan._qk(h)
         S = (Qh @ Kh.T) * s
         if attn.alibi is not None:
             S = S + attn.alibi[h, :N]
+        if relative is not None:  # T5's bias of every relative position j - i, gathered on the device
+            S = S + attn.position_bias[h][relative]
         if attn.softcap is not None:
             S = xp.tanh(S / attn.softcap) * attn.softcap
         if not bool(xp.all(xp.isfinite(S))):
@@ -548,8 +550,14 @@ def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:
                                     f"max |K_h| = {float(xp.max(xp.abs(Kh))):.3g})")
         if drop is not None:
             S = xp.where(drop, -xp.inf, S)
-        S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
-        out[h, ...] = S / xp.sum(S, axis=1, keepdims=True)
+        if attn.sinks is None:
+            S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
+            out[h, ...] = S / xp.sum(S, axis=1, keepdims=True)
+        else:  # the sink's logit z_h joins every row's softmax and is dropped: rows sum to 1 - pi
+            z = attn.sinks[h]
+            m = xp.maximum(xp.max(S, axis=1, keepdims=True), z)
+            S = xp.exp(S - m)
+            out[h, ...] = S / (xp.sum(S, axis=1, keepdims=True) + xp.exp(z - m))
     return [out[h, ...] for h in range(attn.n_heads)]
 
 

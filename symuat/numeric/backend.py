@@ -91,8 +91,8 @@ def copy_array(a: Any) -> Any:
     return namespace(a).asarray(a, copy=True)
 
 
-def zeros_like_backend(like: Any, n: int) -> Any:
-    """A float64 zero vector of length ``n`` on the backend and device of ``like``."""
+def zeros_like_backend(like: Any, n: Any) -> Any:
+    """A float64 zero array of shape ``n`` (a length or a shape tuple) on the backend and device of ``like``."""
     if like is None or is_numpy(like):
         return np.zeros(n)
     xp = namespace(like)

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array
 from .attention import AttentionWeights
-from .backend import backend_name, is_numpy
+from .backend import backend_name, is_numpy, namespace
 from .norms import apply_norm, check_norm
 
 __all__ = ["CrossAttention", "cross_heads", "cross_attention"]
@@ -99,21 +99,23 @@ def _memory(ca: CrossAttention, where: str) -> np.ndarray:
 
 
 def cross_heads(ca: CrossAttention, U: np.ndarray, where: str = "") -> List[np.ndarray]:
-    r""":math:`H_h(U, E)` (:math:`N\times N_e`) of every head at the normed decoder stream ``U``."""
-    if not is_numpy(U):
-        raise UnsupportedError(f"cross-attention{where}: the {backend_name(U)} backend does not evaluate it yet; "
-                               "evaluate this model on NumPy (device=None)")
+    r""":math:`H_h(U, E)` (:math:`N\times N_e`) of every head at the normed decoder stream ``U`` (NumPy or torch, the
+    backend of ``U`` and the bound memory)."""
     E, a = _memory(ca, where), ca.attention
+    if is_numpy(U) != is_numpy(E):
+        raise UnsupportedError(f"cross-attention{where}: the decoder stream is on the {backend_name(U)} backend, the "
+                               f"encoder's output on {backend_name(E)}")
+    xp = np if is_numpy(U) else namespace(U)
     Q = U @ a.W_Q if a.b_Q is None else U @ a.W_Q + a.b_Q
     K = E @ a.W_K if a.b_K is None else E @ a.W_K + a.b_K
     out = []
     for h in range(a.n_heads):
         with np.errstate(over="ignore", invalid="ignore"):
             S = (Q[:, a.head_slice(h)] @ K[:, a.kv_slice(h)].T) * a.scale_value()
-        if not np.all(np.isfinite(S)):
+        if not bool(xp.all(xp.isfinite(S))):
             raise InvalidValueError(f"cross-attention{where} head {h}: the scores overflow float64")
-        S = np.exp(S - S.max(axis=1, keepdims=True))
-        out.append(S / S.sum(axis=1, keepdims=True))
+        S = xp.exp(S - xp.max(S, axis=1, keepdims=True))
+        out.append(S / xp.sum(S, axis=1, keepdims=True))
     return out
 
 
@@ -123,8 +125,6 @@ def cross_attention(ca: CrossAttention, X: np.ndarray, where: str = "") -> np.nd
     U = apply_norm(X, ca.norm)
     E, a = _memory(ca, where), ca.attention
     V = E @ a.W_V if a.b_V is None else E @ a.W_V + a.b_V
-    concat = np.empty((X.shape[0], a.n_heads * a.head_dim))
-    for h, H in enumerate(cross_heads(ca, U, where)):
-        concat[:, a.head_slice(h)] = H @ V[:, a.kv_slice(h)]
-    Y = concat @ a.W_O
+    mixed = [H @ V[:, a.kv_slice(h)] for h, H in enumerate(cross_heads(ca, U, where))]
+    Y = (np.concatenate(mixed, axis=1) if is_numpy(U) else namespace(U).concat(mixed, axis=1)) @ a.W_O
     return Y if a.b_O is None else Y + a.b_O

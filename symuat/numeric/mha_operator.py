@@ -153,13 +153,13 @@ def _terms(attn: AttentionWeights, heads: List[np.ndarray]) -> List[Kron]:
 def _mha_operator(N: int, attn: AttentionWeights, heads) -> Tuple[KronSum, np.ndarray]:
     """The operator and its bias; ``heads`` is a list of :math:`H_h` or a ``HeadPlan`` (lazy)."""
     lazy = isinstance(heads, HeadPlan)
-    sinks = not attn.stochastic_rows  # sinks, latent attention: row sums vary (NumPy only: refused on torch)
-    c = np.zeros((N, attn.width)) if sinks else zeros_like_backend(attn.W_O, attn.width)
+    sinks = not attn.stochastic_rows  # sinks, latent attention: row sums vary
+    c = zeros_like_backend(attn.W_O, (N, attn.width) if sinks else attn.width)
     for h in range(attn.n_heads):
         if attn.b_V is not None:
             image = attn.W_O[attn.head_slice(h), :].T @ attn.b_V[attn.kv_slice(h)]
-            if sinks:  # row n of H_h sums to 1 - pi_{h,n}
-                c = c + np.outer((heads.head(h) if lazy else heads[h]).sum(axis=1), image)
+            if sinks:  # row n of H_h sums to 1 - pi_{h,n}: the outer product (row sums) image^T
+                c = c + (heads.head(h) if lazy else heads[h]).sum(axis=1)[:, None] * image[None, :]
             else:
                 c = c + image
     if attn.b_O is not None:

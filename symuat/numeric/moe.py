@@ -49,7 +49,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..errors import InvalidValueError, ShapeError
 from ..names import logistic
 from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
@@ -174,12 +174,12 @@ class MoEFFNWeights:
 
     def input_scales(self, U: np.ndarray) -> np.ndarray:
         r""":math:`D_{in}(U)` (``input_scaled``): each token's routing weight on its experts' units, 1 on the shared
-        expert's, ``(N, EF + F_{sh})`` (module docstring)."""
-        G, _ = routing_gates(self, U)
+        expert's, ``(N, EF + F_{sh})`` (module docstring); on torch chosen on the host, as :func:`unit_gates`."""
+        G, _ = routing_gates(self, U) if is_numpy(U) else _host_routing(self, to_numpy(U))
         D = np.repeat(G, self.experts[0].hidden, axis=1)
         if self.shared is not None:
             D = np.concatenate([D, np.ones((U.shape[0], self.shared.hidden))], axis=1)
-        return D
+        return D if is_numpy(U) else namespace(U).asarray(D, device=device_of(U))
 
     # the stacked gated FFN (the experts' columns side by side, the shared expert last)
     W_gate = property(lambda self: self._W_gate)
@@ -206,9 +206,6 @@ class MoEFFNWeights:
         and the unselected ones are gated by exact zeros: the same values."""
         N = U.shape[0]
         if self.input_scaled:  # Llama 4: the held dense form with the gate branch scaled by D_in(U)
-            if not is_numpy(U):
-                raise UnsupportedError("a mixture of experts with input-scaled experts (Llama 4) is evaluated on "
-                                       "NumPy only; evaluate this model with device=None")
             gate, zero = _op(N, self.W_gate, None)
             down, bias = _op(N, self.W_down, None)
             scale = self.input_scales(U).reshape(-1)
@@ -314,8 +311,8 @@ def _sparsemixer(logits: np.ndarray, eps: float) -> np.ndarray:
 def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     r"""The diagonal :math:`D(U)` as an ``(N, EF + F_{sh})`` array: each token's gate on each stacked hidden unit."""
     if not is_numpy(U):  # another backend (torch): the discrete top-k choice on the host (module docstring)
-        D = unit_gates_host(w, to_numpy(U))
-        return namespace(U).asarray(D, device=device_of(U))
+        D = namespace(U).asarray(unit_gates_host(w, to_numpy(U)), device=device_of(U))
+        return D if w.up_clamp is None else D * clamp_factors(w, U)  # the clamp's factors on the device
     G, s = routing_gates(w, U)
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
@@ -327,15 +324,18 @@ def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
 
 def unit_gates_host(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     r""":func:`unit_gates` with NumPy on the host, from a host copy ``U`` of the routed input: the router's weights are
-    read back from their backend (:math:`M\times E`, small), so the top-k choice is the NumPy backend's own."""
-    if w.up_clamp is not None:
-        raise UnsupportedError("a mixture of experts with a clamped up branch (GPT-OSS) is evaluated on NumPy only; "
-                               "evaluate this model with device=None")
-    G, s = _routing(w, U, *(to_numpy(a) for a in (w.router, w.shared_gate, w.router_bias, w.choice_bias)))
+    read back from their backend (:math:`M\times E`, small), so the top-k choice is the NumPy backend's own; an up
+    clamp's factors are not included (:func:`unit_gates` multiplies them in on the device)."""
+    G, s = _host_routing(w, U)
     D = np.repeat(G, w.experts[0].hidden, axis=1)
     if s is not None:
         D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
     return D
+
+
+def _host_routing(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """:func:`routing_gates` of a host copy ``U`` with the router's weights read back from their backend."""
+    return _routing(w, U, *(to_numpy(a) for a in (w.router, w.shared_gate, w.router_bias, w.choice_bias)))
 
 
 def clamp_factors(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
@@ -343,6 +343,11 @@ def clamp_factors(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     :math:`|y - t| \le c`, else :math:`(\pm c + t)/y`."""
     c, t = w.up_clamp
     Y = U @ w.W_up if w.b_up is None else U @ w.W_up + w.b_up
+    if not is_numpy(Y):  # torch: the same factors out of place (the discarded branch never divides by a hit y)
+        xp = namespace(Y)
+        hit = xp.abs(Y - t) > c
+        return xp.where(hit, (xp.clip(Y - t, min=-c, max=c) + t) / xp.where(hit, Y, xp.ones_like(Y)),
+                        xp.ones_like(Y))
     out = np.ones_like(Y)
     hit = np.abs(Y - t) > c
     if hit.any():

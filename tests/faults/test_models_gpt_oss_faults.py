@@ -82,17 +82,3 @@ def test_moe_weights_it_cannot_represent_are_refused(kw, error, match):
     experts = (_expert(rng, b_down=np.ones(4) if down else None), _expert(rng))
     with pytest.raises(error, match=match):
         MoEFFNWeights(experts, rng.standard_normal((4, 2)), 1, **kw)
-
-
-@pytest.mark.parametrize("extra, what", [("sinks", "attention sinks"),
-                                         ("position_bias", r"a relative position bias \(T5\)")])
-def test_attention_extras_are_refused_on_the_torch_backend(extra, what):
-    """The array-API path does not compute sinks or relative position biases: refused by name, never dropped."""
-    from symuat.models import to_device
-    from symuat.numeric import AttentionWeights, head_attention_weights
-
-    W = np.eye(4)
-    value = np.zeros(2) if extra == "sinks" else np.zeros((2, 9))
-    attn = to_device(AttentionWeights(W, W, W, W, n_heads=2, **{extra: value}), "cpu")
-    with pytest.raises(UnsupportedError, match=rf"the torch:cpu backend does not evaluate {what} yet"):
-        head_attention_weights(to_device(np.ones((3, 4)), "cpu"), attn)

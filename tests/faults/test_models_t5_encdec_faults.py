@@ -138,12 +138,6 @@ def test_a_patched_cross_forward_is_caught_by_the_probe(monkeypatch):
         load(library)
 
 
-def test_the_torch_device_is_refused():
-    library = randomize(T.T5ForConditionalGeneration(T.T5Config(**_S)), seed=4)
-    with pytest.raises(UnsupportedError, match=r"device='cpu': an encoder–decoder's form is evaluated on NumPy only"):
-        load(library, device="cpu")
-
-
 def _attn(**kw):
     W = np.eye(4)
     return AttentionWeights(W, W, W, W, n_heads=2, scale=1.0, **kw)
