@@ -2,9 +2,10 @@
    tokens, experts, top-k slots and width (ext:moe.unselected-experts; docs/coq.md).
 
    A choice C gives token n the expert C n s in slot s (any function 'I_N -> 'I_k -> 'I_E: every choice, the
-   distinct top-k ones among them), with the weight W_{n,s} (after any renormalisation and scaling).  An expert is
-   any function F_e on the rows of H (an FFN acts on each token's row; symuat.layers.moe.dispatch gathers the rows
-   of the tokens that chose e, applies F_e to them and scatter-adds them).
+   distinct top-k ones among them; a repeated expert adds every slot), with the weight W_{n,s} (after any
+   renormalisation and scaling).  An expert is any function F_e on the rows of H (an FFN acts on each token's row;
+   symuat.layers.moe.dispatch gathers the rows of the tokens that chose e, applies F_e to them and scatter-adds
+   them).
 
    dispatch: the libraries' loop, for every expert e the tokens and slots with C n s = e, W_{n,s} F_e(h_n) added
    to row n.  dispatch_gate_form: it is the gate form sum_e G_e F_e(H) with G_e = diag(g_e),
