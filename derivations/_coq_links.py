@@ -110,6 +110,12 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'Concat_h(H_h X W_V,h) W_O = sum_h H_h X W_V,h W_O,h.'),
     'duat:eq9': (CoqLink('MultiHead.mha_closed_form'),
         'vec_r MHA(X) = (sum_h H_h (x) (W_V,h W_O,h)^T) vec_r X.'),
+    'ext:alibi.closed-form': (CoqLink('Alibi.alibi_closed_form'),
+        "BLOOM's layer, key positions (cumsum(mask) - 1) mask = max(m - p, 0) (alibi_positions), its visibility, "
+        "exp any function times the free z_{h,n} = sum_h H_h (x) (W_V,h W_O,h)^T x' with H_h the masked weights of "
+        'S_h + m_h 1 p^T under a window of width N; every N, p, heads, head width, M; scores S_h given. '
+        'alibi_relative_closed_form: with the normalised softmax (e(a+b) = e(a)e(b), e nonzero) H_h is also the '
+        'softmax of the relative bias m_h (p_m - p_n) (softmax_shift).'),
     'ext:attention-sink.mv-form': (CoqLink('ExtAttention.sink_attention_vec'),
         "Block.attention with H_h 1 = 1 - pi_h: vec_r = W'_HVO x' + 1 (x) (sum_h W_O,h^T b_V,h + b_O) - sum_h pi_h "
         "(x) W_O,h^T b_V,h; sink_a_vec: that bias is the a of every Block.v box (the box stays W'(x) x' + b'(x))."),
@@ -137,6 +143,10 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'ext:mla.mv-form': (CoqLink('ExtAttention.mla_vec'),
         "Latent C = D (X W_DKV + 1 b) Gamma, every rank and width; mla_attention: MLA is Block.attention with "
         "H~_h = H_h D and values W_DKV Gamma W_UV, so every Block.v box holds with it."),
+    'ext:moe.unselected-experts': (CoqLink('MoE.unselected_experts'),
+        "The dispatch (per expert, the chosen (token, slot) pairs, W_{n,s} F_e(h_n) added to row n) is unchanged "
+        'when every expert no token chose is replaced by any row function; every N, E, k, M and every choice '
+        '(dispatch_gate_form: it is sum_e G_e F_e(H) with G_e = 0 for an unchosen e).'),
     'ext:parallel-block.eq20': (CoqLink('Block.parallel_eq20'),
         "W'_{i,1} = I + A L_1, b'_{i,3} = A beta'_1 + a + f_2, W'_{i,2} = F_1 L_2, b'_{i,2} = F_1 beta'_2 + "
         "f_1, W'_{i,3} = F_2."),

@@ -36,10 +36,11 @@ from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary import rotary_pairs
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
+from ._coq_links import linked
 from .ext_layers import ROPE_DIMS
 
 __all__ = ["entries", "sigma_tanh", "np_band", "np_interleaved_rope", "softcap_identity", "sliding_window_identity",
-           "alibi_identity", "interleaved_operator_identity", "interleaved_closed_form_identity"]
+           "alibi_identity", "alibi_query_rhs", "interleaved_operator_identity", "interleaved_closed_form_identity"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -189,6 +190,18 @@ def _alibi_weights(e, d):
     return weights
 
 
+def alibi_query_rhs(e, d):
+    r"""The closed form with the bias on the query positions, :math:`m_h\mathbf p\mathbf 1^T` (:math:`\mathbf 1
+    \mathbf p^T` transposed; the Coq mutant ``coq/mutants/ext/Mutant_alibi_query.v``).  A constant per row, which
+    the softmax drops: :math:`H_h` loses ALiBi.  False from :math:`N = 2`."""
+    p = d["N"] - d["r"]
+
+    def weights(j, Q, K):
+        S = Q * K.T + alibi_bias(d["N"], e["sl"][j], p).T
+        return masked_weights(S, sliding_window_mask(d["N"], d["N"], p), e[f"z{j + 1}"], SIGMA)
+    return _closed_form(e, d, weights)
+
+
 def _alibi_library(e, d):
     r"""BLOOM's order: the bias tensor from the cumulative attention mask, added to the scores, then masked."""
     N, p = d["N"], d["N"] - d["r"]
@@ -306,8 +319,9 @@ _FINAL = (r"\mathrm{logits} = c\tanh\big(\mathbf W_U\,x'_{\mathrm{out}}/c\big),\
 
 
 def entries() -> list[Entry]:
+    """The entries, ALiBi's with its Coq theorem (docs/coq.md)."""
     P = Status.PROVED
-    return [
+    return linked([
         Entry("ext:softcap.closed-form", "attention soft-capping (Gemma 2)", _SOFTCAP, P, softcap_identity(),
               note=r"The cap acts on the scores before the softmax: it changes $H_h$ and nothing else, so"
                    r" $W'_{HVO}$ keeps the closed form of Eq. 10."),
@@ -326,7 +340,11 @@ def entries() -> list[Entry]:
         Entry("ext:alibi.closed-form", "ALiBi position biases (BLOOM, MPT, Falcon)", _ALIBI, P, alibi_identity(),
               note=r"An additive bias inside the softmax: it changes $H_h$ only. $m_h\mathbf 1\mathbf p^T$ (key"
                    r" positions) and the relative $m_h(p_m - p_n)$ differ by a constant per row, which the softmax"
-                   r" ignores."),
+                   r" ignores. Coq proves it for every $N$, padding $p$, number and width of heads and slopes"
+                   r" (\texttt{Alibi.alibi\_closed\_form}): BLOOM's positions $(\mathrm{cumsum}(\mathrm{mask}) - 1)"
+                   r"\cdot\mathrm{mask}$ are $\max(m - p, 0)$, $\exp$ any function times the free $z_{h,n}$, the"
+                   r" scores $S_h$ given; with the normalised softmax ($e^{a+b} = e^ae^b \ne 0$) $H_h$ is also the"
+                   r" softmax of the relative bias (\texttt{Alibi.alibi\_relative\_closed\_form})."),
         Entry("ext:rotary.interleaved", "interleaved rotary embeddings, full and partial (GPT-J, Cohere)",
               _INTER_OP, P, interleaved_operator_identity(),
               note=r"Adjacent planes $(2i, 2i+1)$ instead of $(i, i + r/2)$: the same per-position block rotation up"
@@ -334,4 +352,4 @@ def entries() -> list[Entry]:
         Entry("ext:rotary.interleaved-closed-form", "interleaved rotary inside attention", _INTER_CF, P,
               interleaved_closed_form_identity(),
               note=r"As \texttt{ext:rotary.closed-form}: the rotation changes $H_h$ only."),
-    ]
+    ])

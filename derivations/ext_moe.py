@@ -47,10 +47,11 @@ from symuat.layers.moe import (
     routing_gates,
 )
 
+from ._coq_links import linked
 from .ext_duat_blocks import enc, np_gate
 
-__all__ = ["entries", "choice_of", "np_expert", "moe_gate_identity", "routing_identity", "np_moe_eq20",
-           "EXPERTS"]
+__all__ = ["entries", "choice_of", "np_expert", "moe_gate_identity", "routing_identity", "dense_swapped_rhs",
+           "np_moe_eq20", "EXPERTS"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -207,6 +208,22 @@ def routing_identity(renormalise: bool) -> Identity:
                           r" experts, $k = 2$.")
 
 
+def _unselected_experts(e, d, swapped: bool) -> list[GatedFFN]:
+    """The routed experts; ``swapped``: those no token chose in choice 1 (experts >= k) with the fresh weights."""
+    used = {j for s in choice_of(d["N"], d["E"], d["k"], 1) for j in s}
+    return [_expert(e, j) if j in used or not swapped else
+            GatedFFN(*(e[f"{k}{j + 1}x"] for k in ("Wg", "Wu", "Wd")), b_d=e[f"bd{j + 1}x"])
+            for j in range(d["E"])]
+
+
+def dense_swapped_rhs(e, d):
+    r"""Dense gating with the unchosen experts swapped: every expert on every token with the router's probability,
+    :math:`\sum_e\operatorname{diag}(p_{\cdot,e})F'_e(\mathbf H)` (the Coq mutant
+    ``coq/mutants/ext/Mutant_moe_dense.v``).  False: an expert no token chose then contributes."""
+    experts, P = _unselected_experts(e, d, True), _probs(e)
+    return vec_r(gated_experts(e["H"], lambda j: col_block(P, j, 1), lambda j: experts[j], d["E"], SIGMA))
+
+
 def _unselected_identity() -> Identity:
     r"""The dispatch does not read the weights of an expert no token chose (choice c = 1: experts ≥ k unused)."""
     def shapes(d):
@@ -216,12 +233,8 @@ def _unselected_identity() -> Identity:
 
     def run(e, d, swapped):
         choice = choice_of(d["N"], d["E"], d["k"], 1)
-        used = {j for s in choice for j in s}
-        experts = [_expert(e, j) if j in used or not swapped else
-                   GatedFFN(*(e[f"{k}{j + 1}x"] for k in ("Wg", "Wu", "Wd")), b_d=e[f"bd{j + 1}x"])
-                   for j in range(d["E"])]
         W = Matrix(d["N"], d["k"], lambda n, slot: _probs(e)[n, choice[n][slot]])
-        return vec_r(dispatch(e["H"], experts, choice, W, SIGMA))
+        return vec_r(dispatch(e["H"], _unselected_experts(e, d, swapped), choice, W, SIGMA))
 
     def ref(a, d):
         P = logistic(a["H"] @ a["Wr"]) * a["z"]
@@ -376,8 +389,9 @@ _INDUCTION = (r"x'_L = \tilde A_Lx'_0 + \tilde c_L + \textstyle\sum_{j\le L}\sum
 
 
 def entries() -> list[Entry]:
+    """The entries, the unselected experts' with its Coq theorem (docs/coq.md)."""
     P = Status.PROVED
-    return [
+    return linked([
         Entry("ext:moe.gate-form", "MoE FFN with dynamic diagonal gates per expert", _GATES, P, moe_gate_identity(),
               note=r"Each expert is a gated FFN (\texttt{ext:gated-ffn.mv-form}) behind its own dynamic diagonal"
                    r" gate $G_e$; shared experts have the gate $T$ (Qwen2-MoE: $t_n = \mathrm{sigmoid}(h_nw)$;"
@@ -398,7 +412,10 @@ def entries() -> list[Entry]:
               r"\mathrm{MoE}(\mathbf H;\ F_e) = \mathrm{MoE}(\mathbf H;\ F'_e)\ \text{when no token chose } e",
               P, _unselected_identity(),
               note=r"The dispatch never reads an unchosen expert: $G_e = 0$. Which experts are unchosen depends on"
-                   r" the input."),
+                   r" the input. Coq proves it for every number of tokens, experts, slots and width and every choice"
+                   r" (\texttt{MoE.unselected\_experts}): the experts are any functions of a token's row, those that no"
+                   r" token chose replaced by any others; the dispatch is $\sum_e G_eF_e(\mathbf H)$"
+                   r" (\texttt{MoE.dispatch\_gate\_form})."),
         Entry("ext:moe.eq20", "pre-LN block with an MoE FFN as Eq. 20", _EQ20, P,
               OpaqueIdentity(lambda g: enc(moe_block(g)("i", X)), lambda g: enc(_claimed_moe_eq20(g)), (False, True),
                              reference=lambda a, g: _np_moe_block(a, g, "i", a["x'_{i-1}"]),
@@ -415,7 +432,4 @@ def entries() -> list[Entry]:
         Entry("ext:moe.induction", "MoE, every depth", _INDUCTION, P, _induction_identity(),
               note=r"The terms of an expert that no token chose in layer $j$ carry $\tilde U^{(L)}_{j,e} = 0$ at"
                    r" that input: the expansion keeps the same shape, the selection lives in the parameters."),
-    ]
-
-
-
+    ])
