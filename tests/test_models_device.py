@@ -47,6 +47,16 @@ FAMILIES = {
     "gpt_oss": lambda T: T.GptOssModel(T.GptOssConfig(**_S, num_key_value_heads=1, head_dim=8, num_local_experts=4,
                                                       num_experts_per_tok=2, sliding_window=3,
                                                       experts_implementation="eager")),
+    # multi-head latent attention with query compression, group-limited routing and a shared expert (DeepSeek-V3),
+    # and DeepSeek-V2 without query compression
+    "deepseek_v3": lambda T: T.DeepseekV3Model(T.DeepseekV3Config(
+        **{**_S, "num_key_value_heads": 2}, moe_intermediate_size=8, n_shared_experts=1, n_routed_experts=4,
+        num_experts_per_tok=2, kv_lora_rank=6, q_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=3,
+        first_k_dense_replace=1, n_group=2, topk_group=1, experts_implementation="eager")),
+    "deepseek_v2": lambda T: T.DeepseekV2Model(T.DeepseekV2Config(
+        **{**_S, "num_key_value_heads": 2}, moe_intermediate_size=8, n_shared_experts=1, n_routed_experts=4,
+        num_experts_per_tok=2, kv_lora_rank=6, q_lora_rank=None, qk_nope_head_dim=4, qk_rope_head_dim=4,
+        v_head_dim=3, first_k_dense_replace=1, experts_implementation="eager")),
     # input-scaled experts on alternate layers, a NoPE layer, the complex rotary table (Llama 4's text model)
     "llama4_text": lambda T: T.Llama4TextModel(T.Llama4TextConfig(
         **{**_S, "num_hidden_layers": 4}, num_key_value_heads=1, head_dim=8, intermediate_size_mlp=20,

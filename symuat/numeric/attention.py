@@ -48,10 +48,18 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..errors import InvalidValueError, ShapeError
 from ..validation import as_finite_array, check_positive_dim, check_real_number, check_shape
 from ._arrays import frozen
-from .backend import as_backend_array, backend_name, check_same_backend, is_array, is_numpy, namespace, to_numpy
+from .backend import (
+    as_backend_array,
+    check_same_backend,
+    device_of,
+    is_array,
+    is_numpy,
+    namespace,
+    to_numpy,
+)
 from .latent import LatentQK, latent_scores
 from .norms import NormWeights, apply_norm, check_norm
 from .rotary import Rotary, apply_rotary
@@ -420,7 +428,10 @@ class HeadPlan:
         d = attn.head_dim
         self.latent = self.D = self.Q = self.K = None
         if attn.latent is not None:
-            self.latent, self.D = latent_scores(X, attn.latent, attn.scale_value(), attn.latent.rotary.angles(N))
+            angles = attn.latent.rotary.angles(N)  # on the host; moved to the device on torch
+            if not is_numpy(X):
+                angles = tuple(namespace(X).asarray(a, device=device_of(X)) for a in angles)
+            self.latent, self.D = latent_scores(X, attn.latent, attn.scale_value(), angles)
         else:
             self.Q = _project(X, attn.W_Q, attn.b_Q, attn.q_norm, d)
             self.K = _project(X, attn.W_K, attn.b_K, attn.k_norm, d)
@@ -510,34 +521,30 @@ class HeadPlan:
         return list(out)
 
 
-#: what the torch backend does not evaluate yet (refused by name): attention's field → what it is
-_NOT_ON_TORCH = {"latent": "multi-head latent attention"}
-
-
 def _heads(X: np.ndarray, attn: AttentionWeights, mask: Optional[np.ndarray], where: str = "") -> List[np.ndarray]:
     """Per-head attention matrices; ``X`` and ``mask`` already validated."""
     if is_numpy(X):
         return HeadPlan(X, attn, mask, where).heads()
-    missing = [what for k, what in _NOT_ON_TORCH.items() if getattr(attn, k) is not None]
-    if missing:
-        raise UnsupportedError(f"attention{where}: the {backend_name(X)} backend does not evaluate "
-                               f"{', '.join(missing)} yet; evaluate this model on NumPy (device=None)")
     return _heads_xp(HeadPlan(X, attn, mask, where), where)
 
 
 def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:
     """The per-head loop of :func:`_heads` on an array-API backend (torch): the same operations, out of place."""
-    attn, Q = plan.attn, plan.Q
+    attn = plan.attn
+    Q = plan.Q if plan.latent is None else plan.latent  # the backend's arrays: queries, or latent scores
     xp = namespace(Q)
-    N, s = Q.shape[0], attn.scale_value()
+    N, s = plan.N, attn.scale_value()
     drop = None if plan.drop is None else xp.asarray(plan.drop, device=Q.device)
     out = xp.empty((attn.n_heads, N, N), dtype=Q.dtype, device=Q.device)  # one block, the heads are its views
     if plan.angles is not None:  # computed on the host (Rotary.angles)
         plan.angles = tuple(xp.asarray(a, device=Q.device) for a in plan.angles)
     relative = None if plan.relative is None else xp.asarray(plan.relative, device=Q.device)
     for h in range(attn.n_heads):
-        Qh, Kh = plan._qk(h)
-        S = (Qh @ Kh.T) * s
+        if plan.latent is not None:  # latent attention: the scaled scores of every head, computed at once
+            S = Qh = Kh = plan.latent[h]
+        else:
+            Qh, Kh = plan._qk(h)
+            S = (Qh @ Kh.T) * s
         if attn.alibi is not None:
             S = S + attn.alibi[h, :N]
         if relative is not None:  # T5's bias of every relative position j - i, gathered on the device
@@ -558,6 +565,8 @@ def _heads_xp(plan: HeadPlan, where: str) -> List[Any]:
             m = xp.maximum(xp.max(S, axis=1, keepdims=True), z)
             S = xp.exp(S - m)
             out[h, ...] = S / (xp.sum(S, axis=1, keepdims=True) + xp.exp(z - m))
+        if plan.D is not None:  # latent attention: the latent norm's diagonal joins the head, H_h D(X)
+            out[h, ...] = out[h, ...] * plan.D[None, :]
     return [out[h, ...] for h in range(attn.n_heads)]
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError
 from ..validation import check_positive_dim, check_real_number
 from ._arrays import frozen
+from .backend import is_numpy, stack
 from .layernorm import inverse_rms
 from .norms import RMSNormWeights, rms_norm
 from .rotary import Rotary, apply_rotary
@@ -136,6 +137,9 @@ def latent_scores(X: np.ndarray, lat: LatentQK, scale: float, angles) -> Tuple[n
     else:
         Q = rms_norm(_lin(X, lat.W_dq, lat.b_dq), lat.q_norm) @ lat.W_uq
     Q = Q.reshape(N, H, dc + dr)
+    if not is_numpy(X):  # torch: the same scores, out of place (the angles moved to the device by the caller)
+        return stack([(Q[:, h, :dc] @ KC[:, h, :].T + apply_rotary(Q[:, h, dc:], lat.rotary, angles) @ KR.T)
+                      * scale for h in range(H)]), d
     S = np.empty((H, N, N))
     for h in range(H):
         QR = apply_rotary(np.ascontiguousarray(Q[:, h, dc:]), lat.rotary, angles)

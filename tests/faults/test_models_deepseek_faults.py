@@ -100,15 +100,3 @@ def test_expert_groups_it_cannot_represent_are_refused(groups):
     e = GatedFFNWeights(rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), rng.standard_normal((3, 4)))
     with pytest.raises(InvalidValueError, match=r"groups=\(n_group, topk_group, rule\)"):
         MoEFFNWeights((e,) * 4, rng.standard_normal((4, 4)), 2, groups=groups)
-
-
-def test_latent_attention_is_refused_on_the_torch_backend():
-    """The array-API path does not compute latent attention: a form on CPU torch is refused by name, never wrong."""
-    from symuat.models import to_device
-    from symuat.numeric import duat_form
-
-    stack = from_module(_v3())
-    X = np.random.default_rng(0).standard_normal((3, 16))
-    with pytest.raises(UnsupportedError, match=r"the torch:cpu backend does not evaluate multi-head latent attention "
-                                               r"yet; evaluate this model on NumPy"):
-        duat_form(to_device(stack, "cpu"), to_device(X, "cpu"))
