@@ -31,7 +31,7 @@ PATHS = {
     # an encoder–decoder's decoder (below the ...ForConditionalGeneration model itself)
     **{f"{f}:decoder": ("decoder.block", "layer.0.SelfAttention.o", "layer.2.DenseReluDense.wo", None)
        for f in ("t5", "mt5", "umt5")},
-    "llama4_text": ("layers", "self_attn.o_proj", "feed_forward", None, "feed_forward.down_proj"),
+    "llama4_text": ("layers", "self_attn.o_proj", "feed_forward", "feed_forward.experts", "feed_forward.down_proj"),
     **{f: _LLAMA for f in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "cohere", "stablelm",
                            "gemma", "gemma2", "gemma3_text")},
     **{f: _MOE for f in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2", "deepseek_v3")},
@@ -109,7 +109,9 @@ class LibraryPatch:
 
         e = self.unit[2]
 
-        def contribution(args):
+        def contribution(args, out):
+            if self.base.config.model_type == "llama4_text":  # the experts' rows, expert by expert: (E*N, M) of
+                return out.view(experts.num_experts, -1, out.shape[-1])[e]  # inputs already scaled by the router
             hidden, index, weights = args[:3]
             if self.base.config.model_type == "gpt_oss":  # its loop cannot skip an index: the others weigh 0
                 return experts.forward(hidden, index, torch.where(index == e, weights, torch.zeros_like(weights)))
@@ -117,12 +119,16 @@ class LibraryPatch:
             return experts.forward(hidden, only, weights)  # the library's own expert loop, expert e only
 
         def hook(module, args, out):
-            mine = contribution(args)[None]  # (1, N, M): tokens are flattened by the MoE block
+            mine = contribution(args, out)[None]  # (1, N, M): tokens are flattened by the MoE block
             if self.mode == "capture":
                 self.value = mine[0][self.rows()].clone()
                 return out
             delta = torch.zeros_like(mine)
             delta[0][self.rows()] = self.value - mine[0][self.rows()]
+            if self.base.config.model_type == "llama4_text":  # into expert e's rows; the MoE block sums the experts
+                full = torch.zeros_like(out).view(experts.num_experts, -1, out.shape[-1])
+                full[e] = delta[0]
+                return out + full.view_as(out)
             return out + delta[0]
         return experts.register_forward_hook(hook)
 

@@ -98,13 +98,14 @@ def test_patching_matches_library_hooks(model):
     corrupted = clean.copy()
     corrupted[[1, 3]] = (clean[[1, 3]] + 5) % (V - 2) + 2
     fc, fx = model.duat_form(input_ids=clean), model.duat_form(input_ids=corrupted)
-    for unit in units(model.stack):
-        if unit[0] == "expert":  # Llama 4's experts take pre-scaled inputs: the hook helper's expert call does not
-            continue
+    moved = {}
+    for unit in units(model.stack):  # experts too: their rows of the experts module's output (pre-scaled inputs)
         got = fx.patch(unit, fc)
         hidden, logits = library_patched(model, clean, corrupted, unit)
+        moved[unit[0]] = max(moved.get(unit[0], 0.0), float(np.max(np.abs(got.output - fx.output))))
         assert _rel_rows(got.output, hidden) <= TOL, unit
         assert np.max(np.abs(got.logits - logits)) <= 10 * TOL * max(1.0, float(np.max(np.abs(logits)))), unit
+    assert moved["expert"] > 1e-9 and min(moved.values()) > 1e-9, moved  # every kind of patch changes the output
 
 
 OPTIONS = {
