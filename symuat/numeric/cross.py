@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..validation import as_finite_array
 from .attention import AttentionWeights
-from .backend import backend_name, is_numpy, namespace
+from .backend import backend_name, check_same_backend, is_numpy, namespace
 from .norms import apply_norm, check_norm
 
 __all__ = ["CrossAttention", "cross_heads", "cross_attention"]
@@ -91,20 +91,22 @@ class CrossAttention:
         return CrossAttention(self.attention, self.norm, memory)
 
 
-def _memory(ca: CrossAttention, where: str) -> np.ndarray:
+def _memory(ca: CrossAttention, U: Any, where: str) -> np.ndarray:
+    """The bound encoder output, on the backend of the decoder stream ``U`` (else one named error)."""
     if ca.memory is None:
         raise InvalidValueError(f"cross-attention{where}: no encoder output is bound (memory=None): evaluate the "
                                 "decoder through Model.duat_form(input_ids=..., decoder_input_ids=...)")
-    return ca.memory
+    E = ca.memory
+    if backend_name(U) != backend_name(E):
+        raise UnsupportedError(f"cross-attention{where}: the decoder stream is on the {backend_name(U)} backend, the "
+                               f"encoder's output on {backend_name(E)}")
+    return E
 
 
 def cross_heads(ca: CrossAttention, U: np.ndarray, where: str = "") -> List[np.ndarray]:
     r""":math:`H_h(U, E)` (:math:`N\times N_e`) of every head at the normed decoder stream ``U`` (NumPy or torch, the
     backend of ``U`` and the bound memory)."""
-    E, a = _memory(ca, where), ca.attention
-    if is_numpy(U) != is_numpy(E):
-        raise UnsupportedError(f"cross-attention{where}: the decoder stream is on the {backend_name(U)} backend, the "
-                               f"encoder's output on {backend_name(E)}")
+    E, a = _memory(ca, U, where), ca.attention
     xp = np if is_numpy(U) else namespace(U)
     Q = U @ a.W_Q if a.b_Q is None else U @ a.W_Q + a.b_Q
     K = E @ a.W_K if a.b_K is None else E @ a.W_K + a.b_K
@@ -122,8 +124,9 @@ def cross_heads(ca: CrossAttention, U: np.ndarray, where: str = "") -> List[np.n
 def cross_attention(ca: CrossAttention, X: np.ndarray, where: str = "") -> np.ndarray:
     r"""The sublayer's output :math:`\mathrm{MHA}(\mathrm N_c X, E)` (N×M): values of :math:`E`, per-head mixing,
     one output projection (the library's order)."""
+    check_same_backend("X", X, ca.attention.W_O)
     U = apply_norm(X, ca.norm)
-    E, a = _memory(ca, where), ca.attention
+    E, a = _memory(ca, U, where), ca.attention
     V = E @ a.W_V if a.b_V is None else E @ a.W_V + a.b_V
     mixed = [H @ V[:, a.kv_slice(h)] for h, H in enumerate(cross_heads(ca, U, where))]
     Y = (np.concatenate(mixed, axis=1) if is_numpy(U) else namespace(U).concat(mixed, axis=1)) @ a.W_O

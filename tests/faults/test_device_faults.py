@@ -116,3 +116,46 @@ def test_single_layer_functions_refuse_mixed_backends(stack):
     for name, call in calls.items():
         with pytest.raises(InvalidValueError, match=r"X is on the torch:cpu backend but the weights are on numpy"):
             call()
+
+
+def _attn(**kw):
+    from symuat.numeric import AttentionWeights
+
+    rng = np.random.default_rng(4)
+    W = [rng.standard_normal((4, 4)) for _ in range(4)]
+    return AttentionWeights(*W, n_heads=2, **kw)
+
+
+@pytest.mark.parametrize("extra, X, error, match", [
+    # a relative bias covering 3 positions (5 relative offsets) and 4 tokens: refused before any device work
+    ("position_bias", np.ones((4, 4)), ShapeError, r"the relative position bias covers 3 positions, the input has 4"),
+    # sinks whose scores overflow: the head is named, no NaN reaches the softmax
+    ("sinks", np.full((3, 4), 1e160), InvalidValueError, r"attention head 0: the scores s\*Q_h K_h\^T overflow"),
+])
+def test_the_attention_extras_on_torch_refuse_what_numpy_refuses(extra, X, error, match):
+    """Sinks and T5's relative bias run on torch now: their hostile inputs get NumPy's errors there too."""
+    attn = _attn(**{extra: np.zeros(2) if extra == "sinks" else np.zeros((2, 5))})
+    for backend in (None, "cpu"):
+        a, x = (attn, X) if backend is None else (to_device(attn, backend), to_device(X, backend))
+        with pytest.raises(error, match=match):
+            head_attention_weights(x, a)
+
+
+@pytest.mark.parametrize("moved, error, match", [
+    ("weights", UnsupportedError, r"cross-attention: the decoder stream is on the torch:cpu backend, the encoder's "
+                                  r"output on numpy"),
+    ("memory", InvalidValueError, r"X is on the torch:cpu backend but the weights are on numpy"),
+])
+def test_a_cross_attention_on_mixed_backends_is_refused(moved, error, match):
+    """A torch decoder stream with the encoder's output (or the cross-attention's weights) left on NumPy: one named
+    error before any arithmetic, never a mix."""
+    from symuat.numeric import LayerNormWeights
+    from symuat.numeric.cross import CrossAttention, cross_attention
+
+    attn, norm, memory = _attn(), LayerNormWeights(np.ones(4), np.zeros(4)), np.ones((2, 4))
+    if moved == "weights":
+        attn, norm = to_device(attn, "cpu"), to_device(norm, "cpu")
+    else:
+        memory = to_device(memory, "cpu")
+    with pytest.raises(error, match=match):
+        cross_attention(CrossAttention(attn, norm, memory=memory), to_device(np.ones((3, 4)), "cpu"))
