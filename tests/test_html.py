@@ -257,15 +257,32 @@ def test_the_console_check_sees_a_planted_error(tmp_path):
 
 
 @pytest.mark.xdist_group("audit")
-def test_an_undecided_level_is_a_question_mark_and_a_grid_proof_says_so(html_site, audited):
-    """All-sizes outside its fragment is '?', never ✓; a statement proved on its grid only shows that grid."""
-    graded = [r for r in audited if r.grid is not None and r.entry.status.value == "proved"]
-    assert graded
+def test_an_undecided_level_is_a_question_mark_and_a_grid_proof_says_so(html_site, audited, session_seed, tmp_path):
+    """All-sizes outside its fragment is '?', never ✓; a statement proved for every size by Coq shows no grid, and one
+    proved on its grid only (the same records without their Coq evidence) shows that grid."""
+    import dataclasses
+
+    from symuat import Level
+
+    def row(site, r):
+        page = (site / f"{r.entry.source.version}.html").read_text(encoding="utf-8")
+        return re.search(rf'<tr><td><a href="#{re.escape(r.entry.id.replace(":", "-"))}">.*?</tr>', page).group(0)
+
+    outside = [r for r in audited if r.entry.status.value == "proved" and any(
+        ev.level is Level.ALL_SIZES and ev.holds is None and ev.grid is not None for ev in r.evidence)]
+    assert outside  # the identities Coq decides for every size (Fig. 3, Eq. 10's paths, ALiBi, unselected experts)
+    for r in outside:
+        assert r.grid is None and '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row(html_site, r)
+        assert 'class="grid"' not in row(html_site, r)
+    graded = [dataclasses.replace(r, evidence=tuple(ev for ev in r.evidence if ev.level is not Level.COQ))
+              for r in outside]
+    by_id = {g.entry.id: g for g in graded}
+    write_site(tmp_path, seed=session_seed, records=[by_id.get(r.entry.id, r) for r in audited])
     for r in graded:
-        page = (html_site / f"{r.entry.source.version}.html").read_text(encoding="utf-8")
-        row = re.search(rf'<tr><td><a href="#{re.escape(r.entry.id.replace(":", "-"))}">.*?</tr>', page).group(0)
-        assert '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row, row
-        assert f'<span class="grid">grid {", ".join(f"{k} ≤ {v}" for k, v in r.grid.items())}</span>' in row
+        assert r.grid is not None
+        assert '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row(tmp_path, r)
+        assert f'<span class="grid">grid {", ".join(f"{k} ≤ {v}" for k, v in r.grid.items())}</span>' in row(
+            tmp_path, r)
 
 
 class _Shape(HTMLParser):
