@@ -129,8 +129,8 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'ext:gated-ffn.table': (CoqLink('Gated.gated_table'),
         'P~_i, gamma~_i, R_i rows; the gate is an arbitrary two-argument function.'),
     'ext:granite.eq20': (CoqLink('ExtGranite.granite_eq20'),
-        "Granite's block X + r MHA(N_1 X), + r FFN(N_2 Y) is Block.pre_ln_block with W_O, b_O, W_out, b_out scaled by r "
-        "(granite_fold): the pre-LN box of pre_ln_eq20 with those folded parameters, every size."),
+        "Granite's block X + r MHA(N_1 X), + r FFN(N_2 Y) is Block.pre_ln_block with W_O, b_O, W_out, b_out scaled "
+        "by r (granite_fold): the pre-LN box of pre_ln_eq20 with those folded parameters, every size."),
     'ext:granite.induction': (CoqLink('Transformer.pre_ln_transformer_duat'),
         'Every depth and size for pre-LN blocks; a Granite block is one with the folded parameters '
         '(ExtGranite.granite_fold).'),
