@@ -140,6 +140,9 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "Box 0 = (W'_{0,1}, b'_{0,3}); the table with those rows gives the network at every depth."),
     'ext:layernorm.no-bias': (CoqLink('Block.layer_norm_vec'),
         'D = diag(r) given (the normalisers at the input).'),
+    'ext:mask.static-value-bias': (CoqLink('ExtMasks.masked_attention_vec'),
+        "Any H_h with rows summing to one (causal and padding masks among them): static b' = 1 (x) (sum_h W_O,h^T "
+        "b_V,h + b_O); masked_a_vec: the a of every Block.v box."),
     'ext:mla.mv-form': (CoqLink('ExtAttention.mla_vec'),
         "Latent C = D (X W_DKV + 1 b) Gamma, every rank and width; mla_attention: MLA is Block.attention with "
         "H~_h = H_h D and values W_DKV Gamma W_UV, so every Block.v box holds with it."),
@@ -158,6 +161,12 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h, those of softmax(S_h + B_h + padding mask) among them."),
     'ext:rmsnorm.mv-form': (CoqLink('Block.rms_norm_vec'),
         'r given (the normalisers at the input).'),
+    'ext:sliding-window.mask': (CoqLink('ExtMasks.masked_attention_vec'),
+        'Any H_h with rows summing to one, those supported on a causal window among them; masked_a_vec: the a of '
+        'every Block.v box.'),
+    'ext:symmetric-window.mask': (CoqLink('ExtMasks.masked_attention_vec'),
+        'Any H_h with rows summing to one, those supported on a symmetric window among them; masked_a_vec: the a '
+        'of every Block.v box.'),
     'uat-aaai:appC.eq10': (CoqLink('DUAT.duat_expansion'),
         '= duat:eq11.'),
     'uat-aaai:appC.eq11.claim2': (CoqLink('DUAT.duat_box_form'),

@@ -36,6 +36,7 @@ from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary import rotary_pairs
 from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate_every_two_apply
 
+from ._coq_links import linked
 from .ext_layers import ROPE_DIMS
 
 __all__ = ["entries", "sigma_tanh", "np_band", "np_interleaved_rope", "softcap_identity", "sliding_window_identity",
@@ -307,7 +308,7 @@ _FINAL = (r"\mathrm{logits} = c\tanh\big(\mathbf W_U\,x'_{\mathrm{out}}/c\big),\
 
 def entries() -> list[Entry]:
     P = Status.PROVED
-    return [
+    return linked([
         Entry("ext:softcap.closed-form", "attention soft-capping (Gemma 2)", _SOFTCAP, P, softcap_identity(),
               note=r"The cap acts on the scores before the softmax: it changes $H_h$ and nothing else, so"
                    r" $W'_{HVO}$ keeps the closed form of Eq. 10."),
@@ -334,4 +335,4 @@ def entries() -> list[Entry]:
         Entry("ext:rotary.interleaved-closed-form", "interleaved rotary inside attention", _INTER_CF, P,
               interleaved_closed_form_identity(),
               note=r"As \texttt{ext:rotary.closed-form}: the rotation changes $H_h$ only."),
-    ]
+    ])

@@ -47,6 +47,7 @@ THEOREMS = {
     "GatedTransformer": ["gated_block_box", "gated_stack_net", "gated_transformer_duat"],
     "ExtAttention": ["kron_col", "concat_mul", "attention_rows_vec", "sink_attention_vec", "sink_a_vec",
                      "mla_attention", "mla_vec", "cross_attention_vec", "decoder_eq20"],
+    "ExtMasks": ["masked_attention_vec", "masked_a_vec"],
     "ExtGranite": ["attention_scale", "ffn_scale", "granite_fold", "granite_eq20"],
 }
 CLOSED = "Closed under the global context"
