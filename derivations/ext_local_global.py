@@ -142,8 +142,8 @@ def nope_identity() -> Identity:
                     dims=({"h": 1, "N": 1, "d": 2}, {"h": 1, "N": 2, "d": 2}, {"h": 2, "N": 2, "d": 2}),
                     reference=_nope_ref, random_dims={"h": 2, "N": 3, "d": 2},
                     scope=r"Causal; even head width $d$ (rotary on every plane). The softmax is"
-                          r" $\sigma(\mathrm{score})z_{h,n}$ with $\sigma$ uninterpreted (exp) and free normalisers. Up to 2"
-                          r" heads, $N = 2$.")
+                          r" $\sigma(\mathrm{score})z_{h,n}$ with $\sigma$ uninterpreted (exp) and free normalisers."
+                          r" Up to 2 heads, $N = 2$.")
 
 
 # --- the entries ----------------------------------------------------------------------------------
