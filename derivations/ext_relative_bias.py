@@ -17,7 +17,7 @@ In the closed-form identities the bias :math:`B_h` is a free :math:`N\times N` m
 T5's Toeplitz one among them), so the all-sizes level decides them; the normalisers :math:`z_{h,n}` are free and σ
 stands for exp.  The library's bucket function is compared with :func:`~symuat.layers.attention_scores.
 relative_position_bias` through the attention module's public ``compute_bias`` in
-``tests/test_derivations_ext_relative_bias.py``.
+``tests/test_derivations_ext_positions.py``.
 """
 
 from __future__ import annotations
