@@ -134,12 +134,21 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'With biases b_g, b_u, b_d; the entry is the case of zero biases.'),
     'ext:gated-ffn.table': (CoqLink('Gated.gated_table'),
         'P~_i, gamma~_i, R_i rows; the gate is an arbitrary two-argument function.'),
+    'ext:granite.eq20': (CoqLink('ExtGranite.granite_eq20'),
+        "Granite's block X + r MHA(N_1 X), + r FFN(N_2 Y) is Block.pre_ln_block with W_O, b_O, W_out, b_out scaled "
+        "by r (granite_fold): the pre-LN box of pre_ln_eq20 with those folded parameters, every size."),
+    'ext:granite.induction': (CoqLink('Transformer.pre_ln_transformer_duat'),
+        'Every depth and size for pre-LN blocks; a Granite block is one with the folded parameters '
+        '(ExtGranite.granite_fold).'),
     'ext:input-final.induction': (CoqLink('InputFinal.input_final_duat_expansion'),
         'Every depth.'),
     'ext:input-transform.table': (CoqLink('InputFinal.input_duat_expansion'),
         "Box 0 = (W'_{0,1}, b'_{0,3}); the table with those rows gives the network at every depth."),
     'ext:layernorm.no-bias': (CoqLink('Block.layer_norm_vec'),
         'D = diag(r) given (the normalisers at the input).'),
+    'ext:mask.static-value-bias': (CoqLink('ExtMasks.masked_attention_vec'),
+        "Any H_h with rows summing to one (causal and padding masks among them): static b' = 1 (x) (sum_h W_O,h^T "
+        "b_V,h + b_O); masked_a_vec: the a of every Block.v box."),
     'ext:mla.mv-form': (CoqLink('ExtAttention.mla_vec'),
         "Latent C = D (X W_DKV + 1 b) Gamma, every rank and width; mla_attention: MLA is Block.attention with "
         "H~_h = H_h D and values W_DKV Gamma W_UV, so every Block.v box holds with it."),
@@ -154,8 +163,20 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'Every depth, every size.'),
     'ext:parallel-block.table': (CoqLink('Transformer.parallel_table'),
         "V~_i = F_1 L_2 A~_{i-1}, beta~_i = F_1 L_2 (c~_{i-1} + R_{i-1}) + F_1 beta'_2 + f_1."),
+    'ext:nope.closed-form': (CoqLink('MultiHead.mha_closed_form'),
+        "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h: a NoPE layer's, from unrotated q, k (R = I)."),
+    'ext:relative-bias.decoder': (CoqLink('MultiHead.mha_closed_form'),
+        "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h, those of softmax(S_h + B_h + causal mask) among them."),
+    'ext:relative-bias.encoder': (CoqLink('MultiHead.mha_closed_form'),
+        "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h, those of softmax(S_h + B_h + padding mask) among them."),
     'ext:rmsnorm.mv-form': (CoqLink('Block.rms_norm_vec'),
         'r given (the normalisers at the input).'),
+    'ext:sliding-window.mask': (CoqLink('ExtMasks.masked_attention_vec'),
+        'Any H_h with rows summing to one, those supported on a causal window among them; masked_a_vec: the a of '
+        'every Block.v box.'),
+    'ext:symmetric-window.mask': (CoqLink('ExtMasks.masked_attention_vec'),
+        'Any H_h with rows summing to one, those supported on a symmetric window among them; masked_a_vec: the a '
+        'of every Block.v box.'),
     'uat-aaai:appC.eq10': (CoqLink('DUAT.duat_expansion'),
         '= duat:eq11.'),
     'uat-aaai:appC.eq11.claim2': (CoqLink('DUAT.duat_box_form'),

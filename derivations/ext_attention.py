@@ -30,6 +30,7 @@ from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_
 from symuat.layers.rmsnorm import RMSNorm
 from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_apply
 
+from ._coq_links import linked
 from .ext_layers import ROPE_DIMS, ROPE_SCOPE, np_rope
 
 __all__ = ["entries", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity", "mask_identity"]
@@ -260,7 +261,7 @@ _MASK = (r"\operatorname{vec}_r\,\mathrm{MHA}(\mathbf X) = \mathbf W'_{HVO}\math
 
 def entries() -> list[Entry]:
     P = Status.PROVED
-    return [
+    return linked([
         Entry("ext:rotary.closed-form", "rotary position embeddings inside attention", _ROPE_MHA, P,
               rotary_closed_form_identity(),
               note=r"The rotation acts on queries and keys only, so it changes $H_h$ and nothing else: $W'_{HVO}$"
@@ -271,4 +272,4 @@ def entries() -> list[Entry]:
         Entry("ext:mask.static-value-bias", "additive causal and padding masks", _MASK, P, mask_identity(),
               note=r"Masked rows of $H_h$ still sum to 1, so the value bias stays static; masked keys give zero"
                    " blocks."),
-    ]
+    ])

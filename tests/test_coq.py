@@ -50,6 +50,8 @@ THEOREMS = {
     "Alibi": ["count_from", "alibi_positions", "window_full", "alibi_weights", "alibi_closed_form", "softmax_shift",
               "softmax_masked", "alibi_relative_closed_form"],
     "MoE": ["dispatch_gate_form", "gate_unchosen", "gate_form_unselected", "unselected_experts"],
+    "ExtMasks": ["masked_attention_vec", "masked_a_vec"],
+    "ExtGranite": ["attention_scale", "ffn_scale", "granite_fold", "granite_eq20"],
 }
 CLOSED = "Closed under the global context"
 

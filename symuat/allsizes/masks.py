@@ -27,8 +27,8 @@ from .outside import OutsideFragment
 from .terms import ROW_STOCHASTIC, eliminate_deltas, multiply
 from .tracer import Tracer, _vars
 
-__all__ = ["TracedMask", "sliding_window_mask", "causal_padding_mask", "masked_weights", "softcap", "mask_bounds",
-           "row_stochastic_family"]
+__all__ = ["TracedMask", "sliding_window_mask", "symmetric_window_mask", "causal_padding_mask", "masked_weights",
+           "softcap", "mask_bounds", "row_stochastic_family"]
 
 #: Traced masks: input name -> (the size the mask is over, its window).  Names start with a space: never declared.
 _MASKS: dict[str, tuple[str, str]] = {}
@@ -70,6 +70,15 @@ def sliding_window_mask(N, window, padded_left=0) -> TracedMask:
     left-padded key; a padded query sees itself)."""
     n, w = _atom(N, "the mask's size"), _atom(window, "the window")
     mask = TracedMask(f"causal window {w.name} over {n.name}{_padding(n, padded_left)} on the left", n)
+    _MASKS[mask.input] = (n.name, w.name)
+    return mask
+
+
+def symmetric_window_mask(N, window, padded_right=0) -> TracedMask:
+    r"""Bidirectional attention inside a window: :math:`\chi(n, m) = [|n - m| < w]` (and not a right-padded key; a
+    padded query sees itself).  A factor of its own: never the causal window's."""
+    n, w = _atom(N, "the mask's size"), _atom(window, "the window")
+    mask = TracedMask(f"symmetric window {w.name} over {n.name}{_padding(n, padded_right)} on the right", n)
     _MASKS[mask.input] = (n.name, w.name)
     return mask
 

@@ -111,6 +111,7 @@ _HANDLERS = {
     "family_of": families.family_of,
     "family_from": families.family_from,
     "sliding_window_mask": masks.sliding_window_mask,
+    "symmetric_window_mask": masks.symmetric_window_mask,
     "masked_weights": masks.masked_weights,
     "causal_padding_mask": masks.causal_padding_mask,
     "row_stochastic_family": masks.row_stochastic_family,
