@@ -161,7 +161,9 @@ def bucket_identity() -> Identity:
                     random_dims={"N": 24},
                     scope=rf"The bucket tables (one bidirectional, one causal) are free symbols; {BUCKETS} buckets,"
                           rf" maximal distance {MAX_DISTANCE}: every relative position up to $N = 20$ covers the exact"
-                          r" region, the logarithmic one and the last bucket on both sides.")
+                          r" region, the logarithmic one and the last bucket on both sides. Beyond $D$ both sides stay"
+                          r" in the last bucket (the cap; every threshold $\theta_j \le D$), an argument the all-sizes"
+                          r" level does not check: this entry is proved on its grid only.")
 
 
 # --- the entries ----------------------------------------------------------------------------------
