@@ -123,6 +123,11 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         'All six layouts (paper, standard, pre-LN, post-LN, parallel, sublayer post-norm) with any FFN whose '
         "vec_r form is F_o phi(y') + f_o: the paper's FFN (Block.ffn_vec, phi = s(F_1 . + f_1)) and the gated"
         ' FFN (Layouts.gated_ffn_vec, phi = act(F_g . + f_g) .* (F_u . + f_u)).'),
+    'ext:cross-attention.induction': (CoqLink('Decoder.decoder_duat'),
+        "A stack of decoder blocks (own weights per layer, the same E) of any depth and size: x'_L = A~_L x'_0 + "
+        "(c~_L(0) + E~_L e') + sum_j U~_j^(L) s(V~_j x'_0 + beta~_j(e')), the table of the biases "
+        "b'_{i,3} + W'_{i,E} e', b'_{i,2} + W'_{i,2E} e' (decoder_net); c_tilde_ext, beta_tilde_ext: e' enters c~ "
+        "and beta~ as the entry states."),
     'ext:cross-attention.mv-form': (CoqLink('ExtAttention.cross_attention_vec'),
         "N x N_e heads with rows summing to one, values from E: Eq. 10 on e' = vec_r E, static bias; decoder_eq20 "
         "states the decoder block's box W'_1 x' + W'_E e' + b'_3 + W'_3 s(W'_2 x' + W'_{2,E} e' + b'_2)."),

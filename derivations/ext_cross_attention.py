@@ -15,9 +15,24 @@ Eq. 20 box of a decoder block the cross-attention therefore adds a term :math:`W
 :math:`H_h`, which depends on both) next to :math:`W'_1 x'`: the box's output is affine in :math:`x'` *and*
 :math:`e'` at frozen :math:`H_h`, and the induction over decoder layers carries :math:`e'` as a second input.
 
-Id ``ext:cross-attention.mv-form``.  Evidence: symbolic, exact :math:`\mathbb F_p` and float64 on free matrices;
-each :math:`H_h` has free entries except the last of each row (the row sums to one); the float level compares with a
-NumPy reference written here (values of :math:`E`, per-head mixing, output projection).
+That induction (``ext:cross-attention.induction``): the decoder block's box
+
+.. math::
+
+    \mathbf x'_i = \mathbf W'_{i,1}\mathbf x'_{i-1} + \mathbf W'_{i,E}e' + \mathbf b'_{i,3}
+    + \mathbf W'_{i,3}\sigma(\mathbf W'_{i,2}\mathbf x'_{i-1} + \mathbf W'_{i,2E}e' + \mathbf b'_{i,2})
+
+is Eq. 20 with the :math:`e'`-terms in the biases, so the table's mechanical derivation
+(:func:`symuat.expansion.extended_induction`) runs on it unchanged: :math:`\tilde A`, :math:`\tilde U`,
+:math:`\tilde V` keep the paper's rules, and :math:`e'` enters
+:math:`\tilde c_i = \mathbf W'_{i,1}\tilde c_{i-1} + \mathbf b'_{i,3} + \mathbf W'_{i,E}e'` and
+:math:`\tilde\beta_i = \mathbf W'_{i,2}(\tilde c_{i-1} + R_{i-1}) + \mathbf b'_{i,2} + \mathbf W'_{i,2E}e'`.
+
+Ids ``ext:cross-attention.mv-form``, ``ext:cross-attention.induction``.  Evidence of the first: symbolic, exact
+:math:`\mathbb F_p` and float64 on free matrices; each :math:`H_h` has free entries except the last of each row (the
+row sums to one); the float level compares with a NumPy reference written here (values of :math:`E`, per-head mixing,
+output projection).  Of the second: the induction's cases (base, generic step, Lemma 1, and the two rules in which
+:math:`e'` appears, derived against hand-written) in opaque symbols, :math:`e'` an opaque vector.
 """
 
 from __future__ import annotations
@@ -27,14 +42,17 @@ import functools
 import numpy as np
 import sympy
 
-from symuat import Entry, Identity, Status, vec_r
+from symuat import DerivationError, Entry, Identity, OpaqueIdentity, Status, vec_r
 from symuat.algebra.families import col_block, family_member, family_shapes, family_sum, row_block
 from symuat.algebra.matrices import kron
 from symuat.algebra.splits import but_last
+from symuat.expansion import canonical_expand, derive_table, extended_induction, layer_symbols, nc_symbol, sigma
+from symuat.expansion.table import R_name, beta_name, c_name
 
 from ._coq_links import linked
 
-__all__ = ["entries", "cross_identity", "np_cross", "decoder_stream_rhs"]
+__all__ = ["entries", "cross_identity", "np_cross", "decoder_stream_rhs", "ENCODER", "decoder_residual_term",
+           "decoder_induction_identity", "static_beta_rhs"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -110,13 +128,92 @@ def cross_identity() -> Identity:
               r" up to 2 heads, $N = 2$ decoder and $N_e = 3$ encoder tokens.")
 
 
+# --- the decoder stack, every depth ----------------------------------------------------------------
+
+#: :math:`e' = \operatorname{vec}_r(E)`, the encoder's output: the decoder's second input (an opaque vector).
+ENCODER = nc_symbol("e'")
+
+
+def _external(i) -> tuple[sympy.Symbol, sympy.Symbol]:
+    r""":math:`(\mathbf W'_{i,E}, \mathbf W'_{i,2E})`: the coefficients of :math:`e'` in the box and in its
+    :math:`\sigma` argument."""
+    return nc_symbol(f"W'_{{{i},E}}"), nc_symbol(f"W'_{{{i},2E}}")
+
+
+def decoder_residual_term(i, x):
+    r"""The decoder block's Eq. 20 box with the second input (``ExtAttention.decoder_eq20``):
+    :math:`\mathbf W'_{i,1}x + \mathbf W'_{i,E}e' + \mathbf b'_{i,3}
+    + \mathbf W'_{i,3}\sigma(\mathbf W'_{i,2}x + \mathbf W'_{i,2E}e' + \mathbf b'_{i,2})`.
+
+    >>> from symuat.expansion import INPUT
+    >>> decoder_residual_term(1, INPUT)
+    W'_{1,1}*x'_{0} + W'_{1,3}*sigma(W'_{1,2E}*e' + W'_{1,2}*x'_{0} + b'_{1,2}) + W'_{1,E}*e' + b'_{1,3}
+    """
+    s = layer_symbols(i)
+    WE, W2E = _external(i)
+    return s.W1 * x + WE * ENCODER + s.b3 + s.W3 * sigma(s.W2 * x + W2E * ENCODER + s.b2)
+
+
+#: The box whose derived rules the rule cases compare with the statement (the induction's rule layer).
+_RULE_BOX = 3
+
+
+def _stated_rules() -> dict[str, sympy.Expr]:
+    r"""How :math:`e'` enters the table, as the entry states it, at box 3: :math:`\tilde c_3` and
+    :math:`\tilde\beta_3` (written here, not derived)."""
+    r = _RULE_BOX
+    s, (WE, W2E) = layer_symbols(r), _external(r)
+    c_prev, R_prev = nc_symbol(c_name(r - 1)), nc_symbol(R_name(r - 1))
+    return {"c-rule": s.W1 * c_prev + s.b3 + WE * ENCODER,
+            "beta-rule": s.W2 * (c_prev + R_prev) + s.b2 + W2E * ENCODER}
+
+
+@functools.cache
+def _decoder_sides() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
+    proof = extended_induction(decoder_residual_term, rule_layer=_RULE_BOX)
+    if proof.problems:
+        raise DerivationError(f"decoder rules of the wrong shape: {proof.problems}")
+    table = derive_table(_RULE_BOX, decoder_residual_term).table
+    derived = {"c-rule": table.definition(c_name(_RULE_BOX)), "beta-rule": table.definition(beta_name(_RULE_BOX))}
+    stated = _stated_rules()
+    sides = {case: (canonical_expand(lhs), canonical_expand(rhs)) for case, (lhs, rhs) in proof.sides.items()}
+    sides.update((case, (canonical_expand(derived[case]), canonical_expand(stated[case]))) for case in stated)
+    return sides
+
+
+def static_beta_rhs(case):
+    r"""The wrong reading: :math:`e'` dropped from the :math:`\sigma` arguments (:math:`\tilde\beta` of the network
+    without the second input, every :math:`\mathbf W'_{\cdot,2E}e'` gone), :math:`\tilde c` keeping its
+    :math:`e'`-term.  False: the cross-attention feeds the FFN."""
+    rhs = _decoder_sides()[case][1]
+    return rhs.xreplace({W2E: sympy.S.Zero for W2E in rhs.free_symbols if W2E.name.endswith(",2E}")})
+
+
+@functools.cache
+def decoder_induction_identity() -> OpaqueIdentity:
+    r"""The every-depth proof of the decoder stack's table with the second input :math:`e'` (base, step, Lemma 1)
+    and the rules of :math:`\tilde c`, :math:`\tilde\beta` derived against the statement."""
+    sides = _decoder_sides()
+    return OpaqueIdentity(lambda c: sides[c][0], lambda c: sides[c][1], tuple(sides), check_case="step",
+                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
+                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19), and box"
+                                r" 3's derived $\tilde c_3$, $\tilde\beta_3$ against the stated rules; $e'$ an opaque"
+                                r" vector, the same in every layer.")
+
+
 _CROSS = (r"\operatorname{vec}_r\big(\mathrm{MHA}(\mathbf X,\mathbf E)\big) = \textstyle\sum_h \mathbf H_h(\mathbf X,"
           r"\mathbf E)\otimes(\mathbf W_{V,h}\mathbf W_{O,h})^T e' + \mathbf 1_N\otimes\big(\sum_h \mathbf W_{O,h}^T"
           r"\mathbf b_{V,h} + \mathbf b_O\big),\ \ e' = \operatorname{vec}_r(\mathbf E)")
 
 
+_INDUCTION = (r"x'_L = \tilde A_Lx'_0 + \tilde c_L(e') + \textstyle\sum_{j\le L}\tilde U^{(L)}_j\sigma(\tilde V_jx'_0"
+              r" + \tilde\beta_j(e'))\ \text{for every } L,\ \tilde c_i = \mathbf W'_{i,1}\tilde c_{i-1} +"
+              r" \mathbf b'_{i,3} + \mathbf W'_{i,E}e',\ \tilde\beta_i = \mathbf W'_{i,2}(\tilde c_{i-1} + R_{i-1})"
+              r" + \mathbf b'_{i,2} + \mathbf W'_{i,2E}e'")
+
+
 def entries() -> list[Entry]:
-    """The entry, with its Coq theorem (docs/coq.md)."""
+    """The entries, with their Coq theorems (docs/coq.md)."""
     return linked([
         Entry("ext:cross-attention.mv-form", "cross-attention: Eq. 10 on the encoder's output, an external input",
               _CROSS, Status.PROVED, cross_identity(),
@@ -124,6 +221,18 @@ def entries() -> list[Entry]:
                    r" closed form acts on $e' = \operatorname{vec}_r(E)$, an input from outside the residual stream,"
                    r" and $H_h$ ($N\times N_e$) depends on both. The bias is static with the decoder's $N$ rows."
                    r" In a decoder block's Eq. 20 box this adds a term $W'_E(x', e')e'$ next to $W'_1x'$; the"
-                   r" induction over decoder layers carries $e'$ as a second input. symuat evaluates T5's"
+                   r" induction over decoder layers carries $e'$ as a second input"
+                   r" (\texttt{ext:cross-attention.induction}). symuat evaluates T5's"
                    r" decoders this way: the term joins $b'_3$ of the decoder block's box, dynamic."),
+        Entry("ext:cross-attention.induction", "cross-attention, every depth", _INDUCTION, Status.PROVED,
+              decoder_induction_identity(),
+              note=r"A stack of decoder blocks, each reading the same encoder output $E$, is the Eq. 20 network"
+                   r" with $b'_{i,3} + W'_{i,E}e'$ and $b'_{i,2} + W'_{i,2E}e'$ as its biases. $\tilde A_L$,"
+                   r" $\tilde U^{(L)}_j$, $\tilde V_j$ do not involve $e'$; $\tilde c_L(e') = \tilde c_L(0) +"
+                   r" \tilde E_Le'$ with $\tilde E_0 = 0$, $\tilde E_i = W'_{i,1}\tilde E_{i-1} + W'_{i,E}$ (linear in"
+                   r" $e'$); $e'$ enters $\tilde\beta_j$ through its rule, through $\tilde c_{j-1}$ and through"
+                   r" $R_{j-1}$. The dynamic parameters ($H_h$, $H_{c,h}$, the norms) depend on $e'$ too; as"
+                   r" everywhere they are the values at the actual input. Coq proves it for every depth and size"
+                   r" (\texttt{Decoder.decoder\_duat}, \texttt{Decoder.c\_tilde\_ext},"
+                   r" \texttt{Decoder.beta\_tilde\_ext})."),
     ])

@@ -50,8 +50,9 @@ def logistic(x):
 # Names of the DUAT expansion, as objects
 # --------------------------------------------------------------------------------------------
 
-#: Heads of vector quantities: the paper's bold lowercase letters, c̃, β̃ and R = UAT^R.
-VECTOR_HEADS = ("x", "b", "c", "h", "y", "v", "\\beta", "R")
+#: Heads of vector quantities: the paper's bold lowercase letters, c̃, β̃ and R = UAT^R (``e'``: a decoder's second
+#: input, the encoder's output :math:`\operatorname{vec}_r E`).
+VECTOR_HEADS = ("x", "b", "c", "e", "h", "y", "v", "\\beta", "R")
 #: Heads of matrix quantities (checked first: ``H`` is a matrix although ``h`` is a vector head).
 MATRIX_HEADS = ("W", "A", "U", "V", "H")
 

@@ -52,6 +52,7 @@ def test_vectors_and_matrices():
     assert all(v.is_vector for v in vectors) and not any(m.is_vector for m in matrices)
     assert is_vector(sympy.Symbol(r"\mathbf{x}")) and not is_vector(sympy.Symbol(r"\boldsymbol{\beta}"))
     assert not is_vector(sympy.Symbol("H^{(1)}_{2}", commutative=False))
+    assert is_vector(sympy.Symbol("e'", commutative=False))  # a decoder's second input, vec_r of the encoder's output
 
 
 def test_untilde_maps_each_table_value_to_the_parameter_it_replaces():
