@@ -270,12 +270,17 @@ def test_an_undecided_level_is_a_question_mark_and_a_grid_proof_says_so(html_sit
 
     outside = [r for r in audited if r.entry.status.value == "proved" and any(
         ev.level is Level.ALL_SIZES and ev.holds is None and ev.grid is not None for ev in r.evidence)]
-    assert outside  # the identities Coq decides for every size (Fig. 3, Eq. 10's paths, ALiBi, unselected experts)
+    by_coq = [r for r in outside if any(ev.level is Level.COQ and ev.holds for ev in r.evidence)]
+    assert by_coq  # the identities Coq decides for every size (Fig. 3, Eq. 10's paths, ALiBi, unselected experts)
     for r in outside:
-        assert r.grid is None and '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row(html_site, r)
-        assert 'class="grid"' not in row(html_site, r)
+        assert '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row(html_site, r)
+        if r in by_coq:
+            assert r.grid is None and 'class="grid"' not in row(html_site, r)
+        else:  # proved on its grid only (T5's bucket function)
+            assert f'<span class="grid">grid {", ".join(f"{k} ≤ {v}" for k, v in r.grid.items())}</span>' in row(
+                html_site, r)
     graded = [dataclasses.replace(r, evidence=tuple(ev for ev in r.evidence if ev.level is not Level.COQ))
-              for r in outside]
+              for r in by_coq]
     by_id = {g.entry.id: g for g in graded}
     write_site(tmp_path, seed=session_seed, records=[by_id.get(r.entry.id, r) for r in audited])
     for r in graded:
