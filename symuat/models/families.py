@@ -118,13 +118,13 @@ FAMILY_INFO: Dict[str, FamilyInfo] = _info(
      "of layer 0, ReLU or gated feed-forward; encoder–decoder (T5ForConditionalGeneration, T5Model): the decoder's "
      "form over the encoder's output, causal self-attention with its own unidirectional bias, cross-attention "
      "(ext:cross-attention.mv-form), lm_head times d_model**-0.5 when config.scale_decoder_outputs",
-     ("pads between real tokens (the bias counts them)", "the torch device (relative bias, cross-attention)")),
+     ("pads between real tokens (the bias counts them)",)),
     ("llama4_text", "pre_ln, RMSNorm; rotary layers: interleaved complex rotary, weightless per-head q/k norm, "
      "chunked attention; NoPE layers (no_rope_layers) with temperature tuning; input-scaled experts (sigmoid of the "
      "top-k logits) with a shared expert, interleaved with dense SwiGLU layers; positions below the chunk size and "
      "floor_scale - 1, where the chunked mask is causal and the temperature 1",
      ("use_qk_norm with a rotary attention_scaling other than 1", "a router bias",
-      "no rotary layer while chunking or temperature tuning would act", "the torch device (input-scaled experts)")),
+      "no rotary layer while chunking or temperature tuning would act")),
     ("mt5", "as t5, gated-GELU feed-forward; MT5ForConditionalGeneration's lm_head unscaled (its forward scales "
      "nothing)", ("as t5",)),
     ("umt5", "as mt5, a relative position bias per layer; UMT5ForConditionalGeneration's lm_head times "
