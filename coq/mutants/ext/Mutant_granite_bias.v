@@ -50,5 +50,5 @@ have W30 : pre_W3 1 (0 : 'M[rat]_1) = 0 by apply/matrixP=> i j; rewrite !mxE mul
 have k0 m n p q (B : 'M[rat]_(p, q)) : kron (0 : 'M[rat]_(m, n)) B = 0 by apply/matrixP=> i j; rewrite !mxE mul0r.
 rewrite v0 mulmx0 add0r W30 mul0mx addr0 /pre_b3 /pre_p /a /A /f2 /a_vec /A_op.
 rewrite big_ord1 k0 mul0mx add0r mulmx0 add0r /rows mulmx0 v0 addr0.
-move/colP/(_ (mxvec_index 0 0)); rewrite vec_rE !mxE big_ord1 !mxE mul1r => /eqP; by rewrite eq_sym oner_eq0.
+by move/colP/(_ (mxvec_index 0 0)); rewrite vec_rE !mxE big_ord1 !mxE mul1r => /eqP; rewrite eq_sym oner_eq0.
 Qed.
