@@ -23,7 +23,7 @@ from symuat.algebra.families import (
     family_sum,
     row_block,
 )
-from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
+from symuat.algebra.matrices import elementwise, identity_matrix, kron, ones, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.grouped_attention import causal_padding_mask, grouped_closed_form, repeat_kv, row_stochastic_family
@@ -33,7 +33,8 @@ from symuat.layers.rotary import rotary_operator, rotary_pairs, rotate_half_appl
 from ._coq_links import linked
 from .ext_layers import ROPE_DIMS, ROPE_SCOPE, np_rope
 
-__all__ = ["entries", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity", "mask_identity"]
+__all__ = ["entries", "rotary_closed_form_identity", "qk_norm_identity", "gqa_identity", "mask_identity",
+           "mask_counts_rhs"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -231,6 +232,19 @@ def _mask_ref(a, d):
         cols = slice(i * dd, (i + 1) * dd)
         out += Hh @ (a["X"] @ a["WV"][:, cols] + a["bV"][cols].T) @ a["WO"][cols, :]
     return out.reshape(-1)
+
+
+def mask_counts_rhs(e, d):
+    r"""The closed form with the value bias counted once per visible key, the mask's 0/1 pattern :math:`C` read as
+    the weights of the bias: :math:`W'_{HVO}x' + \sum_h C\mathbf 1_N\otimes W_{O,h}^Tb_{V,h} + \mathbf 1_N\otimes
+    b_O` (the Coq mutant ``coq/mutants/ext/Mutant_mask_counts.v``).  False from :math:`N = 2`: query :math:`n` sees
+    :math:`n + 1` keys, its weights sum to 1."""
+    N, mha = d["N"], _masked_mha(e, d)
+    allowed = causal_padding_mask(N, N - d["r"])
+    counts = Matrix(N, 1, lambda n, _: sum(1 for m in range(N) if allowed(n, m)))
+    value = sum((mha.W_O_head(h).T * row_block(e["bV"], h, mha.head_dim) for h in range(mha.n_heads)),
+                sympy.zeros(e["WO"].shape[1], 1))
+    return Matrix(mha.W_HVO_closed_form() * vec_r(e["X"]) + kron(counts, value) + kron(ones(N), e["bO"]))
 
 
 def mask_identity() -> Identity:

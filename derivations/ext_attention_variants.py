@@ -28,7 +28,7 @@ from symuat.algebra.families import (
     family_sum,
     row_block,
 )
-from symuat.algebra.matrices import elementwise, identity_matrix, kron, unvec_r
+from symuat.algebra.matrices import elementwise, identity_matrix, kron, ones, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.attention_scores import alibi_bias, masked_weights, sliding_window_mask, softcap
@@ -40,7 +40,8 @@ from ._coq_links import linked
 from .ext_layers import ROPE_DIMS
 
 __all__ = ["entries", "sigma_tanh", "np_band", "np_interleaved_rope", "softcap_identity", "sliding_window_identity",
-           "alibi_identity", "alibi_query_rhs", "interleaved_operator_identity", "interleaved_closed_form_identity"]
+           "window_width_rhs", "alibi_identity", "alibi_query_rhs", "interleaved_operator_identity",
+           "interleaved_closed_form_identity"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -177,6 +178,16 @@ def sliding_window_identity() -> Identity:
               r" 1; its free entries are symbols. Windows $w \le 2$, up to $N = 3$ with $r \le N$ real tokens"
               r" after $N - r$ left-padded ones, 2 heads up to $N = 2$.",
     )
+
+
+def window_width_rhs(e, d):
+    r"""The closed form with the value bias counted once per key of a full window, :math:`w` times:
+    :math:`W'_{HVO}x' + \mathbf 1_N\otimes(w\sum_h W_{O,h}^Tb_{V,h} + b_O)` (the Coq mutant
+    ``coq/mutants/ext/Mutant_window_width.v``).  False for :math:`w \ge 2`: the weights of a row sum to 1."""
+    mha = _window_mha(e, d)
+    value = sum((mha.W_O_head(h).T * row_block(e["bV"], h, mha.head_dim) for h in range(mha.n_heads)),
+                sympy.zeros(e["WO"].shape[1], 1))
+    return Matrix(mha.W_HVO_closed_form() * vec_r(e["X"]) + kron(ones(d["N"]), d["w"] * value + e["bO"]))
 
 
 # --- ALiBi (BLOOM, MPT, Falcon variants) ----------------------------------------------------------

@@ -28,7 +28,7 @@ from symuat.names import logistic as sig
 from ._coq_links import linked
 from .ext_duat_blocks import enc, np_gate
 
-__all__ = ["entries", "granite_term", "granite_claims", "np_granite"]
+__all__ = ["entries", "granite_term", "granite_claims", "unfolded_bias_rhs", "np_granite"]
 
 X = nc_symbol("x'_{i-1}")
 _CASES = (False, True)
@@ -54,22 +54,30 @@ def granite_term(gated: bool):
     return layer
 
 
-def granite_claims():
+def granite_claims(fold_b_O: bool = True):
     r"""The pre-LN Eq. 20 parameters with :math:`A, a, F_2, f_2` replaced by :math:`RA, Ra, RF_2, Rf_2` (written by
-    hand): ``W1``, ``b3``, ``W3`` and the FFN input map ``X x + Y``."""
+    hand): ``W1``, ``b3``, ``W3`` and the FFN input map ``X x + Y``.  ``fold_b_O=False``: :math:`a` left unscaled
+    (the mutant :func:`unfolded_bias_rhs`)."""
     s = block_symbols("i")
     (A, a), (L1, b1), (L2, b2), (Fo, fo) = s["HVO"], s["N1"], s["N2"], s["out"]
     R = _multiplier("i")
-    P, p = 1 + R * A * L1, R * A * b1 + R * a
+    P, p = 1 + R * A * L1, R * A * b1 + (R * a if fold_b_O else a)
     return {"W1": P, "b3": p + R * fo, "W3": R * Fo, "X": L2 * P, "Y": L2 * p + b2}
 
 
-def _claimed(gated: bool):
-    c, s = granite_claims(), block_symbols("i")
+def _claimed(gated: bool, fold_b_O: bool = True):
+    c, s = granite_claims(fold_b_O), block_symbols("i")
     (Fi, fi), (Fu, fu) = s["in"], s["up"]
     u = Fi * c["X"] * X + Fi * c["Y"] + fi
     inner = gate(u, Fu * c["X"] * X + Fu * c["Y"] + fu) if gated else sigma(u)
     return c["W1"] * X + c["b3"] + c["W3"] * inner
+
+
+def unfolded_bias_rhs(gated: bool):
+    r"""The box with the multiplier folded into the projection weights only, the attention's output bias left
+    unscaled: :math:`a` where the entry has :math:`Ra` (in :math:`\mathbf b'_{i,3}` and the FFN's input), the Coq
+    mutant ``coq/mutants/ext/Mutant_granite_bias.v``.  False unless :math:`R = I` or :math:`a = 0`."""
+    return enc(_claimed(gated, fold_b_O=False))
 
 
 def np_granite(a, gated: bool, i, x: np.ndarray) -> np.ndarray:

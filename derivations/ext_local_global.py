@@ -34,7 +34,7 @@ from symuat.layers.rotary import rotary_operator, rotary_pairs
 
 from ._coq_links import linked
 
-__all__ = ["entries", "symmetric_window_identity", "nope_identity", "np_symmetric_band"]
+__all__ = ["entries", "symmetric_window_identity", "dropped_value_bias_rhs", "nope_identity", "np_symmetric_band"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -85,6 +85,14 @@ def symmetric_window_identity() -> Identity:
         scope=r"$H_h$ is any matrix supported on the window $|n - m| < w$ (real keys only) with rows summing to 1;"
               r" its free entries are symbols. Windows $w \le 2$ ($w \ge N$: a global layer), up to $N = 3$ with"
               r" $r \le N$ real tokens before $N - r$ padded ones, 2 heads up to $N = 2$.")
+
+
+def dropped_value_bias_rhs(e, d):
+    r"""The closed form with the value bias dropped, as if the keys outside the window took it with them:
+    :math:`W'_{HVO}x' + \mathbf 1_N\otimes b_O` (the Coq mutant ``coq/mutants/ext/Mutant_symmetric_dropped.v``).
+    False wherever :math:`\sum_h W_{O,h}^Tb_{V,h} \ne 0`: the weights of a row sum to 1."""
+    mha = _window_mha(e, d)
+    return MultiHeadAttention(mha.H, e["WV"], e["WO"], None, e["bO"]).matrix_vector_form().apply(vec_r(e["X"]))
 
 
 # --- NoPE layers: the rotary operator is the identity ----------------------------------------------

@@ -209,17 +209,17 @@ def _ext_mutant_header(path: Path) -> tuple[str, str | None, str, str]:
 
 
 #: The Coq files of ``ext`` entries beyond the paper's blocks: each entry they state has a mutant in mutants/ext/.
-EXT_FILES = ("ExtAttention", "Decoder", "Alibi", "MoE")
+EXT_FILES = ("ExtAttention", "Decoder", "Alibi", "MoE", "ExtMasks", "ExtGranite")
 
 
 def test_ext_mutants_cover_the_linked_ext_boxes():
-    """One mutant per ``ext`` entry whose link is in ExtAttention.v, Decoder.v, Alibi.v or MoE.v, refuted ones and
-    an ill-typed one."""
+    """One mutant per ``ext`` entry whose link is in one of :data:`EXT_FILES` (ExtAttention.v, Decoder.v, Alibi.v,
+    MoE.v, ExtMasks.v, ExtGranite.v), refuted ones and an ill-typed one."""
     from symuat_paper._coq_links import COQ_LINKS
 
     headers = [_ext_mutant_header(MUTANTS / "ext" / f) for f in EXT_MUTANT_FILES]
     linked = {i for i, (link, _) in COQ_LINKS.items() if link.theorem.split(".")[0] in EXT_FILES}
-    assert sorted(h[2] for h in headers) == sorted(linked) and len(linked) == 6
+    assert sorted(h[2] for h in headers) == sorted(linked) and len(linked) == 10
     assert {h[0] for h in headers} == {"refuted", "ill-typed"}
 
 
