@@ -30,7 +30,7 @@ def _run(*args):
 def test_text_report(checkpoint):
     res = _run(checkpoint, "--tokens", 5, "--seed", 3)
     assert res.exit_code == 0, res.output
-    assert "gpt2: 2 layers, N=5 tokens, width 16" in res.output
+    assert "gpt2: 2 layers, N=5 tokens, width 16, evaluated on numpy" in res.output
     assert "A~x0" in res.output and "U~2 app_2" in res.output
 
 
@@ -93,6 +93,7 @@ def test_a_torch_device_gives_the_numpy_report(checkpoint, device):
     res = _run(checkpoint, "--format", "json", "--tokens", 6, "--device", device)
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
+    assert want["backend"] == "numpy" and got["backend"] == ("torch:cpu" if device == "cpu" else "torch:cuda:0")
     assert got["max_relative_error"] <= 1e-12 and len(got["layers"]) == len(want["layers"]) == 2
     for a, b in zip(want["layers"], got["layers"]):
         assert a["shares"].keys() == b["shares"].keys()

@@ -245,6 +245,12 @@ def test_an_encoder_decoder_on_torch_is_the_library(backend):
         assert _worst(out.encoder_last_hidden_state[b].numpy()[e], _host(form.encoder.output)) <= TOL
         assert _worst(out.decoder_hidden_states[-1][b].numpy()[d], _host(form.output)) <= TOL
         assert _worst(out.logits[b].numpy()[d], model.head.logits(_host(form.output))) <= TOL
+    # on the host: the encoder's form kept and re-evaluated, the decoder's bit for bit the NumPy backend's own
+    host, numpy_form = forms[1].to_numpy(), load(library).duat_form(
+        input_ids=ids[1], attention_mask=mask[1], decoder_input_ids=dids[1], decoder_attention_mask=dmask[1])
+    assert host.backend == host.encoder.backend == "numpy"
+    assert np.array_equal(host.encoder.output, numpy_form.encoder.output)
+    assert np.array_equal(host.output, numpy_form.output)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here (the GPU test runs where one is)")

@@ -31,9 +31,11 @@ def check_device(device: Any) -> Optional[str]:
     torch = require_torch()
     try:
         dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
+    except (RuntimeError, TypeError):  # torch's own message lists every device type, or its argument signatures
         raise InvalidValueError(f"device must be None (NumPy) or a torch device such as 'cpu' or 'cuda', got "
-                                f"{device!r}: {exc}") from None
+                                f"{device!r}") from None
+    if dev.type == "cpu" and dev.index not in (None, 0):
+        raise InvalidValueError(f"device={device!r}: the CPU has no device index; use 'cpu'")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidValueError(f"device={device!r}: torch sees no CUDA device here (torch.cuda.is_available() is "
                                 "False); use device='cpu' or None")
@@ -51,7 +53,10 @@ def to_device(value: Any, device: Any, cache: Optional[dict] = None) -> Any:
     arrays.  Integer and boolean arrays keep their dtype.
     """
     torch = require_torch()
-    dev = torch.device(check_device(device) or "cpu")
+    if check_device(device) is None:
+        raise InvalidValueError("to_device needs a torch device such as 'cpu' or 'cuda'; device=None is the NumPy "
+                                "backend, where the arrays already are")
+    dev = torch.device(check_device(device))
 
     def convert(a: Any) -> Any:
         if isinstance(a, torch.Tensor):  # already a tensor (another device, or this one)

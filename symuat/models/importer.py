@@ -30,7 +30,7 @@ from .hf_gemma import GEMMA
 from .hf_gpt_oss import GPT_OSS
 from .hf_granite import GRANITE
 from .hf_layernorm import LAYERNORM_DECODERS
-from .hf_llama4 import LLAMA4
+from .hf_llama4 import LLAMA4, llama4_positions
 from .hf_llama_kin import LLAMA_KIN
 from .hf_modernbert import MODERNBERT
 from .hf_moe import MOE
@@ -194,6 +194,8 @@ def checkpoint_shape(directory: Any) -> Tuple[int, int]:
         limit = min(limit, static_rope_positions(emb, config, rope_type))
     if getattr(config, "model_type", None) == "roberta":  # its positions start after the padding row
         limit -= int(getattr(config, "pad_token_id", None) or 0) + 1
+    if getattr(config, "model_type", None) in ("llama4_text", "llama4"):  # the chunk size and floor_scale - 1
+        limit = min(limit, llama4_positions(getattr(config, "text_config", None) or config))
     return width, limit
 
 

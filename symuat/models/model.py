@@ -102,9 +102,10 @@ class Model:
                 limits.append(rot.cos.shape[0])
         else:
             for b in self.stack.blocks:  # every layer's tables (a NoPE first layer has none: SmolLM3, Llama 4)
-                rot = b.attention.rotary
-                if rot is not None and rot.cos is not None:
-                    limits.append(rot.cos.shape[0])
+                latent = b.attention.latent  # latent attention's decoupled rotary part (DeepSeek-V2/V3)
+                for rot in (b.attention.rotary, None if latent is None else latent.rotary):
+                    if rot is not None and rot.cos is not None:
+                        limits.append(rot.cos.shape[0])
         return min(limits) if limits else 2 ** 31
 
     def __repr__(self) -> str:

@@ -45,6 +45,7 @@ class ModelReport:
     width: int
     layers: Tuple[LayerCheck, ...]
     share_kind: str = "signed"
+    backend: str = "numpy"  #: where the form was evaluated ("numpy", "torch:cpu", "torch:cuda:0", …)
 
     @property
     def max_error(self) -> float:
@@ -54,12 +55,13 @@ class ModelReport:
 
     def to_json(self) -> dict:
         return {"family": self.family, "tokens": self.tokens, "width": self.width, "max_relative_error": self.max_error,
-                "share_kind": self.share_kind,
+                "share_kind": self.share_kind, "backend": self.backend,
                 "layers": [{"layer": c.layer, "relative_error": c.relative_error, "shares": dict(c.shares)}
                            for c in self.layers]}
 
     def to_text(self) -> str:
-        lines = [f"{self.family}: {len(self.layers)} layers, N={self.tokens} tokens, width {self.width}",
+        lines = [f"{self.family}: {len(self.layers)} layers, N={self.tokens} tokens, width {self.width}, "
+                 f"evaluated on {self.backend}",
                  f"{'layer':>5}  {'rel. error':>10}  " + ("signed term shares <t, x'_l>/||x'_l||^2 (sum to 1)"
                                                           if self.share_kind == "signed" else
                                                           "term shares ||t||/||x'_l|| (do not sum to 1)")]
@@ -153,11 +155,11 @@ def model_report(model: Any, stack: TransformerStack, X: Any, mask: Optional[Any
     if device is not None:
         evaluated, X_eval, callback = to_device(stack, device), to_device(X, device), on_box_host
     try:
-        duat_form(evaluated, X_eval, attention_mask=None if mask is None else np.asarray(mask, float),
-                  on_box=callback)
+        backend = duat_form(evaluated, X_eval, attention_mask=None if mask is None else np.asarray(mask, float),
+                            on_box=callback).backend
     except OutOfMemoryError:
         raise
     except MemoryError as exc:
         raise out_of_memory(exc, f"evaluating the DUAT form at N={N}", form_bytes(stack, N)) from None
     family = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
-    return ModelReport(str(family), N, stack.width, tuple(checks), shares)
+    return ModelReport(str(family), N, stack.width, tuple(checks), shares, backend)

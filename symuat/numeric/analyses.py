@@ -14,7 +14,7 @@ name (:class:`~symuat.errors.UnsupportedError`); ``form.to_numpy()`` re-evaluate
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..errors import UnsupportedError
 
@@ -35,7 +35,7 @@ def register_analysis(name: str, function: Callable) -> Callable:
     return function
 
 
-def analysis(name: str) -> Callable:
+def analysis(name: str, method: Optional[str] = None) -> Callable:
     """The registered analysis ``name``.
 
     >>> analysis("attribution").__module__
@@ -49,12 +49,19 @@ def analysis(name: str) -> Callable:
         raise UnsupportedError(f"no analysis named {name!r} is registered (import symuat.analysis); "
                                f"registered: {sorted(_ANALYSES)}") from None
 
+    called = f"form.{method or name}()"
+
     @functools.wraps(function)
     def on_numpy(form: Any, *args: Any, **kwargs: Any) -> Any:
         backend = getattr(form, "backend", "numpy")
         if backend != "numpy":  # the analyses are NumPy code: refused by name, never run on mixed arrays
-            raise UnsupportedError(f"the analysis {name!r} runs on the NumPy backend only; this form is on "
-                                   f"{backend}: form.to_numpy() re-evaluates it with NumPy first")
+            raise UnsupportedError(f"{called} runs on the NumPy backend only; this form is on {backend}: "
+                                   "form.to_numpy() re-evaluates it with NumPy first")
+        others = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(k, a) for k, a in kwargs.items()]
+        for where, other in others:  # a second form (a patch's source, a pair): on the NumPy backend too
+            if getattr(other, "backend", "numpy") != "numpy" and hasattr(other, "to_numpy"):
+                raise UnsupportedError(f"{called}: its {where} is a form on {other.backend}, this one on NumPy: "
+                                       f"convert it with .to_numpy() first")
         return function(form, *args, **kwargs)
 
     return on_numpy

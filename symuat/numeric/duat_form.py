@@ -132,13 +132,20 @@ class DUATForm:
 
     def to_numpy(self) -> "DUATForm":
         """This form on the NumPy backend: the stack and the input copied to the host and the form re-evaluated there
-        (NumPy's own result, bit for bit; tokens, head and reference kept).  A NumPy form is returned as it is."""
+        (NumPy's own result, bit for bit; tokens, head, reference and an encoder–decoder's encoder form kept, the
+        encoder re-evaluated first and its NumPy output bound to every cross-attention).  A NumPy form is returned as
+        it is."""
         if self.backend == "numpy":
             return self
         stack = on_backend(self.stack, to_numpy)
+        encoder = None if self.encoder is None else self.encoder.to_numpy()
+        if encoder is not None:
+            stack = dataclasses.replace(stack, blocks=tuple(
+                b if b.cross is None else dataclasses.replace(b, cross=b.cross.bind(encoder.output))
+                for b in stack.blocks))
         form = duat_form(stack, to_numpy(self.X0), self.attention_mask)
         return dataclasses.replace(form, unembedding=self.unembedding, reference=self.reference, tokens=self.tokens,
-                                   token_ids=self.token_ids)
+                                   token_ids=self.token_ids, encoder=encoder)
 
     # ---- named views as numbers (symuat.analysis.views) --------------------------------------------------------
     def attention(self, layer: int, head: int) -> np.ndarray:
@@ -152,7 +159,7 @@ class DUATForm:
 
     def parameters(self, layer: int) -> Any:
         """``W'_{k,1..4}``, ``b'_{k,2..4}`` of ``layer`` (0-based, k = layer + 1) with named Kronecker factors."""
-        return analysis("layer_parameters")(self, layer)
+        return analysis("layer_parameters", "parameters")(self, layer)
 
     def A_tilde(self) -> Any:
         r""":math:`\tilde A` (Eq. 11) as a lazy operator; ``form.A_tilde() @ vec_r(X0)`` is the linear term."""
@@ -165,7 +172,7 @@ class DUATForm:
     def dynamic(self, j: int) -> Any:
         r""":math:`\tilde V_j, \tilde\beta_j, \tilde U_j` (gated: :math:`\tilde P_j, \tilde\gamma_j`) of term ``j``
         (1-based, as in the paper)."""
-        return analysis("dynamic_term")(self, j)
+        return analysis("dynamic_term", "dynamic")(self, j)
 
     def token_terms(self) -> dict:
         """Every term as an (N, M) array, keyed ``A~x0``, ``c~``, ``U~j app_j``; they sum to ``output``."""
@@ -237,7 +244,7 @@ class DUATForm:
         return analysis("patch_sweep")(self, source, over, **kwargs)
 
     def _repr_html_(self) -> str:
-        return analysis("summary_html")(self)
+        return analysis("summary_html", "_repr_html_")(self)
 
     def parameter(self, name: str) -> Any:
         """The operator or vector bound to a layer symbol, e.g. ``"W'_{2,1}"``."""

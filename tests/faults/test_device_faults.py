@@ -4,6 +4,8 @@ on mixed or wrong arrays."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from models_support import randomize, require_torch
@@ -42,13 +44,23 @@ def saved(tmp_path_factory):
 
 
 @pytest.mark.parametrize("device, match", [
-    ("gpu", r"device must be None \(NumPy\) or a torch device such as 'cpu' or 'cuda', got 'gpu'"),
-    (3.5, r"device must be None \(NumPy\) or a torch device .* got 3.5"),
+    ("gpu", r"^device must be None \(NumPy\) or a torch device such as 'cpu' or 'cuda', got 'gpu'$"),
+    (3.5, r"^device must be None \(NumPy\) or a torch device such as 'cpu' or 'cuda', got 3.5$"),
     ("meta", r"device='meta': the torch backend is tested on 'cpu' and 'cuda' only"),
+    ("cpu:1", r"^device='cpu:1': the CPU has no device index; use 'cpu'$"),
 ])
 def test_a_bad_device_is_refused_by_name(device, match):
+    """One line naming the value (torch's own list of device types or signatures is not repeated)."""
     with pytest.raises(InvalidValueError, match=match):
         check_device(device)
+
+
+def test_to_device_with_no_device_is_refused():
+    """``device=None`` means NumPy everywhere: ``to_device(x, None)`` moves nothing and says so (it made a CPU
+    tensor)."""
+    with pytest.raises(InvalidValueError, match=r"to_device needs a torch device such as 'cpu' or 'cuda'; "
+                                                r"device=None is the NumPy backend"):
+        to_device(np.ones((2, 2)), None)
 
 
 @pytest.mark.skipif("torch.cuda.is_available()",  # a string: evaluated at setup, so collecting imports no torch
@@ -96,6 +108,28 @@ def test_every_analysis_refuses_a_torch_form_by_name(saved, call):
     form = load(saved, device="cpu").duat_form(input_ids=[1, 2, 3])
     with pytest.raises(UnsupportedError, match=r"on torch:cpu|this form is on torch:cpu"):
         getattr(form, call)()
+
+
+@pytest.mark.parametrize("call, args, named", [
+    ("parameters", (0,), "form.parameters()"), ("dynamic", (1,), "form.dynamic()"),
+    ("_repr_html_", (), "form._repr_html_()"), ("attention", (0, 0), "form.attention()"),
+])
+def test_a_torch_form_refusal_names_the_method_called(saved, call, args, named):
+    """The refusal names the method the user called, not the analysis registered behind it."""
+    form = load(saved, device="cpu").duat_form(input_ids=[1, 2, 3])
+    with pytest.raises(UnsupportedError, match=rf"^{re.escape(named)} runs on the NumPy backend only; this form is on "
+                                               r"torch:cpu: form.to_numpy\(\) re-evaluates it"):
+        getattr(form, call)(*args)
+
+
+@pytest.mark.parametrize("call, args", [("patch", (("resid", 1, 2),)), ("patch_sweep", ())])
+def test_a_numpy_form_patched_from_a_torch_source_is_refused(saved, call, args):
+    """A NumPy form with a torch form as the patch's source: one named error, never NumPy meeting a tensor."""
+    clean, corrupted = load(saved, device="cpu").duat_form(input_ids=[1, 2, 3]), load(saved).duat_form(
+        input_ids=[1, 4, 3])
+    with pytest.raises(UnsupportedError, match=rf"form.{call}\(\): its (argument 2|argument 1) is a form on "
+                                               r"torch:cpu, this one on NumPy: convert it with .to_numpy\(\) first"):
+        getattr(corrupted, call)(*args, clean) if call == "patch" else corrupted.patch_sweep(clean)
 
 
 def test_an_out_of_vocabulary_id_is_refused_before_any_device_work(saved):

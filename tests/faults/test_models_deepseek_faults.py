@@ -12,7 +12,7 @@ torch, T = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
 from symuat.errors import InvalidValueError, ShapeError, UnsupportedError  # noqa: E402
-from symuat.models import from_module  # noqa: E402
+from symuat.models import from_module, load  # noqa: E402
 from symuat.numeric import AttentionWeights, GatedFFNWeights, Rotary  # noqa: E402
 from symuat.numeric.latent import LatentQK  # noqa: E402
 from symuat.numeric.moe import MoEFFNWeights  # noqa: E402
@@ -100,3 +100,19 @@ def test_expert_groups_it_cannot_represent_are_refused(groups):
     e = GatedFFNWeights(rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), rng.standard_normal((3, 4)))
     with pytest.raises(InvalidValueError, match=r"groups=\(n_group, topk_group, rule\)"):
         MoEFFNWeights((e,) * 4, rng.standard_normal((4, 4)), 2, groups=groups)
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(input_ids=list(np.arange(33) % 29)), ShapeError, r"input_ids has 33 tokens; the model covers at most 32 "
+                                                           r"positions"),
+    (dict(input_ids=[1, 2, 3], position_ids=[40, 41, 42]), InvalidValueError,
+     r"position_ids must lie in \[0, 32\), got values in \[40, 42\]"),
+])
+def test_positions_past_the_latent_rotary_table_are_refused(kw, error, match):
+    """Latent attention's decoupled rotary part has a table of max_position_embeddings rows, like any rotary model:
+    a longer row or a later position is refused by the model with its limit (it was accepted up to an internal
+    table error, or computed past the config)."""
+    model = load(randomize(T.DeepseekV3ForCausalLM(T.DeepseekV3Config(**_S)), seed=2))
+    assert model.max_tokens == 32
+    with pytest.raises(error, match=match):
+        model.duat_form(**kw)

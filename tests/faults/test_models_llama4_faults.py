@@ -85,3 +85,18 @@ def test_the_torch_device_evaluates_the_input_scaled_experts():
     want = np.asarray(form.reference["output"])
     got = form.output.numpy()
     assert np.max(np.linalg.norm(got - want, axis=1) / np.linalg.norm(want, axis=1)) <= 1e-12
+
+
+@pytest.mark.parametrize("tokens, limit", [(17, 16), (40, 16)])
+def test_the_command_line_refuses_tokens_past_the_chunk_before_loading(tmp_path, tokens, limit):
+    """``symuat model DIR --tokens N`` checks N against the positions the stack covers from the config alone (the
+    chunk size here), as the Python API does, before any weight is read: one error line, exit 2."""
+    from click.testing import CliRunner
+
+    from symuat.cli import main
+
+    _library().save_pretrained(tmp_path)
+    res = CliRunner().invoke(main, ["model", str(tmp_path), "--tokens", str(tokens), "--device", "cpu"])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip() == (f"symuat: error: --tokens must be between 1 and {limit} (the model's positions), "
+                                  f"got {tokens}")
