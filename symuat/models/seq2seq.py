@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -161,22 +162,25 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+_INPUTS = re.compile(r"(?<![\w.])(input_ids|attention_mask|text)\b")
+
+
 def _side(model: Any, prefix: str, text: Any, ids: Any, mask: Any) -> tuple:
-    """``(single, ids, mask)`` of the encoder's (``prefix=""``) or the decoder's input."""
-    if text is not None:
-        if mask is not None:
-            raise InvalidValueError(f"with {prefix}text the tokenizer makes {prefix}attention_mask")
-        enc = model._encode(text)
-        ids, mask = enc["input_ids"], enc["attention_mask"]
-        if enc["single"]:
-            ids, mask = ids[0], mask[0]
-    if not prefix:
-        single, ids, mask, _, _ = model._rows(ids, mask, None, None)
-        return single, ids, mask
+    """``(single, ids, mask)`` of the encoder's (``prefix=""``) or the decoder's input; the decoder's errors name
+    its own arguments (``decoder_input_ids``, …)."""
     try:
+        if text is not None:
+            if mask is not None:
+                raise InvalidValueError("with text the tokenizer makes attention_mask")
+            enc = model._encode(text)
+            ids, mask = enc["input_ids"], enc["attention_mask"]
+            if enc["single"]:
+                ids, mask = ids[0], mask[0]
         single, ids, mask, _, _ = model._rows(ids, mask, None, None)
-    except SymuatError as exc:  # the same checks, named for the decoder's input
-        raise type(exc)(f"decoder_input_ids / decoder_attention_mask: {exc}") from None
+    except SymuatError as exc:
+        if not prefix:
+            raise
+        raise type(exc)(_INPUTS.sub(lambda m: prefix + m.group(1), str(exc))) from None
     return single, ids, mask
 
 

@@ -41,10 +41,11 @@ INPUTS = {
     "1-D against 2-D": (dict(input_ids=IDS, decoder_input_ids=DIDS[None]), InvalidValueError,
                         r"the encoder's input has 1 row\(s\) \(1-D\), the decoder's 1:"),
     "decoder id out of vocabulary": (dict(input_ids=IDS, decoder_input_ids=[0, 30]), InvalidValueError,
-                                     r"decoder_input_ids / decoder_attention_mask: input_ids must lie in \[0, 30\)"),
+                                     r"^decoder_input_ids must lie in \[0, 30\)"),
     "decoder mask all pads": (dict(input_ids=IDS, decoder_input_ids=DIDS, decoder_attention_mask=[0, 0, 0]),
-                              InvalidValueError, r"decoder_input_ids / decoder_attention_mask: attention_mask row 0 "
-                                                 r"has no real token"),
+                              InvalidValueError, r"^decoder_attention_mask row 0 has no real token"),
+    "decoder text without a tokenizer": (dict(input_ids=IDS, decoder_text="a b"), InvalidValueError,
+                                         r"^this model has no tokenizer.*decoder_input_ids"),
     "decoder pads between real tokens": (
         dict(input_ids=IDS, decoder_input_ids=DIDS, decoder_attention_mask=[1, 0, 1]), UnsupportedError,
         r"decoder_attention_mask row 0 has pads between real tokens: T5's relative position bias counts them"),
