@@ -54,6 +54,8 @@ THEOREMS = {
     "MoE": ["dispatch_gate_form", "gate_unchosen", "gate_form_unselected", "unselected_experts"],
     "ExtMasks": ["masked_attention_vec", "masked_a_vec"],
     "ExtGranite": ["attention_scale", "ffn_scale", "granite_fold", "granite_eq20"],
+    "Buckets": ["count_prefix", "count_down", "threshold_spec", "bernoulli", "log_floor_spec", "threshold_count",
+                "bucket_log_threshold"],
 }
 CLOSED = "Closed under the global context"
 
