@@ -173,8 +173,8 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
     'ext:relative-bias.buckets': (CoqLink('Buckets.bucket_log_threshold'),
         "Every relative position k, every B (B' >= 2 buckets a side) and D > E = B'/2: the printed bucket equals the "
         "threshold form, the floor of c ln(delta/E)/ln(D/E) (c = B' - E) read as the largest j with "
-        "D^j E^c <= delta^c E^j and theta_j as the least t with t^c E^j >= E^c D^j (their real-number equivalents, "
-        "not proved in Coq; docs/coq.md)."),
+        "D^j E^c <= delta^c E^j and theta_j as the least t with t^c E^j >= E^c D^j (their real-number equivalents: "
+        "coq/reals/BucketsReals.v, on the axioms of Coq's classical reals, outside the level; docs/coq.md)."),
     'ext:relative-bias.decoder': (CoqLink('MultiHead.mha_closed_form'),
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h, those of softmax(S_h + B_h + causal mask) among them."),
     'ext:relative-bias.encoder': (CoqLink('MultiHead.mha_closed_form'),
