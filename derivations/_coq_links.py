@@ -170,6 +170,11 @@ COQ_LINKS: dict[str, tuple[CoqLink, str]] = {
         "V~_i = F_1 L_2 A~_{i-1}, beta~_i = F_1 L_2 (c~_{i-1} + R_{i-1}) + F_1 beta'_2 + f_1."),
     'ext:nope.closed-form': (CoqLink('MultiHead.mha_closed_form'),
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h: a NoPE layer's, from unrotated q, k (R = I)."),
+    'ext:relative-bias.buckets': (CoqLink('Buckets.bucket_log_threshold'),
+        "Every relative position k, every B (B' >= 2 buckets a side) and D > E = B'/2: the printed bucket equals the "
+        "threshold form, the floor of c ln(delta/E)/ln(D/E) (c = B' - E) read as the largest j with "
+        "D^j E^c <= delta^c E^j and theta_j as the least t with t^c E^j >= E^c D^j (their real-number equivalents: "
+        "coq/reals/BucketsReals.v, on the axioms of Coq's classical reals, outside the level; docs/coq.md)."),
     'ext:relative-bias.decoder': (CoqLink('MultiHead.mha_closed_form'),
         "W' = sum_h H_h (x) (W_V,h W_O,h)^T for any given H_h, those of softmax(S_h + B_h + causal mask) among them."),
     'ext:relative-bias.encoder': (CoqLink('MultiHead.mha_closed_form'),

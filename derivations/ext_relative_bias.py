@@ -161,9 +161,11 @@ def bucket_identity() -> Identity:
                     random_dims={"N": 24},
                     scope=rf"The bucket tables (one bidirectional, one causal) are free symbols; {BUCKETS} buckets,"
                           rf" maximal distance {MAX_DISTANCE}: every relative position up to $N = 20$ covers the exact"
-                          r" region, the logarithmic one and the last bucket on both sides. Beyond $D$ both sides stay"
-                          r" in the last bucket (the cap; every threshold $\theta_j \le D$), an argument the all-sizes"
-                          r" level does not check: this entry is proved on its grid only.")
+                          r" region, the logarithmic one and the last bucket on both sides. For every relative"
+                          r" position, every $B$ and every $D > B'/2$, the printed form (its floor of the logarithm"
+                          r" read as the largest $j$ with $D^jE^c \le \delta^cE^j$, $c = B' - E$) equals the threshold"
+                          r" form: Coq theorem \texttt{Buckets.bucket\_log\_threshold}; the library's float"
+                          r" logarithm is compared on the grid only.")
 
 
 # --- the entries ----------------------------------------------------------------------------------

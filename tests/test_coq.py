@@ -54,6 +54,8 @@ THEOREMS = {
     "MoE": ["dispatch_gate_form", "gate_unchosen", "gate_form_unselected", "unselected_experts"],
     "ExtMasks": ["masked_attention_vec", "masked_a_vec"],
     "ExtGranite": ["attention_scale", "ffn_scale", "granite_fold", "granite_eq20"],
+    "Buckets": ["count_prefix", "count_down", "threshold_spec", "bernoulli", "log_floor_spec", "threshold_count",
+                "bucket_log_threshold"],
 }
 CLOSED = "Closed under the global context"
 
@@ -132,6 +134,30 @@ def test_ledger_links_name_entries_and_theorems():
         assert entry.status is Status.ERRATUM and entry.correction.coq == link and not link.negation, entry_id
         file, name = link.theorem.split(".")
         assert isinstance(note, str) and note and name in THEOREMS[file], link
+
+
+#: The standard library's assumptions of the classical reals (Coq 8.16), on which every use of ``Reals`` rests.
+REAL_AXIOMS = {"ClassicalDedekindReals.sig_forall_dec", "ClassicalDedekindReals.sig_not_dec",
+               "FunctionalExtensionality.functional_extensionality_dep", "Classical_Prop.classic"}
+
+
+@pytest.mark.xdist_group("coq")
+def test_bucket_real_number_step_rests_on_the_classical_reals_only(duat_root, tmp_path):
+    """coq/reals/BucketsReals.v (outside the project: Reals is not closed) proves, over Coq's real numbers, that
+    Buckets.log_floor is the floor of c ln(d/E)/ln(D/E), Buckets.threshold the ceiling of E (D/E)^(j/c), and the
+    printed bucket the threshold form; it compiles against the built project and rests on exactly the standard
+    library's four assumptions of the classical reals, nothing else."""
+    coqc = _coqc()
+    names = ("log_real_spec", "log_floor_real", "threshold_real", "bucket_real_threshold")
+    text = (COQ / "reals" / "BucketsReals.v").read_text()
+    assert all(re.search(rf"\bTheorem\s+{n}\b", text) for n in names)
+    (tmp_path / "BucketsReals.v").write_text(text + "".join(f"\nPrint Assumptions {n}." for n in names) + "\n")
+    run = _run(coqc, tmp_path / "BucketsReals.v", tmp_path, duat_root)
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    blocks = run.stdout.split("Axioms:")[1:]
+    assert len(blocks) == len(names), run.stdout
+    for block in blocks:
+        assert {line.split()[0] for line in block.splitlines() if line[:1].isalpha()} == REAL_AXIOMS, block
 
 
 def _mutant_header(path: Path) -> tuple[str, str | None, tuple[str, str, str]]:

@@ -276,7 +276,7 @@ def test_an_undecided_level_is_a_question_mark_and_a_grid_proof_says_so(html_sit
         assert '<td class="mark undecided" title="all-sizes: undecided">?</td>' in row(html_site, r)
         if r in by_coq:
             assert r.grid is None and 'class="grid"' not in row(html_site, r)
-        else:  # proved on its grid only (T5's bucket function)
+        else:  # proved on its grid only (none in the shipped ledger since coq/Buckets.v)
             assert f'<span class="grid">grid {", ".join(f"{k} ≤ {v}" for k, v in r.grid.items())}</span>' in row(
                 html_site, r)
     graded = [dataclasses.replace(r, evidence=tuple(ev for ev in r.evidence if ev.level is not Level.COQ))

@@ -140,7 +140,7 @@ def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False, what: s
     says = f"states the negation of {what}" if link.negation else f"states {what}"
     return Evidence(Level.COQ, link.negation == denial,
                     f"Coq theorem {link.theorem} (coq/{file}.v) {says}; it compiles, {result.reason}, for every "
-                    "size (MathComp)", theorem=link.theorem)
+                    "size", theorem=link.theorem)
 
 
 def linked_evidence(entries: Iterable, project: CoqProject | None, keep: Path | None = None) -> Mapping[str, Evidence]:
