@@ -39,9 +39,9 @@ from symuat.layers.rotary_interleaved import interleaved_rotary_operator, rotate
 from ._coq_links import linked
 from .ext_layers import ROPE_DIMS
 
-__all__ = ["entries", "sigma_tanh", "np_band", "np_interleaved_rope", "softcap_identity", "sliding_window_identity",
-           "window_width_rhs", "alibi_identity", "alibi_query_rhs", "interleaved_operator_identity",
-           "interleaved_closed_form_identity"]
+__all__ = ["entries", "sigma_tanh", "np_band", "np_masked_mha", "np_interleaved_rope", "softcap_identity",
+           "sliding_window_identity", "window_width_rhs", "alibi_identity", "alibi_query_rhs",
+           "interleaved_operator_identity", "interleaved_closed_form_identity"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -156,7 +156,13 @@ def _window_mha(e, d) -> MultiHeadAttention:
 
 
 def _window_ref(a, d):
-    N, band = d["N"], np_band(d["N"], d["w"], d["N"] - d["r"])
+    return np_masked_mha(a, d, np_band(d["N"], d["w"], d["N"] - d["r"]))
+
+
+def np_masked_mha(a, d, band: np.ndarray) -> np.ndarray:
+    """The reference of a masked MHA with value bias: each head's free entries kept on ``band`` (the allowed keys),
+    the last allowed key of each row taking 1 minus the others; ``vec_r`` of the output."""
+    N = d["N"]
     out = np.tile(a["bO"].T, (N, 1))
     for i in range(d["h"]):
         Hh = np.where(band, a[f"H{i + 1}"], 0.0)

@@ -22,11 +22,11 @@ import functools
 import numpy as np
 import sympy
 
-from symuat import DerivationError, Entry, OpaqueIdentity, Status
-from symuat.expansion import INPUT, block_symbols, derive_table, extended_induction, gate, nc_symbol, sigma
+from symuat import Entry, OpaqueIdentity, Status
+from symuat.expansion import INPUT, block_symbols, derive_table, gate, nc_symbol, sigma
 from symuat.names import logistic as sig
 
-from .ext_duat_blocks import enc, np_gate
+from .ext_duat_blocks import enc, induction_claim, np_gate
 
 __all__ = ["entries", "sandwich_term", "shared_norm_parallel_term", "sandwich_claims", "np_sandwich", "eq20_identity"]
 
@@ -148,16 +148,7 @@ def _table_identity(layout: str) -> OpaqueIdentity:
 
 
 def _induction_identity(layout: str) -> OpaqueIdentity:
-    proofs = {g: extended_induction(_TERMS[layout](g)) for g in _CASES}
-    for p in proofs.values():
-        if p.problems:
-            raise DerivationError(f"{layout}: rules of the wrong shape: {p.problems}")
-    cases = tuple((g, c) for g in _CASES for c in proofs[g].cases)
-    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
-                          cases, check_case=(True, "step"),
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19); plain and"
-                                " gated.")
+    return induction_claim(layout, _TERMS[layout])
 
 
 _SANDWICH = (r"\mathbf W'_{i,1} = I + L_3AL_1,\ \mathbf W'_{i,2} = F_1L_2\mathbf W'_{i,1},\ "

@@ -20,7 +20,8 @@ GPT-NeoX / Falcon), ``ext:input-transform.table``, ``ext:final-norm.table``, ``e
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy
@@ -46,7 +47,7 @@ from symuat.names import logistic as sig
 
 from ._coq_links import linked
 
-__all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims"]
+__all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims", "induction_claim"]
 
 K = nc_symbol("W'_{K}")
 X = nc_symbol("x'_{i-1}")
@@ -61,6 +62,22 @@ def enc(e: sympy.Expr) -> sympy.Expr:
 
 def np_gate(a: Mapping[str, np.ndarray], u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return sig(u + a["W'_{K}"] @ v)
+
+
+def induction_claim(name: str, term: Callable[[bool], Any]) -> OpaqueIdentity:
+    r"""The induction on the depth of a block whose residual term is ``term(gated)`` (plain and gated): base case,
+    generic step :math:`i \to i+1` with box 3's rules re-indexed, Lemma 1 (Eq. 19), from
+    :func:`~symuat.expansion.extended_induction`; rules of the wrong shape are one :class:`DerivationError`."""
+    proofs = {g: extended_induction(term(g)) for g in (False, True)}
+    for p in proofs.values():
+        if p.problems:
+            raise DerivationError(f"{name}: rules of the wrong shape: {p.problems}")
+    cases = tuple((g, c) for g in (False, True) for c in proofs[g].cases)
+    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
+                          cases, check_case=(True, "step"),
+                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
+                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19); plain and"
+                                " gated.")
 
 
 # ---------------------------------------------------------------- hand-written claims

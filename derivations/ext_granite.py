@@ -21,12 +21,12 @@ import functools
 
 import numpy as np
 
-from symuat import DerivationError, Entry, OpaqueIdentity, Status
-from symuat.expansion import INPUT, block_symbols, derive_table, extended_induction, gate, nc_symbol, sigma
+from symuat import Entry, OpaqueIdentity, Status
+from symuat.expansion import INPUT, block_symbols, derive_table, gate, nc_symbol, sigma
 from symuat.names import logistic as sig
 
 from ._coq_links import linked
-from .ext_duat_blocks import enc, np_gate
+from .ext_duat_blocks import enc, induction_claim, np_gate
 
 __all__ = ["entries", "granite_term", "granite_claims", "unfolded_bias_rhs", "np_granite"]
 
@@ -127,16 +127,7 @@ def _table_identity() -> OpaqueIdentity:
 
 
 def _induction_identity() -> OpaqueIdentity:
-    proofs = {g: extended_induction(granite_term(g)) for g in _CASES}
-    for p in proofs.values():
-        if p.problems:
-            raise DerivationError(f"granite: rules of the wrong shape: {p.problems}")
-    cases = tuple((g, c) for g in _CASES for c in proofs[g].cases)
-    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
-                          cases, check_case=(True, "step"),
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19); plain and"
-                                " gated.")
+    return induction_claim("granite", granite_term)
 
 
 _EQ20 = (r"x + r\,\mathrm{MHA}(N_1x) \to h,\ h + r\,\mathrm{FFN}(N_2h):\ \mathbf W'_{i,1} = I + rAL_1,\ "

@@ -33,6 +33,7 @@ from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary import rotary_operator, rotary_pairs
 
 from ._coq_links import linked
+from .ext_attention_variants import np_masked_mha
 
 __all__ = ["entries", "symmetric_window_identity", "dropped_value_bias_rhs", "nope_identity", "np_symmetric_band"]
 
@@ -64,15 +65,7 @@ def _window_mha(e, d) -> MultiHeadAttention:
 
 
 def _window_ref(a, d):
-    N, band = d["N"], np_symmetric_band(d["N"], d["w"], d["r"])
-    out = np.tile(a["bO"].T, (N, 1))
-    for i in range(d["h"]):
-        Hh = np.where(band, a[f"H{i + 1}"], 0.0)
-        for n in range(N):  # the last allowed key takes 1 - the others
-            last = np.flatnonzero(band[n])[-1]
-            Hh[n, last] = 1.0 - Hh[n].sum() + Hh[n, last]
-        out += Hh @ (a["X"] @ a["WV"][:, i:i + 1] + a["bV"][i]) @ a["WO"][i:i + 1, :]
-    return out.reshape(-1)
+    return np_masked_mha(a, d, np_symmetric_band(d["N"], d["w"], d["r"]))
 
 
 @functools.cache
