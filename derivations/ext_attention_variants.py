@@ -40,8 +40,8 @@ from ._coq_links import linked
 from .ext_layers import ROPE_DIMS
 
 __all__ = ["entries", "sigma_tanh", "np_band", "np_masked_mha", "np_interleaved_rope", "softcap_identity",
-           "sliding_window_identity", "window_width_rhs", "alibi_identity", "alibi_query_rhs",
-           "interleaved_operator_identity", "interleaved_closed_form_identity"]
+           "sliding_window_identity", "window_identity", "window_mha", "window_width_rhs", "alibi_identity",
+           "alibi_query_rhs", "interleaved_operator_identity", "interleaved_closed_form_identity"]
 
 Matrix = sympy.ImmutableMatrix
 
@@ -138,25 +138,21 @@ def softcap_identity() -> Identity:
 
 # --- sliding windows, left padding, static value bias ---------------------------------------------
 
-_WINDOW_DIMS = tuple({"h": h, "N": N, "w": w, "r": r} for h in (1, 2) for N in (1, 2, 3) for w in (1, 2)
-                     for r in range(N, 0, -1) if h == 1 or N < 3)
+WINDOW_DIMS = tuple({"h": h, "N": N, "w": w, "r": r} for h in (1, 2) for N in (1, 2, 3) for w in (1, 2)
+                    for r in range(N, 0, -1) if h == 1 or N < 3)
 
 
-def _window_shapes(d):
+def window_shapes(d):
     M = d["h"]
     out = {"X": (d["N"], M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
     out.update(family_shapes("H", d["h"], d["N"], d["N"]))
     return out
 
 
-def _window_mha(e, d) -> MultiHeadAttention:
-    allowed = sliding_window_mask(d["N"], d["w"], d["N"] - d["r"])
-    H = row_stochastic_family("H", d["h"], d["N"], allowed)
+def window_mha(e, d, mask=sliding_window_mask) -> MultiHeadAttention:
+    """MHA whose heads are row-stochastic families supported on ``mask(N, w, N - r)`` (``N - r`` padded tokens)."""
+    H = row_stochastic_family("H", d["h"], d["N"], mask(d["N"], d["w"], d["N"] - d["r"]))
     return MultiHeadAttention(H, e["WV"], e["WO"], e["bV"], e["bO"])
-
-
-def _window_ref(a, d):
-    return np_masked_mha(a, d, np_band(d["N"], d["w"], d["N"] - d["r"]))
 
 
 def np_masked_mha(a, d, band: np.ndarray) -> np.ndarray:
@@ -173,24 +169,31 @@ def np_masked_mha(a, d, band: np.ndarray) -> np.ndarray:
     return out.reshape(-1)
 
 
+def window_identity(mask, band, scope: str) -> Identity:
+    r"""A masked MHA with value bias = :math:`W'_{HVO}x' + \mathbf 1_N\otimes(\sum_h W_{O,h}^Tb_{V,h} + b_O)`: heads
+    supported on ``mask`` (symbolic), the reference on ``band(d)`` (NumPy)."""
+    return Identity(
+        shapes=window_shapes, lhs=lambda e, d: vec_r(window_mha(e, d, mask).apply(e["X"])),
+        rhs=lambda e, d: window_mha(e, d, mask).matrix_vector_form().apply(vec_r(e["X"])),
+        dims=WINDOW_DIMS, reference=lambda a, d: np_masked_mha(a, d, band(d)),
+        random_dims={"h": 2, "N": 5, "w": 2, "r": 4}, scope=scope)
+
+
 @functools.cache
 def sliding_window_identity() -> Identity:
     r"""Sliding-window and left-padding masks: MHA with value bias = W'_{HVO}x' + 1_N ⊗ (Σ_h W_{O,h}ᵀb_{V,h} + b_O)."""
-    return Identity(
-        shapes=_window_shapes, lhs=lambda e, d: vec_r(_window_mha(e, d).apply(e["X"])),
-        rhs=lambda e, d: _window_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
-        dims=_WINDOW_DIMS, reference=_window_ref, random_dims={"h": 2, "N": 5, "w": 2, "r": 4},
-        scope=r"$H_h$ is any matrix supported on the window $n - w < m \le n$ (real keys only) with rows summing to"
-              r" 1; its free entries are symbols. Windows $w \le 2$, up to $N = 3$ with $r \le N$ real tokens"
-              r" after $N - r$ left-padded ones, 2 heads up to $N = 2$.",
-    )
+    return window_identity(
+        sliding_window_mask, lambda d: np_band(d["N"], d["w"], d["N"] - d["r"]),
+        r"$H_h$ is any matrix supported on the window $n - w < m \le n$ (real keys only) with rows summing to"
+        r" 1; its free entries are symbols. Windows $w \le 2$, up to $N = 3$ with $r \le N$ real tokens"
+        r" after $N - r$ left-padded ones, 2 heads up to $N = 2$.")
 
 
 def window_width_rhs(e, d):
     r"""The closed form with the value bias counted once per key of a full window, :math:`w` times:
     :math:`W'_{HVO}x' + \mathbf 1_N\otimes(w\sum_h W_{O,h}^Tb_{V,h} + b_O)` (the Coq mutant
     ``coq/mutants/ext/Mutant_window_width.v``).  False for :math:`w \ge 2`: the weights of a row sum to 1."""
-    mha = _window_mha(e, d)
+    mha = window_mha(e, d)
     value = sum((mha.W_O_head(h).T * row_block(e["bV"], h, mha.head_dim) for h in range(mha.n_heads)),
                 sympy.zeros(e["WO"].shape[1], 1))
     return Matrix(mha.W_HVO_closed_form() * vec_r(e["X"]) + kron(ones(d["N"]), d["w"] * value + e["bO"]))

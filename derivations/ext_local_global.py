@@ -29,11 +29,10 @@ from symuat.algebra.matrices import identity_matrix, kron, unvec_r
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.layers.attention import MultiHeadAttention
 from symuat.layers.attention_scores import masked_weights, sliding_window_mask, symmetric_window_mask
-from symuat.layers.grouped_attention import row_stochastic_family
 from symuat.layers.rotary import rotary_operator, rotary_pairs
 
 from ._coq_links import linked
-from .ext_attention_variants import np_masked_mha
+from .ext_attention_variants import window_identity, window_mha
 
 __all__ = ["entries", "symmetric_window_identity", "dropped_value_bias_rhs", "nope_identity", "np_symmetric_band"]
 
@@ -48,43 +47,21 @@ def np_symmetric_band(N: int, w: int, r: int) -> np.ndarray:
     return np.where(n >= r, n == m, (np.abs(n - m) < w) & (m < r))
 
 
-_WINDOW_DIMS = tuple({"h": h, "N": N, "w": w, "r": r} for h in (1, 2) for N in (1, 2, 3) for w in (1, 2)
-                     for r in range(N, 0, -1) if h == 1 or N < 3)
-
-
-def _window_shapes(d):
-    M = d["h"]
-    out = {"X": (d["N"], M), "WV": (M, M), "WO": (M, M), "bV": (M, 1), "bO": (M, 1)}
-    out.update(family_shapes("H", d["h"], d["N"], d["N"]))
-    return out
-
-
-def _window_mha(e, d) -> MultiHeadAttention:
-    allowed = symmetric_window_mask(d["N"], d["w"], d["N"] - d["r"])
-    return MultiHeadAttention(row_stochastic_family("H", d["h"], d["N"], allowed), e["WV"], e["WO"], e["bV"], e["bO"])
-
-
-def _window_ref(a, d):
-    return np_masked_mha(a, d, np_symmetric_band(d["N"], d["w"], d["r"]))
-
-
 @functools.cache
 def symmetric_window_identity() -> Identity:
     r"""Symmetric windows, right padding: MHA with value bias = W'_{HVO}x' + 1_N ⊗ (Σ_h W_{O,h}ᵀb_{V,h} + b_O)."""
-    return Identity(
-        shapes=_window_shapes, lhs=lambda e, d: vec_r(_window_mha(e, d).apply(e["X"])),
-        rhs=lambda e, d: _window_mha(e, d).matrix_vector_form().apply(vec_r(e["X"])),
-        dims=_WINDOW_DIMS, reference=_window_ref, random_dims={"h": 2, "N": 5, "w": 2, "r": 4},
-        scope=r"$H_h$ is any matrix supported on the window $|n - m| < w$ (real keys only) with rows summing to 1;"
-              r" its free entries are symbols. Windows $w \le 2$ ($w \ge N$: a global layer), up to $N = 3$ with"
-              r" $r \le N$ real tokens before $N - r$ padded ones, 2 heads up to $N = 2$.")
+    return window_identity(
+        symmetric_window_mask, lambda d: np_symmetric_band(d["N"], d["w"], d["r"]),
+        r"$H_h$ is any matrix supported on the window $|n - m| < w$ (real keys only) with rows summing to 1;"
+        r" its free entries are symbols. Windows $w \le 2$ ($w \ge N$: a global layer), up to $N = 3$ with"
+        r" $r \le N$ real tokens before $N - r$ padded ones, 2 heads up to $N = 2$.")
 
 
 def dropped_value_bias_rhs(e, d):
     r"""The closed form with the value bias dropped, as if the keys outside the window took it with them:
     :math:`W'_{HVO}x' + \mathbf 1_N\otimes b_O` (the Coq mutant ``coq/mutants/ext/Mutant_symmetric_dropped.v``).
     False wherever :math:`\sum_h W_{O,h}^Tb_{V,h} \ne 0`: the weights of a row sum to 1."""
-    mha = _window_mha(e, d)
+    mha = window_mha(e, d, symmetric_window_mask)
     return MultiHeadAttention(mha.H, e["WV"], e["WO"], None, e["bO"]).matrix_vector_form().apply(vec_r(e["X"]))
 
 
