@@ -91,3 +91,30 @@ def test_cli_layers(saved):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert [layer["layer"] for layer in data["layers"]] == [1, 2] and data["max_relative_error"] <= TOL
+
+
+def test_a_prefix_prints_no_report_of_the_later_layers(saved):
+    """The later layers' weights are unexpected by design and checked by symuat itself: the library's loading report
+    of them is not logged (its own logger, which writes to the terminal), and its verbosity is left as it was."""
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+
+    _, path, _ = saved
+    before, seen = hf_logging.get_verbosity(), Records()
+    library = logging.getLogger("transformers")
+    library.addHandler(seen)
+    try:
+        model = load(path, layers=1)
+    finally:
+        library.removeHandler(seen)
+    assert model.stack.depth == 1 and not [m for m in seen.messages if "LOAD REPORT" in m or "UNEXPECTED" in m]
+    assert hf_logging.get_verbosity() == before

@@ -68,6 +68,7 @@ def load_prefix(directory: Any, layers: int) -> Tuple[Any, TransformerStack]:
     from pathlib import Path
 
     from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
 
     from .importer import EAGER_EXPERTS, _check_loading_info, _parameter_count, from_module
 
@@ -76,8 +77,12 @@ def load_prefix(directory: Any, layers: int) -> Tuple[Any, TransformerStack]:
     layers = int(layers)
     path = Path(directory)
     family = json.loads((path / "config.json").read_text()).get("model_type")
+    verbosity = hf_logging.get_verbosity()
     try:
         extra = {"experts_implementation": "eager"} if family in EAGER_EXPERTS else {}
+        # the later layers' weights are unexpected by design: symuat checks the loading info itself, below (a key
+        # that the prefix does not explain is refused), so the library's report of them is not printed
+        hf_logging.set_verbosity_error()
         model, info = AutoModel.from_pretrained(str(path), config=config, local_files_only=True, dtype=torch.float64,
                                                 use_safetensors=True, output_loading_info=True,
                                                 ignore_mismatched_sizes=True, **extra)
@@ -88,6 +93,8 @@ def load_prefix(directory: Any, layers: int) -> Tuple[Any, TransformerStack]:
     except Exception as exc:  # the loader's many failure types (OSError, SafetensorError, ...) on a bad checkpoint
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidValueError(f"cannot load the checkpoint {str(path)!r}: {first}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
     info = dict(info)
     info["unexpected_keys"] = [k for k in (info.get("unexpected_keys") or ()) if not _expected(k, layers)]
     _check_loading_info(path, info)
