@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InvalidValueError, SymuatError, UnsupportedError
 from ..numeric import Head, TransformerStack, stack_output
+from ..numeric.stack import bind_memory
 from ._torch import linear, require_torch
 from .device import to_device
 from .guards import check_float64, check_module
@@ -80,12 +81,6 @@ def seq2seq_head(model: Any) -> Head:
     flags = [getattr(model.config, a) for a in OUTPUT_SCALE.get(family, ()) if hasattr(model.config, a)]
     scale = float(model.config.d_model) ** -0.5 if flags and flags[0] else 1.0
     return Head(W.T, b, scale=scale, name=type(model).__name__)
-
-
-def bind_memory(decoder: TransformerStack, memory: Any) -> TransformerStack:
-    """The decoder stack with every cross-attention reading ``memory`` (the encoder's output, ``(N_e, M)``)."""
-    blocks = tuple(dataclasses.replace(b, cross=b.cross.bind(memory)) for b in decoder.blocks)
-    return dataclasses.replace(decoder, blocks=blocks)
 
 
 def probe_seq2seq(model: Any, encoder: TransformerStack, decoder: TransformerStack, head: Optional[Head] = None,

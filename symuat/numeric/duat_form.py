@@ -39,7 +39,7 @@ from .memory import check_memory, form_bytes, out_of_memory
 from .norms import norm_operator
 from .operators import IdentityOperator, Scaled, trusted_operators, unvec_r, vec_r
 from .residual_params import ResidualParams, _layer_params
-from .stack import TransformerStack, check_input, stack_output
+from .stack import TransformerStack, bind_memory, check_input, stack_output
 
 __all__ = ["DUATForm", "duat_form", "duat_relative_error", "extended_table"]
 
@@ -140,9 +140,7 @@ class DUATForm:
         stack = on_backend(self.stack, to_numpy)
         encoder = None if self.encoder is None else self.encoder.to_numpy()
         if encoder is not None:
-            stack = dataclasses.replace(stack, blocks=tuple(
-                b if b.cross is None else dataclasses.replace(b, cross=b.cross.bind(encoder.output))
-                for b in stack.blocks))
+            stack = bind_memory(stack, encoder.output)
         form = duat_form(stack, to_numpy(self.X0), self.attention_mask)
         return dataclasses.replace(form, unembedding=self.unembedding, reference=self.reference, tokens=self.tokens,
                                    token_ids=self.token_ids, encoder=encoder)

@@ -34,6 +34,7 @@ position embeddings :math:`P`, optional input norm) and an optional final norm, 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
@@ -51,6 +52,7 @@ from .norms import apply_norm, check_norm
 __all__ = [
     "KINDS", "LAYOUTS", "ACTIVATIONS", "activation_function", "FFNWeights", "GatedFFNWeights", "BlockWeights",
     "TransformerStack", "ffn", "block_forward", "forward", "prepare_input", "stack_output", "hidden_states",
+    "bind_memory",
 ]
 
 #: The layouts of the paper era (kept for the paper's ledger entries).
@@ -329,6 +331,13 @@ def hidden_states(stack: TransformerStack, X: Any, attention_mask: Any = None) -
     if stack.final_norm is not None:
         xs[-1] = apply_norm(xs[-1], stack.final_norm)
     return xs
+
+
+def bind_memory(stack: TransformerStack, memory: Any) -> TransformerStack:
+    """``stack`` with every cross-attention reading ``memory`` (an encoder's output, ``(N_e, M)``, on the stack's
+    backend); blocks without one are kept as they are."""
+    blocks = tuple(b if b.cross is None else dataclasses.replace(b, cross=b.cross.bind(memory)) for b in stack.blocks)
+    return dataclasses.replace(stack, blocks=blocks)
 
 
 def stack_output(stack: TransformerStack, X: Any, attention_mask: Any = None) -> np.ndarray:
