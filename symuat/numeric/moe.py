@@ -176,9 +176,7 @@ class MoEFFNWeights:
         r""":math:`D_{in}(U)` (``input_scaled``): each token's routing weight on its experts' units, 1 on the shared
         expert's, ``(N, EF + F_{sh})`` (module docstring); on torch chosen on the host, as :func:`unit_gates`."""
         G, _ = routing_gates(self, U) if is_numpy(U) else _host_routing(self, to_numpy(U))
-        D = np.repeat(G, self.experts[0].hidden, axis=1)
-        if self.shared is not None:
-            D = np.concatenate([D, np.ones((U.shape[0], self.shared.hidden))], axis=1)
+        D = _per_unit(self, G, None if self.shared is None else np.ones(U.shape[0]))
         return D if is_numpy(U) else namespace(U).asarray(D, device=device_of(U))
 
     # the stacked gated FFN (the experts' columns side by side, the shared expert last)
@@ -313,10 +311,7 @@ def unit_gates(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     if not is_numpy(U):  # another backend (torch): the discrete top-k choice on the host (module docstring)
         D = namespace(U).asarray(unit_gates_host(w, to_numpy(U)), device=device_of(U))
         return D if w.up_clamp is None else D * clamp_factors(w, U)  # the clamp's factors on the device
-    G, s = routing_gates(w, U)
-    D = np.repeat(G, w.experts[0].hidden, axis=1)
-    if s is not None:
-        D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
+    D = _per_unit(w, *routing_gates(w, U))
     if w.up_clamp is not None:
         D = D * clamp_factors(w, U)
     return D
@@ -326,11 +321,13 @@ def unit_gates_host(w: MoEFFNWeights, U: np.ndarray) -> np.ndarray:
     r""":func:`unit_gates` with NumPy on the host, from a host copy ``U`` of the routed input: the router's weights are
     read back from their backend (:math:`M\times E`, small), so the top-k choice is the NumPy backend's own; an up
     clamp's factors are not included (:func:`unit_gates` multiplies them in on the device)."""
-    G, s = _host_routing(w, U)
+    return _per_unit(w, *_host_routing(w, U))
+
+
+def _per_unit(w: MoEFFNWeights, G: np.ndarray, shared: Optional[np.ndarray]) -> np.ndarray:
+    """Per-expert weights ``G`` (N, E) and the shared expert's (N,) as one value per stacked hidden unit."""
     D = np.repeat(G, w.experts[0].hidden, axis=1)
-    if s is not None:
-        D = np.concatenate([D, np.repeat(s[:, None], w.shared.hidden, axis=1)], axis=1)
-    return D
+    return D if shared is None else np.concatenate([D, np.repeat(shared[:, None], w.shared.hidden, axis=1)], axis=1)
 
 
 def _host_routing(w: MoEFFNWeights, U: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
