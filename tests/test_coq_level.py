@@ -46,6 +46,16 @@ def test_a_closed_theorem_holds_and_the_others_say_why(tiny):
     assert out["A.nothing"].closed is None and out["A.nothing"].reason.startswith("not found")
 
 
+def test_all_found_and_one_on_an_axiom_names_the_axiom_for_that_theorem_only(tiny):
+    """Every name is found, so the assumptions of their tuple are printed together (MathComp walked once); the
+    tuple rests on ``magic``, so each theorem is asked about again on its own."""
+    out = check_theorems(tiny, ["A.two", "B.four", "A.zero"])
+    assert out["A.two"].closed is True and out["B.four"].closed is True
+    assert out["A.zero"].closed is None and "magic" in out["A.zero"].reason
+    assert check_theorems(tiny, ["A.two", "B.four"]) == {n: out[n] for n in ("A.two", "B.four")}
+    assert check_theorems(tiny, []) == {}
+
+
 def test_a_project_that_does_not_compile_decides_nothing(tiny, tmp_path):
     shutil.copytree(tiny.root, tmp_path / "coq")
     (tmp_path / "coq" / "B.v").write_text("Lemma broken : 1 = 2.\nProof. reflexivity. Qed.\n")

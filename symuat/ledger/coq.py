@@ -92,10 +92,13 @@ def check_theorems(project: CoqProject | None, names: Iterable[str], keep: Path 
     r"""Compile ``project`` once and report, for each ``"<File>.<name>"``, whether it is a closed theorem.
 
     ``keep``: where compiled projects are kept and reused (:func:`~symuat.ledger.coq_build.built_project`).
-    One ``coqc`` run locates every name and prints its assumptions; only when a name is missing (that run fails)
-    are the names located first, then the found ones asked about.
+    One ``coqc`` run locates every name and prints the assumptions of the tuple of all of them, so that what they
+    share (MathComp) is walked once; only when a name is missing or an assumption is found are the names asked about
+    one by one, each with its own reason.
     """
     names = sorted(set(names))
+    if not names:
+        return {}
     coqc = shutil.which("coqc")
     if coqc is None:
         return _all(names, CoqResult(None, "not run: coqc is not installed"))
@@ -106,6 +109,13 @@ def check_theorems(project: CoqProject | None, names: Iterable[str], keep: Path 
         if built is None:
             return _all(names, CoqResult(None, why))
         work = Path(tmp)
+        together = _blocks(coqc, project, built, work, "SymuatAll.v",
+                           [*(f"Locate {n}." for n in names),
+                            f"Definition symuat_all := ({', '.join('@' + n for n in names)}).\n"
+                            "Print Assumptions symuat_all."])
+        if together is not None and all(_located(project, n, b) for n, b in zip(names, together)) \
+                and _closed(together[-1]).closed:
+            return _all(names, _closed(together[-1]))
         asks = [f"Locate {n}.\nPrint Assumptions {n}." for n in names]
         both = _blocks(coqc, project, built, work, "SymuatAsk.v", asks)
         if both is not None and all(_located(project, n, b) for n, b in zip(names, both)):
