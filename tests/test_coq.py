@@ -141,6 +141,7 @@ REAL_AXIOMS = {"ClassicalDedekindReals.sig_forall_dec", "ClassicalDedekindReals.
                "FunctionalExtensionality.functional_extensionality_dep", "Classical_Prop.classic"}
 
 
+@pytest.mark.slow  # a real-number file outside the project: Reals loaded for one check (4 s)
 @pytest.mark.xdist_group("coq")
 def test_bucket_real_number_step_rests_on_the_classical_reals_only(duat_root, tmp_path):
     """coq/reals/BucketsReals.v (outside the project: Reals is not closed) proves, over Coq's real numbers, that

@@ -85,7 +85,8 @@ def test_unsupported_model_type(tmp_path):
     _one_line_error(_run(tmp_path), "unsupported model type 'codegen'")
 
 
-@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(  # evaluated at setup
+    "not torch.cuda.is_available()", reason="no GPU"))])
 def test_a_torch_device_gives_the_numpy_report(checkpoint, device):
     """``--device cpu`` (and ``cuda`` where a GPU is): the form evaluated with the torch backend; every layer's error
     within 1e-12 and the shares equal NumPy's within 1e-12 (random input and text alike)."""

@@ -66,7 +66,9 @@ FAMILIES = {
                                                 relative_attention_num_buckets=8,
                                                 relative_attention_max_distance=6)),
 }
-BACKENDS = ["numpy", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+#: Evaluated at setup, not at collection (which would import torch in every worker).
+_GPU = pytest.mark.skipif("not torch.cuda.is_available()", reason="no CUDA device here (the GPU test runs where one is)")
+BACKENDS = ["numpy", "cpu", pytest.param("cuda", marks=_GPU)]
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -253,7 +255,7 @@ def test_an_encoder_decoder_on_torch_is_the_library(backend):
     assert np.array_equal(host.output, numpy_form.output)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here (the GPU test runs where one is)")
+@_GPU
 def test_gpu_forms_match_the_library(saved):
     """On a GPU: the form of every family's tiny model, and of a loaded checkpoint, within 1e-12 of the library."""
     model = load(saved, device="cuda")

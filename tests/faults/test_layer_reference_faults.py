@@ -12,7 +12,6 @@ from models_support import randomize, require_torch
 torch, T = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
-from safetensors.torch import load_file, save_file  # noqa: E402
 
 from symuat.errors import InvalidValueError, UnsupportedError  # noqa: E402
 from symuat.models.layer_reference import layer_reference  # noqa: E402
@@ -33,6 +32,8 @@ def _edited(src, dst, edit):
     """A copy of the checkpoint ``src`` whose tensors ``edit`` changed in place (dict name -> tensor)."""
     dst.mkdir()
     (dst / "config.json").write_text((src / "config.json").read_text())
+    from safetensors.torch import load_file, save_file  # imports torch: not at collection
+
     tensors = load_file(str(src / "model.safetensors"))
     edit(tensors)
     save_file(tensors, str(dst / "model.safetensors"))

@@ -16,7 +16,6 @@ from models_support import randomize, require_torch
 torch, T = require_torch()
 pytestmark = pytest.mark.xdist_group("models")
 
-from safetensors.torch import load_file, save_file  # noqa: E402
 
 from symuat.errors import (  # noqa: E402
     ArgumentTypeError,
@@ -44,6 +43,8 @@ def _edited(src, dst, key, edit):
     """A copy of the checkpoint ``src`` whose tensor ``key`` is ``edit(tensor)`` (None: removed)."""
     shutil.copytree(src, dst)
     shard = dst / json.loads((src / "model.safetensors.index.json").read_text())["weight_map"][key]
+    from safetensors.torch import load_file, save_file  # imports torch: not at collection
+
     tensors = load_file(str(shard))
     value = edit(tensors[key].clone())
     if value is None:
