@@ -60,7 +60,40 @@ def _group(item) -> str | None:
     return (mark.args[0] if mark.args else mark.kwargs.get("name")) if mark is not None else None
 
 
+#: A model test parametrized over a module's ``FAMILIES`` runs in README's command for these families (learned
+#: positions and LayerNorm, rotary and gated, an encoder, experts), and for the first family of a test that has none of
+#: them; its other families are marked ``slow``. CI runs every family, in its slow step and on the newest transformers.
+DEFAULT_FAMILIES = frozenset({"gpt2", "llama", "bert", "mixtral"})
+
+
+def _family(item) -> str | None:
+    """The family an item is parametrized with: a parameter value that is a key of its module's ``FAMILIES``."""
+    families = getattr(getattr(item, "module", None), "FAMILIES", None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if not isinstance(families, dict):
+        return None
+    found = [v for v in params.values() if isinstance(v, str) and v in families]
+    return found[0] if found else None
+
+
+def _families_beyond_the_default_are_slow(items) -> None:
+    tests: dict[tuple, list] = {}
+    for item in items:
+        if (family := _family(item)) is not None:
+            tests.setdefault((item.path, item.originalname), []).append((family, item))
+    for members in tests.values():
+        families = {family for family, item in members if item.get_closest_marker("slow") is None}
+        if not families:  # every family of the test is slow already
+            continue
+        kept = families & DEFAULT_FAMILIES or {min(families)}
+        for family, item in members:
+            if family not in kept:
+                item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects the slow tests
 def pytest_collection_modifyitems(config, items):
+    _families_beyond_the_default_are_slow(items)
     rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
 
     def order(item) -> int:
