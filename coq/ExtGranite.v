@@ -16,14 +16,7 @@ Local Open Scope ring_scope.
 
 Section Granite.
 
-Variable R : comRingType.
-Variables N M d nH K : nat.
-Variable s : R -> R.
-Variable H : 'I_nH -> 'M[R]_N.
-Variables (W_V : 'M[R]_(M, nH * d)) (b_V : 'rV[R]_(nH * d)) (W_O : 'M[R]_(nH * d, M)) (b_O : 'rV[R]_M).
-Variables (D1 D2 : 'M[R]_N) (G1 G2 : 'M[R]_M) (beta1 beta2 : 'rV[R]_M).
-Variables (W_in : 'M[R]_(M, K)) (b_in : 'rV[R]_K) (W_out : 'M[R]_(K, M)) (b_out : 'rV[R]_M).
-Variable r : R.
+Load GraniteVariables.  (* coq/shared/GraniteVariables.v: the block's variables *)
 
 Lemma attention_scale (X : 'M[R]_(N, M)) :
   r *: attention H W_V b_V W_O b_O X = attention H W_V b_V (r *: W_O) (r *: b_O) X.

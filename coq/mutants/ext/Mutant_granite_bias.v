@@ -17,14 +17,7 @@ Local Open Scope ring_scope.
 
 Section Mutant.
 
-Variable R : comRingType.
-Variables N M d nH K : nat.
-Variable s : R -> R.
-Variable H : 'I_nH -> 'M[R]_N.
-Variables (W_V : 'M[R]_(M, nH * d)) (b_V : 'rV[R]_(nH * d)) (W_O : 'M[R]_(nH * d, M)) (b_O : 'rV[R]_M).
-Variables (D1 D2 : 'M[R]_N) (G1 G2 : 'M[R]_M) (beta1 beta2 : 'rV[R]_M).
-Variables (W_in : 'M[R]_(M, K)) (b_in : 'rV[R]_K) (W_out : 'M[R]_(K, M)) (b_out : 'rV[R]_M).
-Variable r : R.
+Load GraniteVariables.  (* coq/shared/GraniteVariables.v: the block's variables *)
 
 Definition unfolded_box (X : 'M[R]_(N, M)) : 'cV[R]_(N * M) :=
   pre_W1 H W_V (r *: W_O) D1 G1 *m vec_r X
