@@ -53,6 +53,7 @@ def test_granite_without_the_fold_is_refuted():
     assert set(verdicts(wrong).values()) == {False}
 
 
+@pytest.mark.xdist_group("models")  # on the worker that imports torch and transformers for the model tests
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("buckets, distance", [(32, 128), (8, 16), (6, 20)])
 def test_the_bucket_function_matches_the_library(bidirectional, buckets, distance):

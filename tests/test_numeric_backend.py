@@ -103,6 +103,7 @@ def test_numpy_helpers_are_numpy_itself():
     assert zeros_like_backend(x, 4).dtype == np.float64 and zeros_like_backend(None, 2).shape == (2,)
 
 
+@pytest.mark.xdist_group("models")  # the worker that imports torch
 def test_torch_helpers_agree_with_numpy():
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(0).normal(size=5)
@@ -133,6 +134,7 @@ LAYOUT_CASES = {
 }
 
 
+@pytest.mark.xdist_group("models")  # the worker that imports torch
 @pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
 def test_every_layout_evaluates_on_torch_as_on_numpy(case):
     """The form, the direct forward and the Eq. 20 parameters on CPU torch equal NumPy's within 1e-12 for every
@@ -150,6 +152,7 @@ def test_every_layout_evaluates_on_torch_as_on_numpy(case):
         assert np.max(np.abs(p.b3 - q.b3.numpy())) <= 1e-12 * max(np.max(np.abs(p.b3)), 1.0)
 
 
+@pytest.mark.xdist_group("models")  # the worker that imports torch
 def test_huge_rows_are_rescaled_on_torch_as_on_numpy():
     """Rows above 2^400 (whose squares overflow) are divided by a power of two first on torch too: LayerNorm and
     RMSNorm of a row of 1e200s stay finite and equal NumPy's; ordinary rows are untouched."""
@@ -167,6 +170,7 @@ def test_huge_rows_are_rescaled_on_torch_as_on_numpy():
         assert np.all(np.isfinite(vt)) and np.max(np.abs(v - vt)) <= 1e-13
 
 
+@pytest.mark.xdist_group("models")  # the worker that imports torch
 def test_torch_heads_are_views_of_one_block():
     """On torch, as on NumPy, the H_h of a layer are views of one (H, N, N) block and the MHA operator holds that
     block, not a second stacked copy."""
@@ -181,6 +185,7 @@ def test_torch_heads_are_views_of_one_block():
     assert torch.allclose(op._H.sum(dim=2), torch.ones(2, 5, dtype=torch.float64), rtol=0, atol=1e-15)
 
 
+@pytest.mark.xdist_group("models")  # the worker that imports torch
 @pytest.mark.parametrize("name", ACTIVATIONS)
 def test_every_activation_on_torch_is_numpys(name):
     """Each σ on torch (the same formula with torch's functions; GELU's erf is torch's) equals NumPy's within 1e-14

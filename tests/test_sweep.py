@@ -20,7 +20,7 @@ from sweep_support import (
 
 require("torch", "transformers", flag="SYMUAT_REQUIRE_TORCH")
 require("pyarrow", flag="SYMUAT_REQUIRE_TORCH")
-pytestmark = pytest.mark.xdist_group("sweep")
+pytestmark = pytest.mark.xdist_group("models")  # the worker that imports torch
 
 from symuat.errors import InvalidValueError, OutOfMemoryError, OutputError  # noqa: E402
 from symuat.sweep import summary, summary_text, sweep  # noqa: E402

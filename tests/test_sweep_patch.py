@@ -11,7 +11,7 @@ from sweep_support import gpt2_checkpoint, require, rows
 
 require("torch", "transformers", flag="SYMUAT_REQUIRE_TORCH")
 require("pyarrow", flag="SYMUAT_REQUIRE_TORCH")
-pytestmark = pytest.mark.xdist_group("sweep")
+pytestmark = pytest.mark.xdist_group("models")  # the worker that imports torch
 
 from patching_support import library_patched  # noqa: E402
 

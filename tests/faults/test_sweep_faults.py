@@ -14,7 +14,7 @@ from sweep_support import gpt2_checkpoint, require, rows
 
 require("torch", "transformers", flag="SYMUAT_REQUIRE_TORCH")
 require("pyarrow", flag="SYMUAT_REQUIRE_TORCH")
-pytestmark = pytest.mark.xdist_group("sweep")
+pytestmark = pytest.mark.xdist_group("models")  # the worker that imports torch
 
 
 @pytest.fixture(scope="module")
