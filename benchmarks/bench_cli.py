@@ -15,13 +15,19 @@ Cases, each with its own cache directory (``SYMUAT_CACHE_DIR``) and this user's 
 * ``audit warm``: the cache the cold run wrote;
 * ``latex warm``, ``build warm``: from the warm cache (``build`` without the PDF unless ``--pdf``).
 
+Python's bytecode cache: by default every command runs as Python runs by default, its compiled modules cached
+(``PYTHONPYCACHEPREFIX``: a temporary directory, filled by one unmeasured audit first; ``PYTHONDONTWRITEBYTECODE``
+removed), so that no case pays for compiling sympy's or symuat's sources.  ``--no-bytecode-cache`` measures as on a
+machine that sets ``PYTHONDONTWRITEBYTECODE=1`` and has no ``__pycache__`` (every process compiles symuat again,
+about 0.4 s).
+
 Targets (issue 27): ``symuat audit`` at most 15 s cold with Coq and 1 s warm; ``symuat latex`` and
 ``symuat build`` at most 5 s warm.  The machine's load average is printed: on a shared machine wall times
 follow the load, CPU seconds much less.
 
 Usage::
 
-    python benchmarks/bench_cli.py [--repeat 3] [--pdf] [--only audit]
+    python benchmarks/bench_cli.py [--repeat 3] [--pdf] [--only audit] [--no-bytecode-cache]
 """
 
 from __future__ import annotations
@@ -52,10 +58,17 @@ print(json.dumps({"wall": wall, "cpu": use.ru_utime + use.ru_stime, "rss_kib": u
 """
 
 
+#: Python's own bytecode cache of the measured commands (``None``: as the environment says).
+_PYCACHE: Path | None = None
+
+
 def measure(args: list[str], cache: Path) -> dict:
     r"""Wall and CPU seconds and peak RSS (KiB) of ``python -m symuat.cli ARGS`` with ``cache`` as its cache."""
     env = {**os.environ, "SYMUAT_CACHE_DIR": str(cache)}
     env.pop("SYMUAT_COQ_BUILD", None)  # the CLI's own kept build, in its cache directory
+    if _PYCACHE is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
     argv = [sys.executable, "-m", "symuat.cli", *args]
     out = subprocess.run([sys.executable, "-c", _WRAPPER, json.dumps(argv), json.dumps(env)], capture_output=True,
                          text=True, check=True)
@@ -94,11 +107,19 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="Runs of each case (the median is reported).")
     ap.add_argument("--pdf", action="store_true", help="Let `build` compile main.tex (needs TeX).")
     ap.add_argument("--only", choices=["audit"], help="Only the audit cases.")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="Run the commands with the environment's bytecode setting (PYTHONDONTWRITEBYTECODE=1 here).")
     opts = ap.parse_args()
-    load = os.getloadavg()[0]
-    rows = run(opts.repeat, opts.pdf, opts.only == "audit")
+    global _PYCACHE
+    with tempfile.TemporaryDirectory() as tmp:
+        if not opts.no_bytecode_cache:
+            _PYCACHE = Path(tmp) / "pycache"
+            measure(["audit", "--quiet"], Path(tmp) / "warm-up")  # fills the bytecode cache; not measured
+        load = os.getloadavg()[0]
+        rows = run(opts.repeat, opts.pdf, opts.only == "audit")
+    bytecode = "off (as the environment says)" if opts.no_bytecode_cache else "cached"
     print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} CPUs; "
-          f"median of {opts.repeat}; coqc {'found' if shutil.which('coqc') else 'missing'}")
+          f"median of {opts.repeat}; coqc {'found' if shutil.which('coqc') else 'missing'}; Python bytecode {bytecode}")
     print(f"{'case':<26} {'wall s':>7} {'cpu s':>7} {'peak RSS MiB':>13} {'target s':>9}  ok")
     for name, runs in rows.items():
         wall = statistics.median(r["wall"] for r in runs)
