@@ -17,7 +17,7 @@
    softmax of the relative bias S_h + m_h (p_m - p_n) (the key-position bias differs from it by m_h p_n, a constant
    of row n). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix zmodp.
 From Symuat Require Import Kronecker MultiHead.
 
 Set Implicit Arguments.

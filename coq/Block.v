@@ -10,7 +10,7 @@
    F_1, f_1, F_2, f_2 (FFN), P and p (the attention half).  transformer_duat: a pre-LN Transformer of any depth
    equals its DUAT sum (DUAT.duat_expansion). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead DUAT.
 
 Set Implicit Arguments.

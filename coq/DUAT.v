@@ -7,7 +7,7 @@
    R_tilde, same indexing: box 0 = (I, 0, 0), layers 1..L) is a recursive definition, and
    duat_expansion proves  x'_L = A~_L x'_0 + c~_L + sum_(1<=j<=L) U~_j^(L) sigma_j(V~_j x'_0 + beta~_j). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq bigop ssralg matrix.
 
 Set Implicit Arguments.
 Unset Strict Implicit.

@@ -16,7 +16,7 @@
    the actual input, which also depends on E), all blocks reading the same E.  decoder_net: vec_r of the stack is
    ext_net of the boxes of ExtAttention.decoder_eq20; decoder_duat: its DUAT sum. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead DUAT Block ExtAttention.
 
 Set Implicit Arguments.

@@ -2,7 +2,7 @@
    (duat:fig3).  nnz counts the non-zero entries; over an integral domain nnz (A (x) B) = nnz A * nnz B, and
    nnz I_M = M, so a W with every entry non-zero gives nnz W' = N^2 M of (NM)^2 entries. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg ssrnum rat matrix.
 From Symuat Require Import Kronecker.
 
 Set Implicit Arguments.

@@ -1,6 +1,6 @@
 (* The Diamond product of the UAT papers (seed 004 Eq. 4) for every size: (W <> x)_i = sum_k w_ki x_k. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix zmodp.
 
 Set Implicit Arguments.
 Unset Strict Implicit.

@@ -10,7 +10,7 @@
    side, a vector, copied into the matrix row U~_1^(2)).  It is ill-typed unless the hidden width is 1; at width 1
    fig2_row3_refuted gives a depth-2 network over the rationals whose output is not Figure 2's DUAT sum. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq bigop ssralg rat matrix zmodp.
 From Symuat Require Import DUAT.
 
 Set Implicit Arguments.

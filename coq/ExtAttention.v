@@ -10,7 +10,7 @@
    - cross-attention: rho_h = 1, values from the external E; decoder_eq20 is the Eq. 20 box with the second input
      e' = vec_r E.  The attention matrices, D and pi are given matrices (the values at the actual input). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix zmodp.
 From Symuat Require Import Kronecker MultiHead Block.
 
 Set Implicit Arguments.

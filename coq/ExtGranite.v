@@ -4,7 +4,7 @@
    it is Block.pre_ln_block with W_O, b_O, W_out, b_out scaled by r (granite_fold), hence the Eq. 20 box of
    Block.pre_ln_eq20 with those folded parameters (granite_eq20), and a Granite Transformer is a pre-LN one. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead Block.
 
 Set Implicit Arguments.

@@ -3,7 +3,7 @@
    static value bias (ext:symmetric-window.mask, ext:sliding-window.mask, ext:mask.static-value-bias; docs/coq.md).
    Block.attention is ExtAttention.cross_attention on E = X, and cross_attention_vec states the box. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead Block ExtAttention.
 
 Set Implicit Arguments.

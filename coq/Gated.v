@@ -5,7 +5,7 @@
    P~_i = W'_{i,4} A~_{i-1}, gamma~_i = W'_{i,4} c~_{i-1} + b'_{i,4} + W'_{i,4} R_{i-1},
    R_i = sum_(1<=j<=i) U~_j^(i) g_j(V~_j x'_0 + beta~_j, P~_j x'_0 + gamma~_j). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq bigop ssralg matrix.
 From Symuat Require Import DUAT.
 
 Set Implicit Arguments.

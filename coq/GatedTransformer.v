@@ -3,7 +3,7 @@
    Layouts.block_layouts_eq20 with W'_1 = P, b'_3 = p + f_d, W'_2 = F_g L_2 P, b'_2 = F_g (L_2 p + beta'_2) + f_g,
    W'_4 = F_u L_2 P, b'_4 = F_u (L_2 p + beta'_2) + f_u, W'_3 = F_d. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead DUAT Block Gated Layouts.
 
 Set Implicit Arguments.

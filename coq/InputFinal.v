@@ -5,7 +5,7 @@
    box L+1:   x'_out = W'_{L+1,1} x'_L + b'_{L+1,3} (no new term): A~_{L+1} = W'_{L+1,1} A~_L,
               c~_{L+1} = W'_{L+1,1} c~_L + b'_{L+1,3}, U~_j^(L+1) = W'_{L+1,1} U~_j^(L). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq bigop ssralg matrix.
 From Symuat Require Import DUAT.
 
 Set Implicit Arguments.

@@ -6,7 +6,7 @@
    mxvec_index i k = i * p + k and column mxvec_index j l = j * q + l: symuat.algebra.matrices.kron.
    MathComp's own tensmx (mxrepresentation) is not used, so no index order is taken on trust. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix zmodp.
 
 Set Implicit Arguments.
 Unset Strict Implicit.

@@ -7,7 +7,7 @@
    W'_1, b'_3, W'_3, Q, q; so W'_2 = F_1 Q, b'_2 = F_1 q + f_1 (Eq. 20) or W'_2 = F_g Q, b'_2 = F_g q + f_g,
    W'_4 = F_u Q, b'_4 = F_u q + f_u (the gated Eq. 20 of Gated.v). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead Block.
 
 Set Implicit Arguments.

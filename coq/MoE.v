@@ -13,7 +13,7 @@
    gate_form_unselected: the gate form is unchanged when F_e is replaced for every e with G_e = 0.
    unselected_experts: the dispatch is unchanged when the experts no token chose are replaced by any functions. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix zmodp.
 
 Set Implicit Arguments.
 Unset Strict Implicit.

@@ -4,7 +4,7 @@
    Kronecker.mxvec_index_row_major), the attention matrices H_h are parameters:
      vec_r (Concat_h (H_h X W_V,h) W_O) = (sum_h H_h (x) (W_V,h W_O,h)^T) vec_r X. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix.
 From Symuat Require Import Kronecker.
 
 Set Implicit Arguments.

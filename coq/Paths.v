@@ -10,7 +10,7 @@
    A_tilde_paths (duat:eq11.claim1): the DUAT table's A~_L (DUAT.A_tilde) with W'_{l,1} = F_l = I + sum_h H l h (x)
    W l h is that sum. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype bigop ssralg matrix.
 From Symuat Require Import Kronecker DUAT.
 
 Set Implicit Arguments.

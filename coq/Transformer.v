@@ -5,7 +5,7 @@
    input.  vec_r of the stack is DUAT.net of the Eq. 20 boxes of Block.v (pre_ln_net, post_ln_net), hence the
    DUAT sum of DUAT.duat_expansion (pre_ln_transformer_duat, post_ln_transformer_duat). *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq fintype ssralg matrix.
 From Symuat Require Import Kronecker MultiHead DUAT Block.
 
 Set Implicit Arguments.
