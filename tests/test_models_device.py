@@ -67,7 +67,8 @@ FAMILIES = {
                                                 relative_attention_max_distance=6)),
 }
 #: Evaluated at setup, not at collection (which would import torch in every worker).
-_GPU = pytest.mark.skipif("not torch.cuda.is_available()", reason="no CUDA device here (the GPU test runs where one is)")
+_GPU = pytest.mark.skipif("not torch.cuda.is_available()",
+                          reason="no CUDA device here (the GPU test runs where one is)")
 BACKENDS = ["numpy", "cpu", pytest.param("cuda", marks=_GPU)]
 
 

@@ -14,7 +14,7 @@ from sweep_support import GOOD, REASONS, gpt2_checkpoint, require, rows, same_fi
 
 require("torch", "transformers", flag="SYMUAT_REQUIRE_TORCH")
 require("pyarrow", "psutil", flag="SYMUAT_REQUIRE_TORCH")
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("models")  # the worker that imports torch]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("models")]  # the worker that imports torch
 
 import psutil  # noqa: E402
 
