@@ -16,7 +16,7 @@ from typing import Optional
 import click
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError, SymuatError
+from ..errors import InvalidValueError, ShapeError, SymuatError, UnsupportedError
 from ..numeric.backend import to_numpy
 
 __all__ = ["model_command", "families_command"]
@@ -45,6 +45,19 @@ def _read_input(path: str, width: int, limit: int) -> np.ndarray:
     if not np.all(np.isfinite(X)):
         raise InvalidValueError("--input has NaN or infinite entries")
     return X
+
+
+def _one_stack(directory: str) -> None:
+    """``symuat model`` reports one stack: an encoder–decoder checkpoint (T5) is refused before any weight is read.
+    A missing or unreadable config is left to the loader, whose error names what is wrong."""
+    try:
+        config = json.loads((Path(directory) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(config, dict) and config.get("is_encoder_decoder") is True:
+        raise UnsupportedError(f"{directory!r} is an encoder–decoder ({config.get('model_type')}): `symuat model` "
+                               "reports one stack; evaluate it from Python with symuat.models.load(directory)"
+                               ".duat_form(input_ids=..., decoder_input_ids=...) (docs/models.md)")
 
 
 def _input(directory: str, path: Optional[str], tokens: Optional[int], seed: int) -> np.ndarray:
@@ -102,6 +115,7 @@ def model_command(directory: str, tokens: Optional[int], seed: int, input_path: 
 
             device = check_device(device)  # a bad device is refused before any weight is read
 
+        _one_stack(directory)
         if text is None and (pair is not None):
             raise InvalidValueError("--pair needs --text (B is compared with the text's frozen parameters)")
         if text is None:
