@@ -50,6 +50,7 @@ from symuat.expansion import canonical_expand, derive_table, extended_induction,
 from symuat.expansion.table import R_name, beta_name, c_name
 
 from ._coq_links import linked
+from .ext_duat_blocks import INDUCTION_SCOPE
 
 __all__ = ["entries", "cross_identity", "np_cross", "decoder_stream_rhs", "ENCODER", "decoder_residual_term",
            "decoder_induction_identity", "static_beta_rhs"]
@@ -195,8 +196,7 @@ def decoder_induction_identity() -> OpaqueIdentity:
     and the rules of :math:`\tilde c`, :math:`\tilde\beta` derived against the statement."""
     sides = _decoder_sides()
     return OpaqueIdentity(lambda c: sides[c][0], lambda c: sides[c][1], tuple(sides), check_case="step",
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19), and box"
+                          scope=INDUCTION_SCOPE + r", Lemma 1 (Eq. 19), and box"
                                 r" 3's derived $\tilde c_3$, $\tilde\beta_3$ against the stated rules; $e'$ an opaque"
                                 r" vector, the same in every layer.")
 

@@ -47,7 +47,8 @@ from symuat.names import logistic as sig
 
 from ._coq_links import linked
 
-__all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims", "induction_claim"]
+__all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims", "induction_claim",
+           "plain_and_gated_induction", "INDUCTION_SCOPE"]
 
 K = nc_symbol("W'_{K}")
 X = nc_symbol("x'_{i-1}")
@@ -64,20 +65,30 @@ def np_gate(a: Mapping[str, np.ndarray], u: np.ndarray, v: np.ndarray) -> np.nda
     return sig(u + a["W'_{K}"] @ v)
 
 
+#: The scope of an every-depth proof, up to what follows Lemma 1's place in the list.
+INDUCTION_SCOPE = (r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3 re-indexed"
+                   r" ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque)")
+
+
+def plain_and_gated_induction(proofs: Mapping[bool, Any], wrong_shape: str, scope: str) -> OpaqueIdentity:
+    r"""One identity per case ``(gated, case)`` of the every-depth proofs ``proofs[False]`` (plain) and
+    ``proofs[True]`` (gated), both sides encoded (:func:`enc`), checked numerically at the gated step; a proof
+    whose rules have the wrong shape is one :class:`DerivationError` (``wrong_shape: problems``)."""
+    for p in proofs.values():
+        if p.problems:
+            raise DerivationError(f"{wrong_shape}: {p.problems}")
+    cases = tuple((g, c) for g in (False, True) for c in proofs[g].cases)
+    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
+                          cases, check_case=(True, "step"), scope=scope)
+
+
 def induction_claim(name: str, term: Callable[[bool], Any]) -> OpaqueIdentity:
     r"""The induction on the depth of a block whose residual term is ``term(gated)`` (plain and gated): base case,
     generic step :math:`i \to i+1` with box 3's rules re-indexed, Lemma 1 (Eq. 19), from
     :func:`~symuat.expansion.extended_induction`; rules of the wrong shape are one :class:`DerivationError`."""
-    proofs = {g: extended_induction(term(g)) for g in (False, True)}
-    for p in proofs.values():
-        if p.problems:
-            raise DerivationError(f"{name}: rules of the wrong shape: {p.problems}")
-    cases = tuple((g, c) for g in (False, True) for c in proofs[g].cases)
-    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
-                          cases, check_case=(True, "step"),
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), Lemma 1 (Eq. 19); plain and"
-                                " gated.")
+    return plain_and_gated_induction({g: extended_induction(term(g)) for g in (False, True)},
+                                     f"{name}: rules of the wrong shape",
+                                     INDUCTION_SCOPE + ", Lemma 1 (Eq. 19); plain and gated.")
 
 
 # ---------------------------------------------------------------- hand-written claims
@@ -199,10 +210,7 @@ def induction_identity(layer, **kw) -> OpaqueIdentity:
     if proof.problems:
         raise DerivationError(f"rules of the wrong shape: {proof.problems}")
     return OpaqueIdentity(lambda c: enc(proof.sides[c][0]), lambda c: enc(proof.sides[c][1]), proof.cases,
-                          check_case="step",
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), the final box if any, and"
-                                " Lemma 1 (Eq. 19).")
+                          check_case="step", scope=INDUCTION_SCOPE + ", the final box if any, and Lemma 1 (Eq. 19).")
 
 
 # ---------------------------------------------------------------- entries

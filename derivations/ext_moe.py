@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 import sympy
 
-from symuat import DerivationError, Entry, Identity, OpaqueIdentity, Status, dims_grid, vec_r
+from symuat import Entry, Identity, OpaqueIdentity, Status, dims_grid, vec_r
 from symuat.algebra.families import col_block, diag_vector, family_member, family_shapes
 from symuat.algebra.matrices import elementwise, identity_matrix, kron
 from symuat.evidence.fields import SIGMA, logistic
@@ -48,7 +48,7 @@ from symuat.layers.moe import (
 )
 
 from ._coq_links import linked
-from .ext_duat_blocks import enc, np_gate
+from .ext_duat_blocks import INDUCTION_SCOPE, enc, np_gate, plain_and_gated_induction
 
 __all__ = ["entries", "choice_of", "np_expert", "moe_gate_identity", "routing_identity", "dense_swapped_rhs",
            "np_moe_eq20", "EXPERTS"]
@@ -356,16 +356,10 @@ def _table_identity() -> OpaqueIdentity:
 
 @functools.cache
 def _induction_identity() -> OpaqueIdentity:
-    proofs = {g: moe_induction(moe_residual_term(EXPERTS, g), EXPERTS, gated=g) for g in (False, True)}
-    for p in proofs.values():
-        if p.problems:
-            raise DerivationError(f"MoE rules of the wrong shape: {p.problems}")
-    cases = tuple((g, c) for g in (False, True) for c in proofs[g].cases)
-    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
-                          cases, check_case=(True, "step"),
-                          scope=r"Induction on the depth: base case, generic step $i \to i+1$ with the rules of box 3"
-                                r" re-indexed ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque), and Lemma 1 (Eq. 19); two"
-                                " routed experts and a shared one, plain and gated.")
+    return plain_and_gated_induction(
+        {g: moe_induction(moe_residual_term(EXPERTS, g), EXPERTS, gated=g) for g in (False, True)},
+        "MoE rules of the wrong shape",
+        INDUCTION_SCOPE + ", and Lemma 1 (Eq. 19); two routed experts and a shared one, plain and gated.")
 
 
 # --- the entries ----------------------------------------------------------------------------------
