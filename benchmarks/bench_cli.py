@@ -58,17 +58,14 @@ print(json.dumps({"wall": wall, "cpu": use.ru_utime + use.ru_stime, "rss_kib": u
 """
 
 
-#: Python's own bytecode cache of the measured commands (``None``: as the environment says).
-_PYCACHE: Path | None = None
-
-
-def measure(args: list[str], cache: Path) -> dict:
-    r"""Wall and CPU seconds and peak RSS (KiB) of ``python -m symuat.cli ARGS`` with ``cache`` as its cache."""
+def measure(args: list[str], cache: Path, pycache: Path | None) -> dict:
+    r"""Wall and CPU seconds and peak RSS (KiB) of ``python -m symuat.cli ARGS`` with ``cache`` as its cache and
+    ``pycache`` as Python's bytecode cache (``None``: as the environment says)."""
     env = {**os.environ, "SYMUAT_CACHE_DIR": str(cache)}
     env.pop("SYMUAT_COQ_BUILD", None)  # the CLI's own kept build, in its cache directory
-    if _PYCACHE is not None:
+    if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     argv = [sys.executable, "-m", "symuat.cli", *args]
     out = subprocess.run([sys.executable, "-c", _WRAPPER, json.dumps(argv), json.dumps(env)], capture_output=True,
                          text=True, check=True)
@@ -83,21 +80,22 @@ def _forget_audits(cache: Path) -> None:
         path.unlink()
 
 
-def run(repeat: int, pdf: bool, only_audit: bool) -> dict[str, list[dict]]:
+def run(repeat: int, pdf: bool, only_audit: bool, pycache: Path | None) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {name: [] for name in TARGETS}
+
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
             cache, out = Path(tmp) / "cache", Path(tmp) / "out"
-            rows["audit cold, Coq compiled"].append(measure(["audit", "--quiet"], cache))
-            rows["audit warm"].append(measure(["audit", "--quiet"], cache))
+            rows["audit cold, Coq compiled"].append(measure(["audit", "--quiet"], cache, pycache))
+            rows["audit warm"].append(measure(["audit", "--quiet"], cache, pycache))
             _forget_audits(cache)
-            rows["audit cold, .vo reused"].append(measure(["audit", "--quiet"], cache))
+            rows["audit cold, .vo reused"].append(measure(["audit", "--quiet"], cache, pycache))
             if only_audit:
                 continue
-            rows["latex warm"].append(measure(["latex", "--out", str(out), "--quiet"], cache))
+            rows["latex warm"].append(measure(["latex", "--out", str(out), "--quiet"], cache, pycache))
             build = ["build", "--out", str(out), "--quiet"] + ([] if pdf else ["--no-pdf"])
-            measure(build, cache)  # a first build compiles the PDF; the warm figure is the rebuild
-            rows["build warm"].append(measure(build, cache))
+            measure(build, cache, pycache)  # a first build compiles the PDF; the warm figure is the rebuild
+            rows["build warm"].append(measure(build, cache, pycache))
             shutil.rmtree(out, ignore_errors=True)
     return {name: runs for name, runs in rows.items() if runs}
 
@@ -110,13 +108,12 @@ def main() -> None:
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="Run the commands with the environment's bytecode setting (PYTHONDONTWRITEBYTECODE=1 here).")
     opts = ap.parse_args()
-    global _PYCACHE
     with tempfile.TemporaryDirectory() as tmp:
-        if not opts.no_bytecode_cache:
-            _PYCACHE = Path(tmp) / "pycache"
-            measure(["audit", "--quiet"], Path(tmp) / "warm-up")  # fills the bytecode cache; not measured
+        pycache = None if opts.no_bytecode_cache else Path(tmp) / "pycache"
+        if pycache is not None:
+            measure(["audit", "--quiet"], Path(tmp) / "warm-up", pycache)  # fills the bytecode cache; not measured
         load = os.getloadavg()[0]
-        rows = run(opts.repeat, opts.pdf, opts.only == "audit")
+        rows = run(opts.repeat, opts.pdf, opts.only == "audit", pycache)
     bytecode = "off (as the environment says)" if opts.no_bytecode_cache else "cached"
     print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} CPUs; "
           f"median of {opts.repeat}; coqc {'found' if shutil.which('coqc') else 'missing'}; Python bytecode {bytecode}")
