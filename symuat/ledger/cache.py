@@ -89,18 +89,18 @@ def _derivation_modules(package: str | None, directory: str | Path | None) -> li
 
 
 def cache_key(seed: int = 0, package: str | None = None, directory: str | Path | None = None,
-              read: dict[str, str] | None = None) -> str:
+              read: dict[str, str] | None = None, coq: bool = True) -> str:
     r"""The SHA-256 key of an audit of the derivations as loaded now (load them first).
 
     It covers the cache format, the Python version, the seed, every file of the symuat package, every file below
     the derivation root (data files included), every module the derivation modules reference, transitively
     (:func:`~symuat.ledger.dependencies.referenced_modules`: a helper on ``PYTHONPATH`` or behind a symlink, by
     content; an installed distribution, by the versions installed beside it), and the Coq project with the
-    ``coqc`` that checks it; and ``read``, the labels and digests of what loading the derivations read
-    (:func:`~symuat.ledger.reads.read_sources`).
+    ``coqc`` that checks it (or, ``coq=False``, that the Coq level is left out); and ``read``, the labels and digests
+    of what loading the derivations read (:func:`~symuat.ledger.reads.read_sources`).
 
     >>> _ = load_entries()
-    >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1)
+    >>> len(cache_key(0)) == 64 and cache_key(0) != cache_key(1) and cache_key(0) != cache_key(0, coq=False)
     True
     """
     h = hashlib.sha256()
@@ -109,8 +109,10 @@ def cache_key(seed: int = 0, package: str | None = None, directory: str | Path |
     sources = {**tree_sources(Path(__file__).resolve().parents[1]), **tree_sources(root),
                **module_sources(referenced_modules(_derivation_modules(package, directory)))}
     project = find_project(root)
-    if project is not None:  # the coq level: the project's files and the coqc that compiles them
+    if project is not None and coq:  # the coq level: the project's files and the coqc that compiles them
         sources.update({**tree_sources(project.root), "coqc": coqc_version()})
+    elif project is not None:  # left out: every linked theorem is undecided, whatever the project holds
+        sources["coq level"] = "left out"
     for label, digest in (read or {}).items():
         if not _counted_by_content(label, digest, sources):
             sources[label] = digest
@@ -268,7 +270,7 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
                  use_cache: bool = True, jobs: int | None = None, package: str | None = None,
                  on_start: Callable[[int], None] | None = None,
                  on_done: Callable[[str], None] | None = None,
-                 instances: InstanceCache | None = None) -> tuple[AuditRecord, ...]:
+                 instances: InstanceCache | None = None, coq: bool = True) -> tuple[AuditRecord, ...]:
     r"""Audit the ledger (or the entries matching ``only``), taking computed evidence from the cache when it may.
 
     The derivations are always loaded.  A cached record stands in for an entry only when the cache file
@@ -279,6 +281,8 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     ``on_start(n)`` is called before ``n`` entries are audited afresh, ``on_done(id)`` after each.
     ``instances`` (an :class:`~symuat.evidence.protocol.InstanceCache`) keeps the sides built by an audit in
     this process (``jobs=1``) for later checks of the same claims, e.g. a seed sweep.
+    ``coq=False`` leaves the Coq level out (no compile): each linked theorem is undecided
+    (:data:`~symuat.ledger.coq.LEFT_OUT`), and the other levels decide the status alone.
     Records come back in ledger order; their ``entry`` is an
     :class:`~symuat.ledger.snapshot.EntrySnapshot`.
     """
@@ -296,7 +300,7 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     chosen = [e for e in entries if e.id in ids]
     read, untrackable = read_sources(loaded)
     secret = user_key(outside=cache_dir()) if use_cache and not untrackable else None  # else: never cached
-    key = cache_key(seed, package, directory, read) if secret is not None else ""
+    key = cache_key(seed, package, directory, read, coq) if secret is not None else ""
     data = _MEMORY.get(key) if secret is not None else None
     if data is not None and changed(data["late"]):  # a file read while auditing changed since: nothing stands
         data = None
@@ -309,15 +313,15 @@ def audit_ledger(directory: str | Path | None = None, seed: int = 0, only: Itera
     if on_start is not None and missing:
         on_start(len(missing))
     before, before_workers = set(sys.modules), imported_in_workers()
-    coq = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)),
-                                keep=cache_dir() / "coq" if use_cache else None)  # .vo reused by content
+    coq_later = linked_evidence_later(missing, find_project(_derivation_root(package or _default_package(), directory)),
+                                      keep=cache_dir() / "coq" if use_cache else None, run=coq)  # .vo reused by content
     with recording() as auditing:  # what the entries read, in worker processes too
         try:
             audited = audit_data(missing, seed=seed, jobs=jobs, on_done=on_done, instances=instances)
         except BaseException:
-            coq(cancel=True)
+            coq_later(cancel=True)
             raise
-        linked = coq()
+        linked = coq_later()
     late_read, late_untrackable = read_sources(auditing)
     fresh = {}
     for e, rec in zip(missing, audited):

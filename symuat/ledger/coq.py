@@ -38,9 +38,12 @@ from .guard import die_with_parent
 from .snapshot import claim_kind
 
 __all__ = ["CoqProject", "CoqResult", "find_project", "coqc_version", "built_project", "check_theorems", "coq_evidence",
-           "linked_evidence", "linked_evidence_later", "correction_key"]
+           "linked_evidence", "linked_evidence_later", "correction_key", "LEFT_OUT"]
 
 _CLOSED = "Closed under the global context"
+#: The reason of every Coq verdict of an audit that leaves the Coq level out (``audit_ledger(coq=False)``,
+#: ``symuat audit --no-coq``): undecided, never a pass.
+LEFT_OUT = "not run: the Coq level was left out (symuat audit --no-coq)"
 
 
 @dataclass(frozen=True)
@@ -153,15 +156,19 @@ def coq_evidence(link: CoqLink, result: CoqResult, denial: bool = False, what: s
                     "size", theorem=link.theorem)
 
 
-def linked_evidence(entries: Iterable, project: CoqProject | None, keep: Path | None = None) -> Mapping[str, Evidence]:
+def linked_evidence(entries: Iterable, project: CoqProject | None, keep: Path | None = None, run: bool = True
+                    ) -> Mapping[str, Evidence]:
     r"""``{entry id: coq evidence}`` for the entries that name a theorem (one compile for all of them, reused from
-    ``keep`` when it holds a verified build: :func:`check_theorems`)."""
+    ``keep`` when it holds a verified build: :func:`check_theorems`).
+
+    ``run=False`` leaves the Coq level out: every linked theorem is undecided with the reason :data:`LEFT_OUT`.
+    """
     linked = [e for e in entries if getattr(e, "coq", None) is not None]
     fixed = [e for e in entries if _correction_link(e) is not None]
     if not linked and not fixed:
         return {}
-    results = check_theorems(project, [e.coq.theorem for e in linked] + [e.correction.coq.theorem for e in fixed],
-                             keep)
+    names = [e.coq.theorem for e in linked] + [e.correction.coq.theorem for e in fixed]
+    results = check_theorems(project, names, keep) if run else _all(names, CoqResult(None, LEFT_OUT))
     out = {e.id: coq_evidence(e.coq, results[e.coq.theorem], denial=claim_kind(e) == "denial") for e in linked}
     out.update({correction_key(e.id): coq_evidence(e.correction.coq, results[e.correction.coq.theorem],
                                                    what="the corrected statement")
@@ -182,17 +189,17 @@ def _correction_link(entry) -> CoqLink | None:
     return getattr(getattr(entry, "correction", None), "coq", None)
 
 
-def linked_evidence_later(entries: Iterable, project: CoqProject | None,
-                          keep: Path | None = None) -> Callable[..., Mapping[str, Evidence]]:
+def linked_evidence_later(entries: Iterable, project: CoqProject | None, keep: Path | None = None,
+                          run: bool = True) -> Callable[..., Mapping[str, Evidence]]:
     r""":func:`linked_evidence` computed in a forked process while the caller audits; call the result to collect it
     (``cancel=True`` kills the process first).
 
     Coq compiles on its own core while the entries are audited (the compile takes about as long as a cold audit).
-    Without ``fork``, or with nothing to compile, it is computed at once.
+    Without ``fork``, or with nothing to compile (``run=False`` included), it is computed at once.
     """
     entries = [e for e in entries if getattr(e, "coq", None) is not None or _correction_link(e) is not None]
-    if not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
-        done = linked_evidence(entries, project, keep)
+    if not run or not entries or not hasattr(os, "fork") or shutil.which("coqc") is None or project is None:
+        done = linked_evidence(entries, project, keep, run)
         return lambda cancel=False: done
     read_fd, write_fd = os.pipe()
     pid = os.fork()
