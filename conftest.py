@@ -3,7 +3,8 @@
 Every block runs in a fresh temporary directory and leaves the registry of paper sources as it found it.  A block
 that needs torch says so with ```` ```python fixture:torch ````: it runs on the ``models`` pytest-xdist worker and
 is skipped without torch, unless ``SYMUAT_REQUIRE_TORCH=1`` (then it fails).  A block that imports torch or
-transformers without that mark is a collection error.
+transformers without that mark is a collection error.  A docstring example that imports them runs on the ``models``
+worker too (tests/conftest.py leaves that group to CI's slow step).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ def _is_block(item) -> bool:
     return hasattr(item, "test_definition") and item.path.suffix == ".md"
 
 
+def _doctest_imports_torch(item) -> bool:
+    """A docstring example (``--doctest-modules``) that imports torch, transformers or symuat.models."""
+    test = getattr(item, "dtest", None)
+    return test is not None and any(_NEEDS_TORCH.search(example.source) for example in test.examples)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_collect_file(file_path, parent):
     """Markdown blocks come from ``.md`` files only: pytest-markdown-docs also scans every ``.py`` module's docstrings
@@ -36,6 +43,8 @@ def pytest_collect_file(file_path, parent):
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if _doctest_imports_torch(item):  # on the worker that imports torch, as a marked block
+            item.add_marker(pytest.mark.xdist_group("models"))
         if not _is_block(item):
             continue
         if "torch" in item.fixturenames:

@@ -8,6 +8,7 @@ session recomputes every entry and later CLI tests reuse that fresh result.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -41,18 +42,27 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    if not hasattr(config, "workerinput") and os.environ.get(_OWN_CACHE):
+    if hasattr(config, "workerinput"):
+        # The worker exits next: its heap (sympy's caches, the audits' sides) is left out of the collections
+        # of interpreter shutdown, which the controller waits for (about 4 s of README's command, docs/testing.md).
+        gc.freeze()
+        return
+    if os.environ.get(_OWN_CACHE):
         shutil.rmtree(os.environ.pop(_OWN_CACHE), ignore_errors=True)
 
 
-#: Test files with the longest tests (the whole-ledger audit and its LaTeX, the Coq compile and mutants, the ledger
-#: mutants, TeX): collected first, so pytest-xdist hands them out before the many short tests and the workers
-#: finish together.  The ``audit`` group computes the session's audit while the ``coq`` group compiles coq/ on the
-#: other worker (the audit's Coq check waits for that build and reuses it: symuat.ledger.coq_build).
-_LONGEST_FIRST = ("test_determinism.py", "test_coq.py", "test_soundness.py", "test_latex.py", "test_latex_figures.py")
+#: Test files with the longest tests (the audit of every entry, the whole-ledger audit and its LaTeX, the Coq compile
+#: and mutants, the ledger mutants, TeX): collected first, so pytest-xdist hands them out before the many short tests
+#: and the workers finish together.  In the slow step the ``audit`` group computes the session's audit while the
+#: ``coq`` group compiles coq/ on the other worker (the audit's Coq check waits for that build and reuses it:
+#: symuat.ledger.coq_build).
+_LONGEST_FIRST = ("test_ledger.py", "test_determinism.py", "test_coq.py", "test_soundness.py", "test_latex.py",
+                  "test_latex_figures.py")
 #: Fixtures that need the session's audit: a test outside the ``audit`` group that asks for one is collected last,
 #: so that its worker reads the finished audit from the signed cache instead of waiting for it.
-_NEEDS_AUDIT = {"audited", "audited_files", "html_site"}
+_NEEDS_AUDIT = {"audited", "audited_files", "html_site", "audited_without_coq"}
+#: Fixtures that run Coq: the whole-ledger audit with its Coq level, and ``coqc`` itself (CI's slow step).
+_NEEDS_COQ = {"audited", "audited_files", "html_site", "coqc"}
 
 
 def _group(item) -> str | None:
@@ -60,40 +70,24 @@ def _group(item) -> str | None:
     return (mark.args[0] if mark.args else mark.kwargs.get("name")) if mark is not None else None
 
 
-#: A model test parametrized over a module's ``FAMILIES`` runs in README's command for these families (learned
-#: positions and LayerNorm, rotary and gated, an encoder, experts), and for the first family of a test that has none of
-#: them; its other families are marked ``slow``. CI runs every family, in its slow step and on the newest transformers.
-DEFAULT_FAMILIES = frozenset({"gpt2", "llama", "bert", "mixtral"})
+#: README's command is the fast tier: CI's slow step runs these xdist groups, besides the tests marked ``slow``:
+#: ``models`` (every test that imports torch: the importers, the sweeps, the docs blocks and docstring examples that
+#: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that runs ``coqc`` (the
+#: :func:`coqc` fixture) or needs the session's whole-ledger audit with its Coq level (:data:`_NEEDS_COQ`: the
+#: renderings compared with the committed latex/ and the HTML site).  README's command still audits every entry at
+#: every other level (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests).
+SLOW_GROUPS = frozenset({"models", "coq"})
 
 
-def _family(item) -> str | None:
-    """The family an item is parametrized with: a parameter value that is a key of its module's ``FAMILIES``."""
-    families = getattr(getattr(item, "module", None), "FAMILIES", None)
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    if not isinstance(families, dict):
-        return None
-    found = [v for v in params.values() if isinstance(v, str) and v in families]
-    return found[0] if found else None
-
-
-def _families_beyond_the_default_are_slow(items) -> None:
-    tests: dict[tuple, list] = {}
+def _slow_tier(items) -> None:
     for item in items:
-        if (family := _family(item)) is not None:
-            tests.setdefault((item.path, item.originalname), []).append((family, item))
-    for members in tests.values():
-        families = {family for family, item in members if item.get_closest_marker("slow") is None}
-        if not families:  # every family of the test is slow already
-            continue
-        kept = families & DEFAULT_FAMILIES or {min(families)}
-        for family, item in members:
-            if family not in kept:
-                item.add_marker(pytest.mark.slow)
+        if _group(item) in SLOW_GROUPS or _NEEDS_COQ & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects the slow tests
+@pytest.hookimpl  # after the root conftest.py puts documentation blocks in groups, before -m deselects slow tests
 def pytest_collection_modifyitems(config, items):
-    _families_beyond_the_default_are_slow(items)
+    _slow_tier(items)
     rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
 
     def order(item) -> int:
@@ -102,6 +96,18 @@ def pytest_collection_modifyitems(config, items):
         return rank.get(item.path.name, len(rank))
 
     items.sort(key=order)  # stable: file order kept within a rank
+
+
+@pytest.fixture(scope="session")
+def coqc() -> str:
+    """The ``coqc`` on ``PATH``: skipped without it, a failure with ``SYMUAT_REQUIRE_COQ=1`` (CI).  A test that asks
+    for it runs in CI's slow step (README's command compiles no Coq)."""
+    found = shutil.which("coqc")
+    if found is None:
+        if os.environ.get("SYMUAT_REQUIRE_COQ") == "1":
+            pytest.fail("SYMUAT_REQUIRE_COQ=1 but coqc is not installed")
+        pytest.skip("coqc is not installed")
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -144,6 +150,26 @@ def audited(audit_instances):
 
     with FileLock(os.path.join(os.environ[_OWN_CACHE], "session-audit.lock")):
         return audit_ledger(seed=SESSION_SEED, instances=audit_instances)
+
+
+@pytest.fixture(scope="session")
+def audited_without_coq():
+    """``audited_without_coq(ids)``: ``{id: record}`` of the shipped entries selected by ``ids`` (as ``--only``),
+    audited at ``SESSION_SEED`` at every level but Coq (``coq=False``; README's command compiles no Coq).
+
+    Every call holds the session's lock and takes what an earlier call audited from the session's signed cache:
+    tests/test_ledger.py audits every entry first (the ``audit`` group, collected first); the others are collected
+    last.
+    """
+    from filelock import FileLock
+
+    from symuat.ledger.cache import audit_ledger
+
+    def records(ids) -> dict:
+        with FileLock(os.path.join(os.environ[_OWN_CACHE], "session-audit-without-coq.lock")):
+            return {r.entry.id: r for r in audit_ledger(only=tuple(ids), seed=SESSION_SEED, coq=False)}
+
+    return records
 
 
 @pytest.fixture(scope="session")

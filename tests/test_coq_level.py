@@ -4,31 +4,23 @@ links, every one of them decided by the session's audit when coqc is installed (
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 
 import pytest
+from click.testing import CliRunner
 
 from symuat import CoqLink, Correction, Entry, Evidence, Identity, Level, Source, Status, dims_grid
+from symuat.cli import main
 from symuat.errors import LedgerError
 from symuat.ledger.audit import AuditRecord, audit_entry, with_correction_coq
-from symuat.ledger.coq import CoqProject, CoqResult, built_project, check_theorems, coq_evidence, find_project
+from symuat.ledger.cache import audit_ledger
+from symuat.ledger.coq import LEFT_OUT, CoqProject, CoqResult, built_project, check_theorems, coq_evidence, find_project
 from symuat.ledger.text import explain
-
-REQUIRE = os.environ.get("SYMUAT_REQUIRE_COQ") == "1"
-
-
-def _coqc():
-    if shutil.which("coqc") is None:
-        if REQUIRE:
-            pytest.fail("SYMUAT_REQUIRE_COQ=1 but coqc is not installed")
-        pytest.skip("coqc is not installed")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(coqc, tmp_path_factory):
     """A plain-Coq project: a closed lemma, one resting on an axiom, and a second file importing the first."""
-    _coqc()
     root = tmp_path_factory.mktemp("coqproj") / "coq"
     root.mkdir()
     (root / "_CoqProject").write_text("-Q . Tiny\nA.v\nB.v\n")
@@ -63,10 +55,9 @@ def test_a_project_that_does_not_compile_decides_nothing(tiny, tmp_path):
     assert out["A.two"].closed is None and out["A.two"].reason.startswith("coq/B.v does not compile")
 
 
-def test_a_loaded_file_of_section_variables_is_copied_and_part_of_the_build(tmp_path, monkeypatch):
+def test_a_loaded_file_of_section_variables_is_copied_and_part_of_the_build(coqc, tmp_path, monkeypatch):
     """``Load Vars.`` inside a section (coq/shared/DUATVariables.v): found below the root, copied beside the
     compiled files, and a change to it is a different build of ``$SYMUAT_COQ_BUILD``."""
-    _coqc()
     root = tmp_path / "coq"
     (root / "shared").mkdir(parents=True)
     (root / "_CoqProject").write_text("-Q . Tiny\nA.v\n")
@@ -177,9 +168,7 @@ def test_a_malformed_theorem_name_is_refused(name):
 
 
 @pytest.mark.xdist_group("audit")
-def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(audited):
-    if shutil.which("coqc") is None:
-        _coqc()
+def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(coqc, audited):
     linked = [(r, ev) for r in audited for ev in r.evidence if ev.level is Level.COQ]
     assert len(linked) >= 25
     for record, ev in linked:
@@ -195,3 +184,31 @@ def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(audit
     assert set(fixed) == {"duat:appB.fig2", "duat:appB.fig2.box2.row3", "duat:eq11.part2.rule4",
                           "duat:eq33.part2.rule4"}
     assert all(ev.holds and ev.theorem == "DUAT.fig2_box" for ev in fixed.values())
+
+
+def test_an_audit_that_leaves_coq_out_decides_no_theorem_and_never_stands_for_one_that_checks_it(tiny, tmp_path,
+                                                                                                 monkeypatch):
+    shutil.copytree(tiny.root, tmp_path / "coq")
+    (tmp_path / "derivations").mkdir()
+    (tmp_path / "derivations" / "eq7.py").write_text(
+        "from symuat import CoqLink, Entry, Identity, Source, Status, dims_grid\n"
+        "def entries():\n"
+        "    claim = Identity(shapes=lambda d: {'A': (d['n'], d['n'])}, lhs=lambda e, d: e['A'] + e['A'],\n"
+        "                     rhs=lambda e, d: 2 * e['A'], dims=dims_grid(n=(1, 2)))\n"
+        "    return [Entry('duat:eq7', Source('duat', 'Eq. 7'), '2A = A + A', Status.PROVED, claim,\n"
+        "                  coq=CoqLink('A.two'))]\n")
+    monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SYMUAT_COQ_DIR", raising=False)
+    with monkeypatch.context() as without_coqc:  # left out: coqc is never asked
+        without_coqc.setenv("PATH", "/nonexistent")
+        (left,) = audit_ledger(directory=tmp_path / "derivations", coq=False, jobs=1)
+    coq = [e for e in left.evidence if e.level is Level.COQ]
+    assert [(e.holds, e.detail) for e in coq] == [(None, f"{LEFT_OUT} (Coq theorem A.two)")]
+    assert left.computed is Status.PROVED  # the other levels decide
+    (checked,) = audit_ledger(directory=tmp_path / "derivations", jobs=1)  # the cached left-out record is not read
+    assert [e.holds for e in checked.evidence if e.level is Level.COQ] == [True]
+    (again,) = audit_ledger(directory=tmp_path / "derivations", coq=False, jobs=1)  # nor the checked one
+    assert [e.holds for e in again.evidence if e.level is Level.COQ] == [None]
+    printed = CliRunner().invoke(main, ["audit", "--no-coq", "--quiet", "--derivations", str(tmp_path / "derivations")])
+    assert printed.exit_code == 0, printed.output
+    assert "coq ?" in printed.output and "(the Coq level left out: coq ? on each linked theorem)" in printed.output

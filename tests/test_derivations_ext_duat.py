@@ -7,14 +7,18 @@ from symuat_paper import ext_duat_blocks, ext_duat_gated
 
 from symuat import OpaqueIdentity, Status, check_identity
 from symuat.expansion import block_term, nc_symbol
-from symuat.ledger.audit import audit_entry
 
 ENTRIES = ext_duat_blocks.entries() + ext_duat_gated.entries()
 
 
+@pytest.fixture(scope="module")
+def records(audited_without_coq):
+    """This module's entries as the session audits them (every level but Coq: tests/conftest.py)."""
+    return audited_without_coq([e.id for e in ENTRIES])
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
-def test_every_ext_entry_audits_as_recorded(entry):
-    record = audit_entry(entry)
+def test_every_ext_entry_audits_as_recorded(entry, records):
+    record = records[entry.id]
     assert entry.id.startswith("ext:") and entry.source.version == "ext"
     assert record.agrees, (entry.id, record.computed, record.reason, record.evidence)
     levels = {ev.level.value for ev in record.evidence}

@@ -15,15 +15,19 @@ from symuat_paper import ext_granite, ext_local_global, ext_relative_bias
 
 from symuat import Status
 from symuat.layers.attention_scores import relative_position_bias, sliding_window_mask
-from symuat.ledger.audit import audit_entry
 
 ENTRIES = ext_relative_bias.entries() + ext_local_global.entries() + ext_granite.entries()
 ALL_SIZES = {"ext:relative-bias.encoder", "ext:relative-bias.decoder", "ext:symmetric-window.mask"}
 
 
+@pytest.fixture(scope="module")
+def records(audited_without_coq):
+    """This module's entries as the session audits them (every level but Coq: tests/conftest.py)."""
+    return audited_without_coq([e.id for e in ENTRIES])
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.id)
-def test_the_entry_audits_as_recorded(entry):
-    record = audit_entry(entry)
+def test_the_entry_audits_as_recorded(entry, records):
+    record = records[entry.id]
     assert entry.status is Status.PROVED and record.agrees
     held = {ev.level.value for ev in record.evidence if ev.holds}
     assert {"symbolic", "exact", "float"} <= held

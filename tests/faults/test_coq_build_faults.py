@@ -7,9 +7,6 @@ never a load of what was planted.  Skipped without ``coqc``; fails instead with 
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from symuat.ledger.coq import CoqProject, check_theorems
@@ -36,11 +33,7 @@ CASES = {
 
 
 @pytest.fixture
-def kept(tmp_path, monkeypatch):
-    if shutil.which("coqc") is None:
-        if os.environ.get("SYMUAT_REQUIRE_COQ") == "1":
-            pytest.fail("SYMUAT_REQUIRE_COQ=1 but coqc is not installed")
-        pytest.skip("coqc is not installed")
+def kept(coqc, tmp_path, monkeypatch):
     monkeypatch.delenv("SYMUAT_COQ_BUILD", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     root = tmp_path / "coq"
