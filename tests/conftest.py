@@ -61,8 +61,9 @@ _LONGEST_FIRST = ("test_ledger.py", "test_determinism.py", "test_coq.py", "test_
 #: Fixtures that need the session's audit: a test outside the ``audit`` group that asks for one is collected last,
 #: so that its worker reads the finished audit from the signed cache instead of waiting for it.
 _NEEDS_AUDIT = {"audited", "audited_files", "html_site", "audited_without_coq"}
-#: Fixtures that run Coq: the whole-ledger audit with its Coq level, and ``coqc`` itself (CI's slow step).
-_NEEDS_COQ = {"audited", "audited_files", "html_site", "coqc"}
+#: Fixtures of the programs README's install does not bring, and of the whole-ledger audit with its Coq level: a
+#: test that asks for one runs in CI's slow step.
+_SLOW_STEP_FIXTURES = {"audited", "audited_files", "html_site", "coqc", "pdflatex", "chromium"}
 
 
 def _group(item) -> str | None:
@@ -72,16 +73,17 @@ def _group(item) -> str | None:
 
 #: README's command is the fast tier: CI's slow step runs these xdist groups, besides the tests marked ``slow``:
 #: ``models`` (every test that imports torch: the importers, the sweeps, the docs blocks and docstring examples that
-#: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that runs ``coqc`` (the
-#: :func:`coqc` fixture) or needs the session's whole-ledger audit with its Coq level (:data:`_NEEDS_COQ`: the
-#: renderings compared with the committed latex/ and the HTML site).  README's command still audits every entry at
-#: every other level (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests).
+#: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that runs a program README's
+#: install does not bring (the :func:`coqc`, :func:`pdflatex` and :func:`chromium` fixtures) or needs the session's
+#: whole-ledger audit with its Coq level (:data:`_SLOW_STEP_FIXTURES`: the renderings compared with the committed
+#: latex/ and the HTML site).  README's command still audits every entry at every other level
+#: (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests).
 SLOW_GROUPS = frozenset({"models", "coq"})
 
 
 def _slow_tier(items) -> None:
     for item in items:
-        if _group(item) in SLOW_GROUPS or _NEEDS_COQ & set(getattr(item, "fixturenames", ())):
+        if _group(item) in SLOW_GROUPS or _SLOW_STEP_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -98,16 +100,34 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=order)  # stable: file order kept within a rank
 
 
+def _program(name: str, variable: str, install: str) -> str:
+    """The path of ``name``: skipped without it, a failure when ``$variable`` is ``1`` (CI installs it)."""
+    found = shutil.which(name)
+    if found is None:
+        if os.environ.get(variable) == "1":
+            pytest.fail(f"{variable}=1 but {name} is not installed ({install})")
+        pytest.skip(f"{name} is not installed ({install}; CI installs it and sets {variable}=1)")
+    return found
+
+
 @pytest.fixture(scope="session")
 def coqc() -> str:
-    """The ``coqc`` on ``PATH``: skipped without it, a failure with ``SYMUAT_REQUIRE_COQ=1`` (CI).  A test that asks
-    for it runs in CI's slow step (README's command compiles no Coq)."""
-    found = shutil.which("coqc")
-    if found is None:
-        if os.environ.get("SYMUAT_REQUIRE_COQ") == "1":
-            pytest.fail("SYMUAT_REQUIRE_COQ=1 but coqc is not installed")
-        pytest.skip("coqc is not installed")
-    return found
+    """``coqc`` (Coq with MathComp); a test that asks for it runs in CI's slow step (README's command compiles no
+    Coq)."""
+    return _program("coqc", "SYMUAT_REQUIRE_COQ", "apt-get install coq libcoq-mathcomp-algebra")
+
+
+@pytest.fixture(scope="session")
+def pdflatex() -> str:
+    """``pdflatex`` (TeX Live with Latin Modern); a test that asks for it runs in CI's slow step."""
+    return _program("pdflatex", "SYMUAT_REQUIRE_TEX", "apt-get install texlive-latex-recommended lmodern")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Chromium, run headless by tests/chromium_support.py; a test that asks for it runs in CI's slow step."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")  # the package's name varies
+    return found or _program("chromium", "SYMUAT_REQUIRE_CHROMIUM", "apt-get install chromium")
 
 
 @pytest.fixture(scope="session")

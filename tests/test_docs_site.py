@@ -212,11 +212,11 @@ def test_the_built_site_is_offline_and_links_the_ledger(built_site):
     assert "duat_form" in api and "load_pretrained" in api and "write_site" in api
 
 
-def test_chromium_renders_a_tutorial_without_console_errors(built_site, tmp_path):
+def test_chromium_renders_a_tutorial_without_console_errors(chromium, built_site, tmp_path):
     shots = Path(os.environ.get("SYMUAT_SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     png = shots / "docs-tutorial-real-model.png"
-    console = screenshot(built_site / "tutorial-real-model.html", png, tmp_path / "profile")
+    console = screenshot(chromium, built_site / "tutorial-real-model.html", png, tmp_path / "profile")
     assert console == [], console
     assert distinct_colours(png) > 50
 

@@ -240,19 +240,19 @@ def test_bad_arguments_are_one_line_errors_before_any_audit(tmp_path, args, mess
 
 # --- headless Chromium -------------------------------------------------------------------------------------
 
-def test_chromium_renders_the_ledger_without_console_errors(html_site, tmp_path):
+def test_chromium_renders_the_ledger_without_console_errors(chromium, html_site, tmp_path):
     shots = Path(os.environ.get("SYMUAT_SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     png = shots / "ledger-duat.png"  # the largest page: 133 entries, every kind of status and evidence
-    console = screenshot(html_site / "duat.html", png, tmp_path / "profile")
+    console = screenshot(chromium, html_site / "duat.html", png, tmp_path / "profile")
     assert console == [], console
     assert distinct_colours(png) > 50  # text, badges, formulas: not a blank page
 
 
-def test_the_console_check_sees_a_planted_error(tmp_path):
+def test_the_console_check_sees_a_planted_error(chromium, tmp_path):
     page = tmp_path / "bad.html"
     page.write_text('<!DOCTYPE html><p>x</p><script>console.error("planted")</script>', encoding="utf-8")
-    console = screenshot(page, tmp_path / "bad.png", tmp_path / "profile", size="400,300")
+    console = screenshot(chromium, page, tmp_path / "bad.png", tmp_path / "profile", size="400,300")
     assert any('"planted"' in line for line in console)
 
 

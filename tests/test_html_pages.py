@@ -121,14 +121,14 @@ for (const row of box.querySelectorAll('tr')) {
 </script>"""
 
 
-def test_a_short_difference_starts_in_view_beside_long_sides(files, tmp_path):
+def test_a_short_difference_starts_in_view_beside_long_sides(chromium, files, tmp_path):
     """Every side's formula starts inside the window, at the left of its own cell (it used to be centred in a table
     as wide as the longest side: off-screen, the difference row looked empty)."""
     for name, data in files.items():
         (tmp_path / name).write_text(data) if isinstance(data, str) else (tmp_path / name).write_bytes(data)
     page = tmp_path / "pages.html"
     page.write_text(files["pages.html"].replace("</body>", MEASURE + "</body>"))  # the test's probe, not the site's
-    console = screenshot(page, tmp_path / "shot.png", tmp_path / "profile", size="1000,1400")
+    console = screenshot(chromium, page, tmp_path / "shot.png", tmp_path / "profile", size="1000,1400")
     measured = {m.group(1): (float(m.group(2)), float(m.group(3)))
                 for m in (re.search(r"MEASURE ([^|]+)\|([-\d.e]+)\|([-\d.e]+)", line) for line in console) if m}
     assert {"left-hand side", "right-hand side", "difference (left − right)"} <= set(measured), console

@@ -115,10 +115,10 @@ def test_hostile_latex_in_a_counterexample_cannot_run():
     _harmless(site_files([record])["ext.html"])
 
 
-def test_no_payload_runs_in_chromium(tmp_path):
+def test_no_payload_runs_in_chromium(chromium, tmp_path):
     records = [_record(tex, place=f"hostile.case{i}") for i, tex in enumerate(PAYLOADS.values())]
     write_files(tmp_path / "site", site_files(records))
-    console = screenshot(tmp_path / "site" / "ext.html", tmp_path / "page.png", tmp_path / "profile")
+    console = screenshot(chromium, tmp_path / "site" / "ext.html", tmp_path / "page.png", tmp_path / "profile")
     assert console == [], console
 
 
