@@ -9,6 +9,7 @@ session recomputes every entry and later CLI tests reuse that fresh result.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -63,7 +64,7 @@ _LONGEST_FIRST = ("test_ledger.py", "test_determinism.py", "test_coq.py", "test_
 _NEEDS_AUDIT = {"audited", "audited_files", "html_site", "audited_without_coq"}
 #: Fixtures of the programs README's install does not bring, and of the whole-ledger audit with its Coq level: a
 #: test that asks for one runs in CI's slow step.
-_SLOW_STEP_FIXTURES = {"audited", "audited_files", "html_site", "coqc", "pdflatex", "chromium"}
+_SLOW_STEP_FIXTURES = {"audited", "audited_files", "html_site", "coqc", "pdflatex", "chromium", "zarr"}
 
 
 def _group(item) -> str | None:
@@ -74,7 +75,8 @@ def _group(item) -> str | None:
 #: README's command is the fast tier: CI's slow step runs these xdist groups, besides the tests marked ``slow``:
 #: ``models`` (every test that imports torch: the importers, the sweeps, the docs blocks and docstring examples that
 #: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that runs a program README's
-#: install does not bring (the :func:`coqc`, :func:`pdflatex` and :func:`chromium` fixtures) or needs the session's
+#: install does not bring (the :func:`coqc`, :func:`pdflatex`, :func:`chromium` and :func:`zarr` fixtures) or needs the
+#: session's
 #: whole-ledger audit with its Coq level (:data:`_SLOW_STEP_FIXTURES`: the renderings compared with the committed
 #: latex/ and the HTML site).  README's command still audits every entry at every other level
 #: (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests).
@@ -128,6 +130,16 @@ def chromium() -> str:
     """Chromium, run headless by tests/chromium_support.py; a test that asks for it runs in CI's slow step."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")  # the package's name varies
     return found or _program("chromium", "SYMUAT_REQUIRE_CHROMIUM", "apt-get install chromium")
+
+
+@pytest.fixture(scope="session")
+def zarr():
+    """The ``zarr`` module (the ``zarr`` extra); a test that asks for it runs in CI's slow step."""
+    if importlib.util.find_spec("zarr") is None:
+        if os.environ.get("SYMUAT_REQUIRE_ZARR") == "1":
+            pytest.fail("SYMUAT_REQUIRE_ZARR=1 but zarr cannot be imported (pip install 'symuat[zarr]')")
+        pytest.skip("zarr is not installed (pip install 'symuat[zarr]'; CI installs it and sets SYMUAT_REQUIRE_ZARR=1)")
+    return importlib.import_module("zarr")
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,12 @@
 """Full attributions streamed to disk (issue 32): a Zarr store (the optional extra ``symuat[zarr]``) read back equals
 the in-memory result bit for bit, over chunk sizes that do not divide the parts, written deterministically and
 atomically like the ``.npz`` file; an existing store is refused, a failed computation leaves nothing behind.
-Without zarr these tests skip, unless ``SYMUAT_REQUIRE_ZARR=1`` (then they fail)."""
+Without zarr these tests skip, unless ``SYMUAT_REQUIRE_ZARR=1`` (then they fail); those that need it run in CI's slow
+step (the ``zarr`` fixture, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +17,6 @@ from symuat.errors import InvalidValueError, OutOfMemoryError, OutputError, Unsu
 from symuat.numeric import duat_form, random_stack
 
 TOL = 1e-12
-
-
-def _require_zarr():
-    if importlib.util.find_spec("zarr") is None:
-        if os.environ.get("SYMUAT_REQUIRE_ZARR") == "1":
-            pytest.fail("SYMUAT_REQUIRE_ZARR=1 but zarr cannot be imported (pip install 'symuat[zarr]')")
-        pytest.skip("zarr not installed")
 
 
 @pytest.fixture
@@ -45,8 +38,7 @@ def _tree(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("by", ["source", "neuron", "term"])
-def test_zarr_reads_back_bit_for_bit(form, by, tmp_path):
-    _require_zarr()
+def test_zarr_reads_back_bit_for_bit(zarr, form, by, tmp_path):
     mem = form.attribution(by, quiet=True)
     disk = form.attribution(by, out=tmp_path / "a.zarr", quiet=True)
     assert type(disk.values).__module__.startswith("zarr") and disk.parts == mem.parts and disk.by == by
@@ -61,8 +53,7 @@ def test_zarr_reads_back_bit_for_bit(form, by, tmp_path):
         assert _tree(tmp_path / "a.zarr") == _tree(tmp_path / "b.zarr")
 
 
-def test_zarr_of_one_position_and_negative_zero(form, tmp_path):
-    _require_zarr()
+def test_zarr_of_one_position_and_negative_zero(zarr, form, tmp_path):
     mem = form.attribution("head", target=np.ones(8), position=4, method="full")
     disk = form.attribution("head", target=np.ones(8), position=4, out=tmp_path / "p.zarr")
     assert disk.values.shape == mem.values.shape == (len(mem.parts),)
@@ -71,8 +62,7 @@ def test_zarr_of_one_position_and_negative_zero(form, tmp_path):
     assert np.array_equal(_bits(src.values[...]), _bits(form.attribution("source").values))
 
 
-def test_an_existing_store_is_refused_and_kept(form, tmp_path):
-    _require_zarr()
+def test_an_existing_store_is_refused_and_kept(zarr, form, tmp_path):
     form.attribution("layer", out=tmp_path / "a.zarr")
     before = _tree(tmp_path / "a.zarr")
     with pytest.raises(OutputError, match=r"a\.zarr' exists: a \.zarr store is not replaced"):
@@ -81,11 +71,11 @@ def test_an_existing_store_is_refused_and_kept(form, tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".zarr", ".npz"])
-def test_a_failure_mid_stream_leaves_nothing_behind(form, tmp_path, monkeypatch, suffix):
+def test_a_failure_mid_stream_leaves_nothing_behind(request, form, tmp_path, monkeypatch, suffix):
     """A disk error after the first chunk (injected into the real writer): the error comes through, no partial file
     or store is left, and an existing .npz keeps its old content."""
     if suffix == ".zarr":
-        _require_zarr()
+        request.getfixturevalue("zarr")
     mod = importlib.import_module("symuat.analysis.attribution_file")
     cls = mod.ZarrAttributionWriter if suffix == ".zarr" else mod.AttributionWriter
     old = form.attribution("layer", out=tmp_path / "keep.npz").values.copy()
@@ -106,14 +96,14 @@ def test_a_failure_mid_stream_leaves_nothing_behind(form, tmp_path, monkeypatch,
     assert np.array_equal(load_attribution(tmp_path / "keep.npz").values, old)
 
 
-def test_hostile_paths_and_budgets(form, tmp_path, monkeypatch):
+def test_hostile_paths_and_budgets(request, form, tmp_path, monkeypatch):
     with pytest.raises(InvalidValueError, match=r"expected a path ending in \.npz or \.zarr"):
         form.attribution("head", out=tmp_path / "a.h5")
     monkeypatch.setitem(__import__("sys").modules, "zarr", None)  # zarr not importable
     with pytest.raises(UnsupportedError, match=r"needs zarr: pip install 'symuat\[zarr\]'"):
         form.attribution("head", out=tmp_path / "a.zarr")
     monkeypatch.undo()
-    _require_zarr()
+    request.getfixturevalue("zarr")
     monkeypatch.setenv("SYMUAT_MEMORY_LIMIT", "1K")
     with pytest.raises(OutOfMemoryError, match=r"in the attribution by 'head' \(full method, values \(7, 5, 8\)\)"):
         form.attribution("head", out=tmp_path / "b.zarr")
@@ -125,9 +115,8 @@ def test_hostile_paths_and_budgets(form, tmp_path, monkeypatch):
         load_attribution(tmp_path / "c.zarr")
 
 
-def test_zarr_rows_larger_than_a_chunk_are_split(form, tmp_path, monkeypatch):
+def test_zarr_rows_larger_than_a_chunk_are_split(zarr, form, tmp_path, monkeypatch):
     """A part's (N, M) row of 320 bytes over chunks of 128: chunks of (1, 2, M), the last one partial."""
-    _require_zarr()
     monkeypatch.setattr(importlib.import_module("symuat.analysis.attribution_file"), "ZARR_CHUNK_BYTES", 128)
     disk = form.attribution("neuron", out=tmp_path / "a.zarr")
     assert disk.values.chunks == (1, 2, 8)
