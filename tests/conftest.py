@@ -74,12 +74,11 @@ def _group(item) -> str | None:
 
 #: README's command is the fast tier: CI's slow step runs these xdist groups, besides the tests marked ``slow``:
 #: ``models`` (every test that imports torch: the importers, the sweeps, the docs blocks and docstring examples that
-#: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that runs a program README's
-#: install does not bring (the :func:`coqc`, :func:`pdflatex`, :func:`chromium` and :func:`zarr` fixtures) or needs the
-#: session's
-#: whole-ledger audit with its Coq level (:data:`_SLOW_STEP_FIXTURES`: the renderings compared with the committed
-#: latex/ and the HTML site).  README's command still audits every entry at every other level
-#: (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests).
+#: load a model) and ``coq`` (the compile of coq/ and its theorems).  So does every test that asks for a fixture of
+#: :data:`_SLOW_STEP_FIXTURES`: a program or extra README's install does not bring (:func:`coqc`, :func:`pdflatex`,
+#: :func:`chromium`, :func:`zarr`), or the session's whole-ledger audit with its Coq level (the renderings compared
+#: with the committed latex/ and the HTML site).  README's command still audits every entry at every other level
+#: (:func:`audited_without_coq`: tests/test_ledger.py and the derivations' tests); docs/testing.md, "Two tiers".
 SLOW_GROUPS = frozenset({"models", "coq"})
 
 
