@@ -186,17 +186,22 @@ def test_every_linked_entry_of_the_session_audit_has_a_decided_coq_verdict(coqc,
     assert all(ev.holds and ev.theorem == "DUAT.fig2_box" for ev in fixed.values())
 
 
-def test_an_audit_that_leaves_coq_out_decides_no_theorem_and_never_stands_for_one_that_checks_it(tiny, tmp_path,
-                                                                                                 monkeypatch):
-    shutil.copytree(tiny.root, tmp_path / "coq")
-    (tmp_path / "derivations").mkdir()
-    (tmp_path / "derivations" / "eq7.py").write_text(
+def _write_linked_derivation(directory) -> None:
+    """A derivation directory with one proved entry linked to the Coq theorem ``A.two`` (the ``tiny`` project)."""
+    directory.mkdir()
+    (directory / "eq7.py").write_text(
         "from symuat import CoqLink, Entry, Identity, Source, Status, dims_grid\n"
         "def entries():\n"
         "    claim = Identity(shapes=lambda d: {'A': (d['n'], d['n'])}, lhs=lambda e, d: e['A'] + e['A'],\n"
         "                     rhs=lambda e, d: 2 * e['A'], dims=dims_grid(n=(1, 2)))\n"
         "    return [Entry('duat:eq7', Source('duat', 'Eq. 7'), '2A = A + A', Status.PROVED, claim,\n"
         "                  coq=CoqLink('A.two'))]\n")
+
+
+def test_an_audit_that_leaves_coq_out_decides_no_theorem_and_never_stands_for_one_that_checks_it(tiny, tmp_path,
+                                                                                                 monkeypatch):
+    shutil.copytree(tiny.root, tmp_path / "coq")
+    _write_linked_derivation(tmp_path / "derivations")
     monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SYMUAT_COQ_DIR", raising=False)
     with monkeypatch.context() as without_coqc:  # left out: coqc is never asked
@@ -212,3 +217,17 @@ def test_an_audit_that_leaves_coq_out_decides_no_theorem_and_never_stands_for_on
     printed = CliRunner().invoke(main, ["audit", "--no-coq", "--quiet", "--derivations", str(tmp_path / "derivations")])
     assert printed.exit_code == 0, printed.output
     assert "coq ?" in printed.output and "(the Coq level left out: coq ? on each linked theorem)" in printed.output
+
+
+def test_without_a_coq_project_a_left_out_audit_is_still_kept_apart(tmp_path, monkeypatch):
+    """No coq/ beside the derivations: both audits leave the theorem undecided, each with its own reason, and the
+    cache never hands one's record to the other."""
+    _write_linked_derivation(tmp_path / "derivations")
+    monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SYMUAT_COQ_DIR", raising=False)
+    details = []
+    for coq in (False, True, False):
+        (record,) = audit_ledger(directory=tmp_path / "derivations", coq=coq, jobs=1)
+        details += [e.detail for e in record.evidence if e.level is Level.COQ and e.holds is None]
+    assert details[0] == details[2] == f"{LEFT_OUT} (Coq theorem A.two)"
+    assert details[1] != details[0] and details[1].startswith("not run: ")

@@ -109,10 +109,10 @@ def cache_key(seed: int = 0, package: str | None = None, directory: str | Path |
     sources = {**tree_sources(Path(__file__).resolve().parents[1]), **tree_sources(root),
                **module_sources(referenced_modules(_derivation_modules(package, directory)))}
     project = find_project(root)
-    if project is not None and coq:  # the coq level: the project's files and the coqc that compiles them
-        sources.update({**tree_sources(project.root), "coqc": coqc_version()})
-    elif project is not None:  # left out: every linked theorem is undecided, whatever the project holds
+    if not coq:  # left out: every linked theorem is undecided with its own reason, whatever the project holds
         sources["coq level"] = "left out"
+    elif project is not None:  # the coq level: the project's files and the coqc that compiles them
+        sources.update({**tree_sources(project.root), "coqc": coqc_version()})
     for label, digest in (read or {}).items():
         if not _counted_by_content(label, digest, sources):
             sources[label] = digest
