@@ -9,12 +9,13 @@ session recomputes every entry and later CLI tests reuse that fresh result.
 from __future__ import annotations
 
 import gc
-import importlib.util
+import importlib
 import os
 import shutil
 import tempfile
 
 import pytest
+from sweep_support import require
 
 from symuat import load_entries
 
@@ -59,12 +60,14 @@ def pytest_unconfigure(config):
 #: symuat.ledger.coq_build).
 _LONGEST_FIRST = ("test_ledger.py", "test_determinism.py", "test_coq.py", "test_soundness.py", "test_latex.py",
                   "test_latex_figures.py")
+#: Fixtures of the session's whole-ledger audit with its Coq level.
+_WHOLE_LEDGER_AUDIT = {"audited", "audited_files", "html_site"}
 #: Fixtures that need the session's audit: a test outside the ``audit`` group that asks for one is collected last,
 #: so that its worker reads the finished audit from the signed cache instead of waiting for it.
-_NEEDS_AUDIT = {"audited", "audited_files", "html_site", "audited_without_coq"}
-#: Fixtures of the programs README's install does not bring, and of the whole-ledger audit with its Coq level: a
-#: test that asks for one runs in CI's slow step.
-_SLOW_STEP_FIXTURES = {"audited", "audited_files", "html_site", "coqc", "pdflatex", "chromium", "zarr"}
+_NEEDS_AUDIT = _WHOLE_LEDGER_AUDIT | {"audited_without_coq"}
+#: Fixtures of the programs and extras README's install does not bring, and of the whole-ledger audit with its Coq
+#: level: a test that asks for one runs in CI's slow step.
+_SLOW_STEP_FIXTURES = _WHOLE_LEDGER_AUDIT | {"coqc", "pdflatex", "chromium", "zarr"}
 
 
 def _group(item) -> str | None:
@@ -134,10 +137,7 @@ def chromium() -> str:
 @pytest.fixture(scope="session")
 def zarr():
     """The ``zarr`` module (the ``zarr`` extra); a test that asks for it runs in CI's slow step."""
-    if importlib.util.find_spec("zarr") is None:
-        if os.environ.get("SYMUAT_REQUIRE_ZARR") == "1":
-            pytest.fail("SYMUAT_REQUIRE_ZARR=1 but zarr cannot be imported (pip install 'symuat[zarr]')")
-        pytest.skip("zarr is not installed (pip install 'symuat[zarr]'; CI installs it and sets SYMUAT_REQUIRE_ZARR=1)")
+    require("zarr", flag="SYMUAT_REQUIRE_ZARR")
     return importlib.import_module("zarr")
 
 
