@@ -196,9 +196,9 @@ def decoder_induction_identity() -> OpaqueIdentity:
     and the rules of :math:`\tilde c`, :math:`\tilde\beta` derived against the statement."""
     sides = _decoder_sides()
     return OpaqueIdentity(lambda c: sides[c][0], lambda c: sides[c][1], tuple(sides), check_case="step",
-                          scope=INDUCTION_SCOPE + r", Lemma 1 (Eq. 19), and box"
-                                r" 3's derived $\tilde c_3$, $\tilde\beta_3$ against the stated rules; $e'$ an opaque"
-                                r" vector, the same in every layer.")
+                          scope=INDUCTION_SCOPE + r", Lemma 1 (Eq. 19), and box 3's derived $\tilde c_3$,"
+                                                  r" $\tilde\beta_3$ against the stated rules; $e'$ an opaque vector,"
+                                                  r" the same in every layer.")
 
 
 _CROSS = (r"\operatorname{vec}_r\big(\mathrm{MHA}(\mathbf X,\mathbf E)\big) = \textstyle\sum_h \mathbf H_h(\mathbf X,"
