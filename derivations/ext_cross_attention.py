@@ -42,7 +42,7 @@ import functools
 import numpy as np
 import sympy
 
-from symuat import DerivationError, Entry, Identity, OpaqueIdentity, Status, vec_r
+from symuat import Entry, Identity, InvalidValueError, OpaqueIdentity, Status, vec_r
 from symuat.algebra.families import col_block, family_member, family_shapes, family_sum, row_block
 from symuat.algebra.matrices import kron
 from symuat.algebra.splits import but_last
@@ -50,7 +50,7 @@ from symuat.expansion import canonical_expand, derive_table, extended_induction,
 from symuat.expansion.table import R_name, beta_name, c_name
 
 from ._coq_links import linked
-from .ext_duat_blocks import INDUCTION_SCOPE
+from .ext_duat_blocks import INDUCTION_SCOPE, PROOF_CASES
 
 __all__ = ["entries", "cross_identity", "np_cross", "decoder_stream_rhs", "ENCODER", "decoder_residual_term",
            "decoder_induction_identity", "static_beta_rhs"]
@@ -169,16 +169,22 @@ def _stated_rules() -> dict[str, sympy.Expr]:
             "beta-rule": s.W2 * (c_prev + R_prev) + s.b2 + W2E * ENCODER}
 
 
+#: The cases of the decoder's proof: the every-depth proof's, then box 3's derived rules against the stated ones.
+_DECODER_CASES = (*PROOF_CASES, "c-rule", "beta-rule")
+
+
 @functools.cache
 def _decoder_sides() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     proof = extended_induction(decoder_residual_term, rule_layer=_RULE_BOX)
     if proof.problems:
-        raise DerivationError(f"decoder rules of the wrong shape: {proof.problems}")
+        raise InvalidValueError(f"decoder rules of the wrong shape: {proof.problems}")  # named by the audit
     table = derive_table(_RULE_BOX, decoder_residual_term).table
     derived = {"c-rule": table.definition(c_name(_RULE_BOX)), "beta-rule": table.definition(beta_name(_RULE_BOX))}
     stated = _stated_rules()
     sides = {case: (canonical_expand(lhs), canonical_expand(rhs)) for case, (lhs, rhs) in proof.sides.items()}
     sides.update((case, (canonical_expand(derived[case]), canonical_expand(stated[case]))) for case in stated)
+    if tuple(sides) != _DECODER_CASES:
+        raise InvalidValueError(f"the decoder's proof has the cases {tuple(sides)}, not {_DECODER_CASES}")
     return sides
 
 
@@ -193,9 +199,10 @@ def static_beta_rhs(case):
 @functools.cache
 def decoder_induction_identity() -> OpaqueIdentity:
     r"""The every-depth proof of the decoder stack's table with the second input :math:`e'` (base, step, Lemma 1)
-    and the rules of :math:`\tilde c`, :math:`\tilde\beta` derived against the statement."""
-    sides = _decoder_sides()
-    return OpaqueIdentity(lambda c: sides[c][0], lambda c: sides[c][1], tuple(sides), check_case="step",
+    and the rules of :math:`\tilde c`, :math:`\tilde\beta` derived against the statement; the proof is built when a
+    side is first evaluated, not when the derivations load."""
+    return OpaqueIdentity(lambda c: _decoder_sides()[c][0], lambda c: _decoder_sides()[c][1], _DECODER_CASES,
+                          check_case="step",
                           scope=INDUCTION_SCOPE + r", Lemma 1 (Eq. 19), and box 3's derived $\tilde c_3$,"
                                                   r" $\tilde\beta_3$ against the stated rules; $e'$ an opaque vector,"
                                                   r" the same in every layer.")

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from symuat import DerivationError, Entry, OpaqueIdentity, Status
+from symuat import Entry, InvalidValueError, OpaqueIdentity, Status
 from symuat.expansion import (
     INPUT,
     LAYOUTS,
@@ -48,7 +48,7 @@ from symuat.names import logistic as sig
 from ._coq_links import linked
 
 __all__ = ["entries", "K", "enc", "np_gate", "np_block", "np_eq20", "nested", "block_claims", "induction_claim",
-           "plain_and_gated_induction", "INDUCTION_SCOPE"]
+           "plain_and_gated_induction", "proved_lazily", "PROOF_CASES", "PROOF_CASES_WITH_FINAL", "INDUCTION_SCOPE"]
 
 K = nc_symbol("W'_{K}")
 X = nc_symbol("x'_{i-1}")
@@ -70,24 +70,46 @@ INDUCTION_SCOPE = (r"Induction on the depth: base case, generic step $i \to i+1$
                    r" ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque)")
 
 
-def plain_and_gated_induction(proofs: Mapping[bool, Any], wrong_shape: str, scope: str) -> OpaqueIdentity:
-    r"""One identity per case ``(gated, case)`` of the every-depth proofs ``proofs[False]`` (plain) and
-    ``proofs[True]`` (gated), both sides encoded (:func:`enc`), checked numerically at the gated step; a proof
-    whose rules have the wrong shape is one :class:`DerivationError` (``wrong_shape: problems``)."""
-    for p in proofs.values():
+#: The cases of an every-depth proof (:func:`~symuat.expansion.extended_induction`), in order; ``final`` only for a
+#: table with a final box.
+PROOF_CASES = ("base", "step", "lemma")
+PROOF_CASES_WITH_FINAL = ("base", "step", "final", "lemma")
+
+
+def proved_lazily(prove: Callable[[], Any], cases: tuple[str, ...], wrong_shape: str) -> Callable[[], Any]:
+    r"""``prove()`` (an every-depth proof), built on first use and then kept: when a claim's side is first
+    evaluated, not when the derivations load (a warm ``symuat audit`` takes every record from the cache and
+    builds none).  A proof whose rules have the wrong shape, or whose cases are not ``cases``, is an
+    :class:`InvalidValueError` (``wrong_shape: problems``); the audit of the entry reports it as one
+    :class:`~symuat.errors.DerivationError` naming the entry."""
+
+    @functools.cache
+    def proof() -> Any:
+        p = prove()
         if p.problems:
-            raise DerivationError(f"{wrong_shape}: {p.problems}")
-    cases = tuple((g, c) for g in (False, True) for c in proofs[g].cases)
-    return OpaqueIdentity(lambda c: enc(proofs[c[0]].sides[c[1]][0]), lambda c: enc(proofs[c[0]].sides[c[1]][1]),
+            raise InvalidValueError(f"{wrong_shape}: {p.problems}")
+        if p.cases != cases:
+            raise InvalidValueError(f"{wrong_shape}: the proof has the cases {p.cases}, not {cases}")
+        return p
+
+    return proof
+
+
+def plain_and_gated_induction(prove: Callable[[bool], Any], wrong_shape: str, scope: str) -> OpaqueIdentity:
+    r"""One identity per case ``(gated, case)`` of the every-depth proofs ``prove(False)`` (plain) and
+    ``prove(True)`` (gated), each with the cases :data:`PROOF_CASES`, both sides encoded (:func:`enc`), checked
+    numerically at the gated step; each proof is built when first used (:func:`proved_lazily`)."""
+    proofs = {g: proved_lazily(functools.partial(prove, g), PROOF_CASES, wrong_shape) for g in (False, True)}
+    cases = tuple((g, c) for g in (False, True) for c in PROOF_CASES)
+    return OpaqueIdentity(lambda c: enc(proofs[c[0]]().sides[c[1]][0]), lambda c: enc(proofs[c[0]]().sides[c[1]][1]),
                           cases, check_case=(True, "step"), scope=scope)
 
 
 def induction_claim(name: str, term: Callable[[bool], Any]) -> OpaqueIdentity:
     r"""The induction on the depth of a block whose residual term is ``term(gated)`` (plain and gated): base case,
     generic step :math:`i \to i+1` with box 3's rules re-indexed, Lemma 1 (Eq. 19), from
-    :func:`~symuat.expansion.extended_induction`; rules of the wrong shape are one :class:`DerivationError`."""
-    return plain_and_gated_induction({g: extended_induction(term(g)) for g in (False, True)},
-                                     f"{name}: rules of the wrong shape",
+    :func:`~symuat.expansion.extended_induction`, built when first used (:func:`proved_lazily`)."""
+    return plain_and_gated_induction(lambda g: extended_induction(term(g)), f"{name}: rules of the wrong shape",
                                      INDUCTION_SCOPE + ", Lemma 1 (Eq. 19); plain and gated.")
 
 
@@ -205,11 +227,11 @@ def _table_identity(layer, np_layer, cases=(1, 2, 3), input_transform=False, fin
 
 @functools.cache
 def induction_identity(layer, **kw) -> OpaqueIdentity:
-    """The every-depth proof (base, step, [final,] lemma) of a derived table as one identity per case."""
-    proof = extended_induction(layer, **kw)
-    if proof.problems:
-        raise DerivationError(f"rules of the wrong shape: {proof.problems}")
-    return OpaqueIdentity(lambda c: enc(proof.sides[c][0]), lambda c: enc(proof.sides[c][1]), proof.cases,
+    """The every-depth proof (base, step, [final,] lemma) of a derived table as one identity per case, built when
+    first used (:func:`proved_lazily`)."""
+    cases = PROOF_CASES_WITH_FINAL if kw.get("final") is not None else PROOF_CASES
+    proof = proved_lazily(lambda: extended_induction(layer, **kw), cases, "rules of the wrong shape")
+    return OpaqueIdentity(lambda c: enc(proof().sides[c][0]), lambda c: enc(proof().sides[c][1]), cases,
                           check_case="step", scope=INDUCTION_SCOPE + ", the final box if any, and Lemma 1 (Eq. 19).")
 
 

@@ -357,8 +357,7 @@ def _table_identity() -> OpaqueIdentity:
 @functools.cache
 def _induction_identity() -> OpaqueIdentity:
     return plain_and_gated_induction(
-        {g: moe_induction(moe_residual_term(EXPERTS, g), EXPERTS, gated=g) for g in (False, True)},
-        "MoE rules of the wrong shape",
+        lambda g: moe_induction(moe_residual_term(EXPERTS, g), EXPERTS, gated=g), "MoE rules of the wrong shape",
         INDUCTION_SCOPE + ", and Lemma 1 (Eq. 19); two routed experts and a shared one, plain and gated.")
 
 

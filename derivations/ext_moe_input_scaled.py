@@ -31,7 +31,7 @@ import functools
 import numpy as np
 import sympy
 
-from symuat import DerivationError, Entry, Identity, OpaqueIdentity, Status, dims_grid, vec_r
+from symuat import Entry, Identity, OpaqueIdentity, Status, dims_grid, vec_r
 from symuat.algebra.families import family_member, family_shapes, family_sum
 from symuat.evidence.fields import SIGMA, logistic
 from symuat.expansion import INPUT, nc_symbol
@@ -41,7 +41,7 @@ from symuat.expansion.symbols import layer_symbols
 from symuat.layers.gated_ffn import GatedFFN
 from symuat.layers.moe import input_scaled_experts, input_scaled_experts_matrix_vector
 
-from .ext_duat_blocks import enc, np_gate
+from .ext_duat_blocks import PROOF_CASES, enc, np_gate, proved_lazily
 
 __all__ = ["entries", "input_scaled_identity", "np_input_scaled", "block", "block_claims", "EXPERTS", "SHARED",
            "TABLE_EXPERTS"]
@@ -212,17 +212,16 @@ def _table_identity() -> OpaqueIdentity:
 
 @functools.cache
 def _induction_identity() -> OpaqueIdentity:
-    proof = moe_induction(LAYER, EXPERTS, gated=True)
-    if proof.problems:
-        raise DerivationError(f"MoE rules of the wrong shape: {proof.problems}")
+    proof = proved_lazily(lambda: moe_induction(LAYER, EXPERTS, gated=True), PROOF_CASES,
+                          "MoE rules of the wrong shape")  # built when first used
     boxes = {"base": block_claims(1), "step": block_claims("i+1"), "lemma": {}}
 
     def side(k):
-        return lambda c: enc(proof.sides[c][k].xreplace(boxes[c]))
+        return lambda c: enc(proof().sides[c][k].xreplace(boxes[c]))
     # width 2: on 3x3 (4x4) matrices the logistic saturates on the step's long products in float64, and 2 (67)
     # mutants inside a saturated argument survived the float level; every mutant dies at 2x2 (the symbolic level is
     # the proof for every size)
-    return OpaqueIdentity(side(0), side(1), tuple(proof.cases), check_case="step", width=2,
+    return OpaqueIdentity(side(0), side(1), PROOF_CASES, check_case="step", width=2,
                           scope=r"The gated MoE induction (base case, generic step $i \to i+1$, Lemma 1) with the Llama"
                                 r" 4 box of layer $i+1$ substituted ($\tilde A_i$, $\tilde c_i$, $R_i$ opaque).")
 

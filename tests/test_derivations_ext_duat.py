@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from symuat_paper import ext_duat_blocks, ext_duat_gated
 
-from symuat import OpaqueIdentity, Status, check_identity
-from symuat.expansion import block_term, nc_symbol
+from symuat import DerivationError, Entry, InvalidValueError, OpaqueIdentity, Status, audit_entry, check_identity
+from symuat.expansion import block_term, extended_induction, nc_symbol
+from symuat.expansion.extended import gated_residual_term
+from symuat.expansion.extended_proof import ExtendedInduction
 
 ENTRIES = ext_duat_blocks.entries() + ext_duat_gated.entries()
 
@@ -44,3 +46,36 @@ def test_measured_dynamic_sets_match_the_rule():
     from symuat.numeric import dynamic_parameters
     got = ext_duat_gated.measured_dynamic(3, layouts=("parallel", "pre_ln"))
     assert got == {lay: dynamic_parameters(lay, True) for lay in ("parallel", "pre_ln")}
+
+
+def _entry(claim):
+    return Entry("ext:test.induction", "a test induction", "x'_L", Status.PROVED, claim)
+
+
+def test_an_induction_is_built_when_audited_and_one_of_the_wrong_shape_is_one_error():
+    built = []
+
+    def broken(gated):
+        built.append(gated)
+        return ExtendedInduction({}, ("rule U_{1,3} is not a left multiple of U_{1,2}",), 3)
+
+    claim = ext_duat_blocks.plain_and_gated_induction(broken, "tampered: rules of the wrong shape", "scope")
+    assert built == [] and claim.cases[:3] == ((False, "base"), (False, "step"), (False, "lemma"))
+    with pytest.raises(DerivationError, match=r"ext:test\.induction.*tampered: rules of the wrong shape: "
+                                              r"\('rule U_\{1,3\} is not a left multiple of U_\{1,2\}',\)"):
+        audit_entry(_entry(claim))
+    assert built[0] is False
+
+
+def test_an_induction_with_other_cases_than_declared_is_one_error():
+    with_final = ext_duat_blocks.proved_lazily(lambda: extended_induction(gated_residual_term),
+                                               ext_duat_blocks.PROOF_CASES_WITH_FINAL, "gated: wrong shape")
+    with pytest.raises(InvalidValueError, match=r"gated: wrong shape: the proof has the cases "
+                                              r"\('base', 'step', 'lemma'\), not \('base', 'step', 'final', 'lemma'\)"):
+        with_final()
+
+
+def test_a_lazily_built_induction_audits_as_its_eager_proof():
+    claim = ext_duat_blocks.induction_claim("gated", lambda g: gated_residual_term)
+    record = audit_entry(_entry(claim))
+    assert record.computed is Status.PROVED and record.agrees
