@@ -56,11 +56,11 @@ def test_document_without_matplotlib_has_no_figures(without_figures):
 
 
 def test_build_says_when_figures_are_left_out(monkeypatch, capsys):
-    from symuat import cli
+    from symuat.cli import paper
 
-    monkeypatch.setattr(cli, "plot_available", lambda: False)
-    cli._say_if_no_figures()
+    monkeypatch.setattr(paper, "plot_available", lambda: False)
+    paper._say_if_no_figures()
     assert "matplotlib is not installed (pip install 'symuat[plot]')" in capsys.readouterr().out
-    monkeypatch.setattr(cli, "plot_available", lambda: True)
-    cli._say_if_no_figures()
+    monkeypatch.setattr(paper, "plot_available", lambda: True)
+    paper._say_if_no_figures()
     assert capsys.readouterr().out == ""

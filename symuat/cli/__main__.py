@@ -1,0 +1,5 @@
+"""``python -m symuat.cli``: the ``symuat`` command."""
+
+from . import run
+
+run()
