@@ -28,7 +28,7 @@ from ..errors import DerivationError
 from .audit import AuditRecord
 from .cache import audit_ledger
 from .guard import die_with_parent, entry_timeout, reporting_to
-from .parallel import default_jobs
+from .parallel import default_jobs, frozen_heap
 from .snapshot import record_from_data, record_to_data
 from .sources import Origin, Paper, origins, register_source
 
@@ -165,10 +165,11 @@ def audit_isolated(*, on_start: Callable[[int], None] | None = None, on_done: Ca
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_fd)
-        _child(write_fd, kwargs)
+    with frozen_heap():
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(read_fd)
+            _child(write_fd, kwargs)
     os.close(write_fd)
     try:
         os.setpgid(pid, pid)  # also here, so that the group exists before the parent may signal it
