@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ..build import build, compile_pdf
+from ..build import BuildResult, build, compile_pdf
 from ..derive_format import table_latex, table_text
 from ..expansion import substitution_table, verify_depth
 from ..latex.figures import plot_available
@@ -55,6 +55,18 @@ def derive_command(depth: int, fmt: str, verify: bool) -> None:
             sys.exit(1)
 
 
+_document_depth_option = click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3,
+                                      show_default=True,
+                                      help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
+
+
+def _document(out: str, seed: int, depth: int, derivations: str | None, no_cache: bool, quiet: bool) -> BuildResult:
+    """The audit, the LaTeX appendices, main.tex and ledger.json in ``out`` (no PDF), with a progress bar."""
+    with progress(quiet) as (on_start, on_done):
+        return build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
+                     on_done=on_done, derivations=derivations)
+
+
 def _say_if_no_figures() -> None:
     if not plot_available():
         click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the document without figures")
@@ -65,8 +77,7 @@ def _say_if_no_figures() -> None:
               help="Output directory for the LaTeX appendices, main.tex and ledger.json.")
 @seed_option
 @click.option("--pdf/--no-pdf", default=True, show_default=True, help="Compile main.tex when TeX is installed.")
-@click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
-              help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
+@_document_depth_option
 @derivations_option
 @cache_option
 @quiet_option
@@ -77,9 +88,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, derivations: str |
 
     With --derivations DIR the document is that paper's appendix: its title, authors, entries and errata.
     """
-    with progress(quiet) as (on_start, on_done):
-        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
-                       on_done=on_done, derivations=derivations)
+    result = _document(out, seed, depth, derivations, no_cache, quiet)
     if pdf:
         with status(quiet, f"compiling {out}/main.tex"):
             pdf_path, compiler = compile_pdf(Path(out))
@@ -95,8 +104,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, derivations: str |
 
 @click.command("latex")
 @click.option("--out", type=click.Path(file_okay=False), required=True, callback=checked_path, help="Output directory.")
-@click.option("--depth", type=click.IntRange(1, MAX_DOCUMENT_DEPTH), default=3, show_default=True,
-              help=f"Largest depth of the DUAT tables (1 to {MAX_DOCUMENT_DEPTH}).")
+@_document_depth_option
 @seed_option
 @derivations_option
 @cache_option
@@ -104,9 +112,7 @@ def build_command(out: str, seed: int, pdf: bool, depth: int, derivations: str |
 @one_line_errors
 def latex_command(out: str, depth: int, seed: int, derivations: str | None, no_cache: bool, quiet: bool) -> None:
     """Write the LaTeX appendices and main.tex (no compilation); --derivations DIR: that paper's appendix."""
-    with progress(quiet) as (on_start, on_done):
-        result = build(out=out, seed=seed, pdf=False, depth=depth, use_cache=not no_cache, on_start=on_start,
-                       on_done=on_done, derivations=derivations)
+    result = _document(out, seed, depth, derivations, no_cache, quiet)
     click.echo(f"wrote {len(result.files)} files to {out}/")
     _say_if_no_figures()
     report_disagreements(result.records)
