@@ -1,4 +1,5 @@
-"""The ``symuat audit`` table, ``--only``, ``symuat explain`` and the progress bar, on small ledgers."""
+"""The ``symuat audit`` table, ``--only``, ``symuat explain`` and the progress bar, on small ledgers; ``symuat
+soundness``."""
 
 from __future__ import annotations
 
@@ -120,3 +121,19 @@ def test_progress_bar_on_a_terminal(ledger_dir, monkeypatch):
     with progress.progress(True) as (start, done):
         assert start is None and done is None
     assert err2.getvalue() == ""
+
+
+def test_soundness_refuses_a_table_without_a_generic_step():
+    """Depth 1 has no box 2 for the induction's generic step: one usage line, exit 2, before any mutant is built."""
+    result = CliRunner().invoke(main, ["soundness", "--depth", "1"])
+    assert result.exit_code == 2
+    assert result.output == "symuat: error: Invalid value for '--depth': 1 is not in the range 2<=x<=6.\n"
+
+
+@pytest.mark.slow
+def test_soundness_prints_the_kill_rates_of_each_family():
+    result = CliRunner().invoke(main, ["soundness", "--sample", "400", "--depth", "2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split() for line in result.output.splitlines()[1:] if line.strip()}
+    assert set(rows) >= {"explicit", "opaque", "table"}
+    assert rows["table"][1:3] == ["130", "17"]  # the depth-2 table's mutants, 17 of them equivalent

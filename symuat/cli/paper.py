@@ -121,8 +121,8 @@ def latex_command(out: str, depth: int, seed: int, derivations: str | None, no_c
 @click.command("soundness")
 @click.option("--sample", type=click.IntRange(min=1), default=20, show_default=True,
               help="Assess every k-th mutant of the proved ledger statements (1 = all, ~15 min).")
-@click.option("--depth", type=click.IntRange(1, 6), default=3, show_default=True,
-              help="Depth of the mutated substitution table (1 to 6).")
+@click.option("--depth", type=click.IntRange(2, 6), default=3, show_default=True,
+              help="Depth of the mutated substitution table (2 to 6: its induction's generic step is box 2 or later).")
 @seed_option
 @quiet_option
 @one_line_errors
