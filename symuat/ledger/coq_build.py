@@ -4,9 +4,11 @@ A build is the directory of the compiled files of a :class:`CoqProject`, named b
 the ``coqc`` that compiles them and the installed Coq libraries (:func:`build_stamp`).  It is reused only when its
 manifest — the SHA-256 of every file in it — verifies under this user's signing key
 (:mod:`symuat.ledger.signing`) and every file still has its digest: a ``.vo`` this user's symuat did not write is
-never loaded.  Builds are kept in ``$SYMUAT_COQ_BUILD`` (the test session's), else in the directory the caller
-names (``symuat audit``: ``coq/`` in the audit cache directory), else in a temporary directory.  One process
-compiles a given stamp at a time (a lock file); the others wait and reuse its build.
+never loaded.  A new build compiles only what changed: a file whose own stamp (:func:`unit_stamps`: its content and
+the stamps of the files it requires) the newest other verified build recorded is copied from that build, each
+copied file checked against its digest there.  Builds are kept in ``$SYMUAT_COQ_BUILD`` (the test session's), else
+in the directory the caller names (``symuat audit``: ``coq/`` in the audit cache directory), else in a temporary
+directory.  One process compiles a given stamp at a time (a lock file); the others wait and reuse its build.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .signing import sign, user_key, verify
 #: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
 fcntl = importlib.import_module("fcntl") if os.name == "posix" else None
 
-__all__ = ["CoqProject", "coqc_version", "build_stamp", "built_project", "run_coqc"]
+__all__ = ["CoqProject", "coqc_version", "build_stamp", "unit_stamps", "built_project", "run_coqc"]
 
 FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
 #: Seconds one ``coqc`` run may take.
@@ -39,6 +41,8 @@ TIMEOUT = 600
 #: ``Load Name.`` in a Coq file: a file of section variables read into a section (coq/shared/DUATVariables.v).
 _LOAD = re.compile(r"^\s*Load\s+(\w+)\s*\.", re.M)
 _MANIFEST = ".symuat-build"
+#: What ``coqc`` writes for ``X.v`` (besides its ``.X.aux``), copied together when a kept build's is reused.
+_OUTPUTS = (".vo", ".vos", ".vok", ".glob")
 #: Builds kept in a build directory (the newest); a build of coq/ is about 1.5 MB.
 _KEEP_BUILDS = 4
 
@@ -113,23 +117,70 @@ def build_stamp(project: CoqProject) -> str:
     return h.hexdigest()[:32]
 
 
+def _requirements(project: CoqProject) -> dict[str, frozenset[str]]:
+    """For each file of ``project``, the project files it requires (:func:`~symuat.ledger.coq_graph.requirements`)."""
+    return {f: requirements((project.root / f).read_text(encoding="utf-8"), project.logical, project.files,
+                            before=project.files[:i]) for i, f in enumerate(project.files)}
+
+
+def unit_stamps(project: CoqProject) -> dict[str, str]:
+    r"""Each file's own stamp: its content, every loaded file, ``coqc --version``, the installed libraries, and the
+    stamps of the files it requires, so that a change reaches exactly the files that depend on it.  A file whose
+    stamp a kept build recorded is copied from that build instead of compiled (:func:`built_project`)."""
+    base = hashlib.sha256(repr((project.logical, coqc_version(), _libraries())).encode())
+    for file in project.loaded:
+        base.update(file.encode() + b"\0" + hashlib.sha256((project.root / file).read_bytes()).digest())
+    needs, stamps = _requirements(project), {}
+
+    def stamp(file: str, path: frozenset[str]) -> str:
+        if file not in stamps:
+            h = base.copy()
+            h.update(file.encode() + b"\0" + hashlib.sha256((project.root / file).read_bytes()).digest())
+            for other in sorted(needs[file] - path):  # a cycle (coqc refuses it) is cut
+                h.update(stamp(other, path | {file}).encode())
+            stamps[file] = h.hexdigest()[:32]
+        return stamps[file]
+
+    return {f: stamp(f, frozenset()) for f in project.files}
+
+
 def run_coqc(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) -> subprocess.CompletedProcess:
     r"""``coqc`` on ``cwd/name`` with ``built`` as the project's ``-Q`` path."""
     return subprocess.run([coqc, *FLAGS, "-Q", str(built), project.logical, name], cwd=cwd, capture_output=True,
                           text=True, timeout=TIMEOUT)
 
 
-def _compile(coqc: str, project: CoqProject, work: Path) -> str:
+def _copied(file: str, donor: Path, digests: dict[str, str], work: Path) -> bool:
+    """Whether the outputs of ``file`` were copied from the kept build ``donor`` into ``work``, each with the digest
+    that build's verified manifest lists (else nothing is left of them, and the file is compiled)."""
+    names = [file[:-2] + ext for ext in _OUTPUTS if file[:-2] + ext in digests]
+    try:
+        for name in names:
+            shutil.copyfile(donor / name, work / name)
+            if hashlib.sha256((work / name).read_bytes()).hexdigest() != digests[name]:
+                raise OSError(f"{name} changed in {donor}")
+        return file[:-2] + ".vo" in names
+    except OSError:
+        for name in names:
+            (work / name).unlink(missing_ok=True)
+        return False
+
+
+def _compile(coqc: str, project: CoqProject, work: Path, reuse: dict[str, tuple[Path, dict[str, str]]],
+             copied: list[str] | None = None) -> str:
     """Compile the project's files into ``work``, each once the files it requires are compiled, independent files
     at the same time (:mod:`~symuat.ledger.coq_graph`; as many as the audit's worker processes,
-    :func:`~symuat.ledger.parallel.default_jobs`); ``""`` on success, else why not."""
+    :func:`~symuat.ledger.parallel.default_jobs`); a file of ``reuse`` (``file → (kept build, its digests)``) is
+    copied instead (:func:`_copied`) and appended to ``copied``; ``""`` on success, else why not."""
     for file in (*project.loaded, *project.files):  # loaded: read by Load from the -Q path, never compiled alone
         (work / file).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(project.root / file, work / file)
-    needs = {f: requirements((project.root / f).read_text(encoding="utf-8"), project.logical, project.files,
-                             before=project.files[:i]) for i, f in enumerate(project.files)}
 
     def one(file: str) -> str:
+        if file in reuse and _copied(file, *reuse[file], work):
+            if copied is not None:
+                copied.append(file)
+            return ""
         try:
             done = run_coqc(coqc, project, work, work, file)
         except subprocess.TimeoutExpired:
@@ -138,7 +189,7 @@ def _compile(coqc: str, project: CoqProject, work: Path) -> str:
             return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
         return ""
 
-    return run_in_order(project.files, needs, one, default_jobs())
+    return run_in_order(project.files, _requirements(project), one, default_jobs())
 
 
 def _digests(build: Path) -> dict[str, str]:
@@ -146,21 +197,45 @@ def _digests(build: Path) -> dict[str, str]:
             for p in sorted(build.rglob("*")) if p.is_file() and p.name != _MANIFEST}
 
 
-def _seal(build: Path, stamp: str, key: bytes) -> None:
-    payload = json.dumps({"stamp": stamp, "files": _digests(build)}, sort_keys=True).encode()
+def _seal(build: Path, stamp: str, key: bytes, units: dict[str, str], reused: list[str]) -> None:
+    """The signed manifest: the build's stamp, the digest of every file, each source file's stamp
+    (:func:`unit_stamps`) and the files copied from a kept build."""
+    payload = json.dumps({"stamp": stamp, "files": _digests(build), "units": units, "reused": reused},
+                         sort_keys=True).encode()
     (build / _MANIFEST).write_bytes(sign(key, payload).encode() + b"\n" + payload)
 
 
-def _intact(build: Path, stamp: str, key: bytes) -> bool:
-    """Whether ``build`` holds exactly the files its signed manifest lists, each with its digest."""
+def _manifest(build: Path, key: bytes) -> dict | None:
+    """The manifest of ``build`` when its signature verifies and ``build`` holds exactly the files it lists, each
+    with its digest; else ``None``."""
     try:
         mac, _, payload = (build / _MANIFEST).read_bytes().partition(b"\n")
         if not verify(key, payload, mac.decode("ascii")):
-            return False
+            return None
         data = json.loads(payload)
-        return data == {"stamp": stamp, "files": _digests(build)}
+        if not isinstance(data, dict) or data.get("files") != _digests(build):
+            return None
+        return data
     except (OSError, ValueError, UnicodeDecodeError):
-        return False
+        return None
+
+
+def _intact(build: Path, stamp: str, key: bytes) -> bool:
+    """Whether ``build`` is the verified build of ``stamp``."""
+    data = _manifest(build, key)
+    return data is not None and data.get("stamp") == stamp
+
+
+def _reusable(store: Path, stamp: str, units: dict[str, str], key: bytes) -> dict[str, tuple[Path, dict[str, str]]]:
+    """The files whose stamp the newest other verified build in ``store`` recorded: ``file → (that build, its
+    digests)``."""
+    builds = sorted((p for p in store.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != stamp),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for build in builds:
+        data = _manifest(build, key)
+        if data is not None and data.get("stamp") == build.name and isinstance(data.get("units"), dict):
+            return {f: (build, data["files"]) for f, u in units.items() if data["units"].get(f) == u}
+    return {}
 
 
 @contextmanager
@@ -194,10 +269,12 @@ def _build_into(coqc: str, project: CoqProject, store: Path, key: bytes) -> tupl
             return final, ""
         tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=store))
         try:
-            why = _compile(coqc, project, tmp)
+            units = unit_stamps(project)
+            copied: list[str] = []
+            why = _compile(coqc, project, tmp, _reusable(store, stamp, units, key), copied)
             if why:
                 return None, why
-            _seal(tmp, stamp, key)
+            _seal(tmp, stamp, key, units, sorted(copied))
             shutil.rmtree(final, ignore_errors=True)  # a build whose manifest did not verify
             os.rename(tmp, final)
         finally:
@@ -230,5 +307,5 @@ def built_project(project: CoqProject, keep: Path | None = None) -> Iterator[tup
             yield kept
             return
     with tempfile.TemporaryDirectory(prefix="symuat-coq-") as tmp:
-        why = _compile(coqc, project, Path(tmp))
+        why = _compile(coqc, project, Path(tmp), {})
         yield (None, why) if why else (Path(tmp), "")
