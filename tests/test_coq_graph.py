@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from symuat.ledger.coq_build import CoqProject
 from symuat.ledger.coq_graph import requirements, run_in_order
+from symuat.ledger.coq_project import CoqProject
 
 FILES = ["Kronecker.v", "MultiHead.v", "DUAT.v", "Block.v"]
 

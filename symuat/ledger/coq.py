@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..evidence.verdict import Evidence, Level
-from .coq_build import CoqProject, built_project, coqc_version, run_coqc
+from .coq_build import built_project, run_coqc
+from .coq_project import CoqProject, coqc_version
 from .entry import CoqLink
 from .guard import die_with_parent
 from .snapshot import claim_kind

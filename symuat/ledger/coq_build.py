@@ -1,14 +1,15 @@
 r"""A Coq project compiled once and reused by content: :func:`built_project` (the ``coq`` level, docs/coq.md).
 
-A build is the directory of the compiled files of a :class:`CoqProject`, named by the hash of the project's files,
-the ``coqc`` that compiles them and the installed Coq libraries (:func:`build_stamp`).  It is reused only when its
-manifest — the SHA-256 of every file in it — verifies under this user's signing key
-(:mod:`symuat.ledger.signing`) and every file still has its digest: a ``.vo`` this user's symuat did not write is
-never loaded.  A new build compiles only what changed: a file whose own stamp (:func:`unit_stamps`: its content and
-the stamps of the files it requires) the newest other verified build recorded is copied from that build, each
-copied file checked against its digest there.  Builds are kept in ``$SYMUAT_COQ_BUILD`` (the test session's), else
-in the directory the caller names (``symuat audit``: ``coq/`` in the audit cache directory), else in a temporary
-directory.  One process compiles a given stamp at a time (a lock file); the others wait and reuse its build.
+A build is the directory of the compiled files of a :class:`~symuat.ledger.coq_project.CoqProject`, named by its
+:func:`~symuat.ledger.coq_project.build_stamp` (the project's files, the ``coqc`` that compiles them and the
+installed Coq libraries).  It is reused only when its manifest — the SHA-256 of every file in it — verifies under
+this user's signing key (:mod:`symuat.ledger.signing`) and every file still has its digest: a ``.vo`` this user's
+symuat did not write is never loaded.  A new build compiles only what changed: a file whose own stamp
+(:func:`~symuat.ledger.coq_project.unit_stamps`) the newest other verified build recorded is copied from that build,
+each copied file checked against its digest there.  Builds are kept in ``$SYMUAT_COQ_BUILD`` (the test session's),
+else in the directory the caller names (``symuat audit``: ``coq/`` in the audit cache directory), else in a
+temporary directory.  One process compiles a given stamp at a time (a lock file); the others wait and reuse its
+build.
 """
 
 from __future__ import annotations
@@ -17,131 +18,31 @@ import hashlib
 import importlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 
-from .coq_graph import requirements, run_in_order
+from .coq_graph import run_in_order
+from .coq_project import CoqProject, build_stamp, requirements_of, unit_stamps
 from .parallel import default_jobs
 from .signing import sign, user_key, verify
 
 #: POSIX file locks (one compile per stamp at a time); elsewhere concurrent compiles each keep their own result.
 fcntl = importlib.import_module("fcntl") if os.name == "posix" else None
 
-__all__ = ["CoqProject", "coqc_version", "build_stamp", "unit_stamps", "built_project", "run_coqc"]
+__all__ = ["built_project", "run_coqc"]
 
 FLAGS = ("-w", "-notation-overridden", "-w", "-ambiguous-paths")
 #: Seconds one ``coqc`` run may take.
 TIMEOUT = 600
-#: ``Load Name.`` in a Coq file: a file of section variables read into a section (coq/shared/DUATVariables.v).
-_LOAD = re.compile(r"^\s*Load\s+(\w+)\s*\.", re.M)
 _MANIFEST = ".symuat-build"
 #: What ``coqc`` writes for ``X.v`` (besides its ``.X.aux``), copied together when a kept build's is reused.
 _OUTPUTS = (".vo", ".vos", ".vok", ".glob")
 #: Builds kept in a build directory (the newest); a build of coq/ is about 1.5 MB.
 _KEEP_BUILDS = 4
-
-
-@dataclass(frozen=True)
-class CoqProject:
-    r"""A Coq project: its directory, logical path (``-Q DIR Path``) and files in compile order.
-
-    ``loaded`` are the files below ``root`` that a file of the project (or a loaded file) reads with ``Load Name.``,
-    relative to ``root``: they are not compiled on their own but copied beside the compiled files.
-    """
-
-    root: Path
-    logical: str
-    files: tuple[str, ...]
-    loaded: tuple[str, ...] = ()
-
-    @classmethod
-    def read(cls, root: Path) -> CoqProject:
-        words = (root / "_CoqProject").read_text(encoding="utf-8").split()
-        logical = words[words.index("-Q") + 2] if "-Q" in words and len(words) > words.index("-Q") + 2 else "Top"
-        files = tuple(w for w in words if w.endswith(".v"))
-        return cls(root, logical, files, _loaded(root, files))
-
-
-def _loaded(root: Path, files: Iterable[str]) -> tuple[str, ...]:
-    """The files ``Load``-ed by ``files``, transitively, relative to ``root`` (a name not found is coqc's error)."""
-    todo, found = list(files), []
-    while todo:
-        text = (root / todo.pop()).read_text(encoding="utf-8", errors="replace")
-        for name in _LOAD.findall(text):
-            for hit in sorted(str(p.relative_to(root)) for p in root.rglob(f"{name}.v"))[:1]:
-                if hit not in found:
-                    found.append(hit)
-                    todo.append(hit)
-    return tuple(sorted(found))
-
-
-def _coqc_line(*args: str) -> str:
-    coqc = shutil.which("coqc")
-    if coqc is None:
-        return "none"
-    try:
-        done = subprocess.run([coqc, *args], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return "unusable"
-    return (done.stdout.splitlines() or ["unknown"])[0]
-
-
-def coqc_version() -> str:
-    r"""``coqc --version``'s first line, or ``"none"`` when ``coqc`` is not installed (part of the cache key)."""
-    return _coqc_line("--version")
-
-
-def _libraries() -> str:
-    """The installed Coq libraries (MathComp), by name, size and modification time of each ``.vo``."""
-    where = _coqc_line("-where")
-    contrib = Path(where) / "user-contrib"
-    h = hashlib.sha256(where.encode())
-    if contrib.is_dir():
-        for path in sorted(contrib.rglob("*.vo")):
-            info = path.stat()
-            h.update(f"{path.relative_to(contrib)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
-    return h.hexdigest()
-
-
-def build_stamp(project: CoqProject) -> str:
-    r"""The name of ``project``'s build: its files by content, ``coqc --version`` and the installed libraries."""
-    h = hashlib.sha256(repr((project.logical, project.files, project.loaded, coqc_version(), _libraries())).encode())
-    for file in (*project.files, *project.loaded):
-        h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
-    return h.hexdigest()[:32]
-
-
-def _requirements(project: CoqProject) -> dict[str, frozenset[str]]:
-    """For each file of ``project``, the project files it requires (:func:`~symuat.ledger.coq_graph.requirements`)."""
-    return {f: requirements((project.root / f).read_text(encoding="utf-8"), project.logical, project.files,
-                            before=project.files[:i]) for i, f in enumerate(project.files)}
-
-
-def unit_stamps(project: CoqProject) -> dict[str, str]:
-    r"""Each file's own stamp: its content, every loaded file, ``coqc --version``, the installed libraries, and the
-    stamps of the files it requires, so that a change reaches exactly the files that depend on it.  A file whose
-    stamp a kept build recorded is copied from that build instead of compiled (:func:`built_project`)."""
-    base = hashlib.sha256(repr((project.logical, coqc_version(), _libraries())).encode())
-    for file in project.loaded:
-        base.update(file.encode() + b"\0" + hashlib.sha256((project.root / file).read_bytes()).digest())
-    needs, stamps = _requirements(project), {}
-
-    def stamp(file: str, path: frozenset[str]) -> str:
-        if file not in stamps:
-            h = base.copy()
-            h.update(file.encode() + b"\0" + hashlib.sha256((project.root / file).read_bytes()).digest())
-            for other in sorted(needs[file] - path):  # a cycle (coqc refuses it) is cut
-                h.update(stamp(other, path | {file}).encode())
-            stamps[file] = h.hexdigest()[:32]
-        return stamps[file]
-
-    return {f: stamp(f, frozenset()) for f in project.files}
 
 
 def run_coqc(coqc: str, project: CoqProject, built: Path, cwd: Path, name: str) -> subprocess.CompletedProcess:
@@ -189,7 +90,7 @@ def _compile(coqc: str, project: CoqProject, work: Path, reuse: dict[str, tuple[
             return f"coq/{file} does not compile: {' '.join((done.stderr or done.stdout).split())[-300:]}"
         return ""
 
-    return run_in_order(project.files, _requirements(project), one, default_jobs())
+    return run_in_order(project.files, requirements_of(project), one, default_jobs())
 
 
 def _digests(build: Path) -> dict[str, str]:
@@ -199,7 +100,7 @@ def _digests(build: Path) -> dict[str, str]:
 
 def _seal(build: Path, stamp: str, key: bytes, units: dict[str, str], reused: list[str]) -> None:
     """The signed manifest: the build's stamp, the digest of every file, each source file's stamp
-    (:func:`unit_stamps`) and the files copied from a kept build."""
+    (:func:`~symuat.ledger.coq_project.unit_stamps`) and the files copied from a kept build."""
     payload = json.dumps({"stamp": stamp, "files": _digests(build), "units": units, "reused": reused},
                          sort_keys=True).encode()
     (build / _MANIFEST).write_bytes(sign(key, payload).encode() + b"\n" + payload)

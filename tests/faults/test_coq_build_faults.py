@@ -14,7 +14,8 @@ import json
 import pytest
 
 from symuat.ledger.coq import CoqProject, check_theorems
-from symuat.ledger.coq_build import _copied, build_stamp, built_project, unit_stamps
+from symuat.ledger.coq_build import _copied, built_project
+from symuat.ledger.coq_project import build_stamp, unit_stamps
 
 _MANIFEST = ".symuat-build"
 
