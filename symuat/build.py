@@ -7,7 +7,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from .ledger.audit import AuditRecord, check_seed, ledger_json
 from .ledger.isolation import audit_isolated
 from .ledger.stable import stable_records
 
-__all__ = ["BuildResult", "latex_files", "check_writable", "build"]
+__all__ = ["BuildResult", "latex_files", "check_writable", "output_directory", "build"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,22 @@ def check_writable(out: str | Path) -> Path:
     return path
 
 
+@contextmanager
+def output_directory(out: str | Path) -> Iterator[Path]:
+    """``out`` checked for writing (created if needed: :func:`check_writable`) for the work inside; when that work
+    fails, a directory created here is removed again (if still empty), so that a failed command leaves nothing."""
+    path = Path(out)
+    created = not path.exists()
+    check_writable(path)
+    try:
+        yield path
+    except BaseException:
+        if created:
+            with suppress(OSError):
+                path.rmdir()
+        raise
+
+
 def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int = 3, use_cache: bool = True,
           on_start: Callable[[int], None] | None = None, on_done: Callable[[str], None] | None = None,
           derivations: str | Path | None = None) -> BuildResult:
@@ -91,9 +108,9 @@ def build(out: str | Path = "latex", seed: int = 0, pdf: bool = True, depth: int
 
     check_depth(depth)
     check_seed(seed)
-    check_writable(out)
-    records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
-                             on_done=on_done)
+    with output_directory(out):
+        records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
+                                 on_done=on_done)
     written = write_files(out, latex_files(records, depth=depth, derivations=derivations))
     pdf_path, compiler = compile_pdf(Path(out)) if pdf else (None, None)
     return BuildResult(records, tuple(written), pdf_path, compiler)

@@ -123,13 +123,6 @@ def test_progress_bar_on_a_terminal(ledger_dir, monkeypatch):
     assert err2.getvalue() == ""
 
 
-def test_soundness_refuses_a_table_without_a_generic_step():
-    """Depth 1 has no box 2 for the induction's generic step: one usage line, exit 2, before any mutant is built."""
-    result = CliRunner().invoke(main, ["soundness", "--depth", "1"])
-    assert result.exit_code == 2
-    assert result.output == "symuat: error: Invalid value for '--depth': 1 is not in the range 2<=x<=6.\n"
-
-
 @pytest.mark.slow
 def test_soundness_prints_the_kill_rates_of_each_family():
     result = CliRunner().invoke(main, ["soundness", "--sample", "400", "--depth", "2", "--quiet"])

@@ -33,6 +33,7 @@ from .common import (
     quiet_option,
     report_disagreements,
     seed_option,
+    stdout_to_devnull,
 )
 
 __all__ = ["main", "run"]
@@ -63,6 +64,10 @@ _LAZY = {
 }
 
 
+#: click's "no arguments given, show the help" (click >= 8.2; older releases print the help themselves).
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class _Group(click.Group):
     """The ``symuat`` group: every usage error (unknown option, bad value, missing argument) is one line, exit 2;
     the commands of :data:`_LAZY` are imported when they are used or listed."""
@@ -79,6 +84,9 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS as exc:  # ``symuat`` alone: the help, as ``symuat --help`` prints it
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+            sys.exit(0)
         except click.UsageError as exc:
             click.echo(f"symuat: error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(2)
@@ -168,8 +176,25 @@ def run() -> None:
     still freed, and the standard streams flushed, as at any exit; only finalizers of objects in reference cycles,
     which Python never promises to run at exit, may not run.  Called in-process (tests), :func:`main` freezes
     nothing.
+
+    Standard output that cannot be written is one error line on stderr, exit 2 (closed, a full disk); a reader
+    that stops reading (``symuat audit | head``) ends the command quietly with 141, as a pipe's writer killed by
+    ``SIGPIPE`` would.
     """
     try:
-        main()
+        if sys.stdout is None:
+            click.echo("symuat: error: the standard output is closed", err=True)
+            sys.exit(2)
+        try:
+            main()
+        finally:
+            sys.stdout.flush()  # a write error shows now, not as a warning at exit
+    except BrokenPipeError:
+        stdout_to_devnull()
+        sys.exit(141)
+    except OSError as exc:
+        stdout_to_devnull()
+        click.echo(f"symuat: error: cannot write the output: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     finally:
         gc.freeze()

@@ -2,8 +2,10 @@ r"""What the commands of ``symuat`` share: their options, the audit in a child p
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from contextlib import suppress
 from functools import wraps
 
 import click
@@ -14,13 +16,15 @@ from ..ledger.isolation import audit_isolated
 from ..progress import progress
 from ..validation import check_path
 
-__all__ = ["one_line_errors", "audit_records", "report_disagreements", "checked_path", "seed_option",
-           "derivations_option", "cache_option", "quiet_option", "coq_option", "MAX_DERIVE_DEPTH",
+__all__ = ["one_line_errors", "stdout_to_devnull", "audit_records", "report_disagreements", "checked_path",
+           "seed_option", "derivations_option", "cache_option", "quiet_option", "coq_option", "MAX_DERIVE_DEPTH",
            "MAX_DOCUMENT_DEPTH"]
 
 
 def one_line_errors(command: Callable) -> Callable:
-    """Every :class:`~symuat.errors.SymuatError` of ``command`` is one line on stderr, exit code 2."""
+    """Every :class:`~symuat.errors.SymuatError` of ``command`` is one line on stderr, exit code 2; a reader that
+    stops reading its output (``symuat audit | head``) ends it quietly with 141, as a pipe's writer killed by
+    ``SIGPIPE`` would (click's own answer, exit 1, would read as "a status disagrees")."""
 
     @wraps(command)
     def wrapper(*args, **kwargs):
@@ -29,8 +33,19 @@ def one_line_errors(command: Callable) -> Callable:
         except SymuatError as exc:
             click.echo(f"symuat: error: {exc}", err=True)
             sys.exit(2)
+        except BrokenPipeError:
+            stdout_to_devnull()
+            sys.exit(141)
 
     return wrapper
+
+
+def stdout_to_devnull() -> None:
+    """Standard output replaced by ``/dev/null``: what is still buffered for it is dropped, not flushed at exit."""
+    with suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
 
 def audit_records(derivations: str | None, seed: int, *, only: tuple[str, ...] = (), cache: bool = True,

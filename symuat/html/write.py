@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..build import check_writable
+from ..build import output_directory
 from ..latex.render import write_files
 from ..ledger.audit import AuditRecord, check_seed
 from ..ledger.isolation import audit_isolated
@@ -25,9 +25,9 @@ def write_site(out: str | Path, seed: int = 0, use_cache: bool = True, derivatio
     Returns the records and the files written.
     """
     check_seed(seed)
-    check_writable(out)
-    if records is None:
-        records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
-                                 on_done=on_done)  # user code in a child process, like symuat audit
+    with output_directory(out):
+        if records is None:
+            records = audit_isolated(directory=derivations, seed=seed, use_cache=use_cache, on_start=on_start,
+                                     on_done=on_done)  # user code in a child process, like symuat audit
     files = site_files(stable_records(records), seed=seed, derivations=derivations)
     return records, write_files(out, files)  # 0644 less the umask

@@ -1,9 +1,12 @@
 """Fault injection at the command line: every usage error, bad option value and bad environment variable is one
-``symuat: error:`` line with exit 2 and nothing on standard output, before any work starts."""
+``symuat: error:`` line with exit 2 and nothing on standard output, before any work starts; so is a standard output
+that cannot be written (closed, full), while a reader that stops reading ends the command quietly (141)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from faults_support import one_error_line, run
@@ -36,7 +39,8 @@ ARGS = {
     "html_empty_derivations": (["html", "--out", "x", "--derivations", ""], "--derivations must be a non-empty"),
     "derivations_missing": (["audit", "--derivations", "/no/such/dir", "--quiet"], "does not exist"),
     "soundness_sample_0": (["soundness", "--sample", "0"], "'--sample': 0 is not in the range x>=1"),
-    "soundness_depth_7": (["soundness", "--depth", "7"], "'--depth': 7 is not in the range 1<=x<=6"),
+    "soundness_depth_7": (["soundness", "--depth", "7"], "'--depth': 7 is not in the range 2<=x<=6"),
+    "soundness_depth_1": (["soundness", "--depth", "1"], "'--depth': 1 is not in the range 2<=x<=6"),
     "model_no_directory": (["model"], "Missing argument 'DIRECTORY'"),
 }
 
@@ -83,3 +87,47 @@ def test_a_failed_write_leaves_no_temporary_file_and_mode_0644(tmp_path):
         os.umask(old)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tex", "b.tex"]
     assert (tmp_path / "a.tex").stat().st_mode & 0o777 == 0o644
+
+
+def _symuat(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """``python -m symuat.cli ARGS`` as a process: the program's own handling of its standard output."""
+    return subprocess.run([sys.executable, "-m", "symuat.cli", *args], stderr=subprocess.PIPE, text=True, timeout=120,
+                          **kwargs)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_full_standard_output_is_one_error_line():
+    with open("/dev/full", "w") as full:
+        done = _symuat(["derive", "--depth", "2"], stdout=full)
+    assert (done.returncode, done.stderr) == (2, "symuat: error: cannot write the output: No space left on device\n")
+
+
+def test_a_closed_standard_output_is_one_error_line():
+    done = _symuat(["derive", "--depth", "2"], stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert (done.returncode, done.stderr) == (2, "symuat: error: the standard output is closed\n")
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly_with_141():
+    """``symuat derive | head -0``: not exit 1, which reads as "a status disagrees with its record"."""
+    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "derive", "--depth", "20"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the command writes anything
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (141, b"")
+
+
+def test_symuat_alone_prints_the_help():
+    done = _symuat([], stdout=subprocess.PIPE)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout == _symuat(["--help"], stdout=subprocess.PIPE).stdout
+    assert "Commands:" in done.stdout and "audit" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["build", "latex", "html"])
+def test_a_failed_audit_leaves_no_output_directory(command, tmp_path):
+    """``--out`` is created to check it early; when the derivations then fail, the command leaves nothing."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "bad.py").write_text("raise RuntimeError('boom at import')\n")
+    args = [command, "--out", str(tmp_path / "new" / "out"), "--derivations", str(tmp_path / "d"), "--quiet"]
+    one_error_line(run(args + (["--no-pdf"] if command == "build" else [])), "boom at import")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "new"] and list((tmp_path / "new").iterdir()) == []
