@@ -37,18 +37,27 @@ CASES = {
 }
 
 
-@pytest.fixture
-def kept(coqc, tmp_path, monkeypatch):
+def _kept_build(tmp_path, monkeypatch, files: dict[str, str]):
+    """A plain-Coq project of ``files`` (in that order) under ``tmp_path``, built into its kept directory."""
     monkeypatch.delenv("SYMUAT_COQ_BUILD", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     root = tmp_path / "coq"
     root.mkdir()
-    (root / "_CoqProject").write_text("-Q . Tiny\nA.v\n")
-    (root / "A.v").write_text("Lemma two : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
+    (root / "_CoqProject").write_text("-Q . Tiny\n" + "".join(f"{name}\n" for name in files))
+    for name, text in files.items():
+        (root / name).write_text(text)
     project = CoqProject.read(root)
     with built_project(project, tmp_path / "keep") as (build, why):
         assert build is not None, why
     return project, tmp_path / "keep", build
+
+
+_A = "Lemma two : 1 + 1 = 2.\nProof. reflexivity. Qed.\n"
+
+
+@pytest.fixture
+def kept(coqc, tmp_path, monkeypatch):
+    return _kept_build(tmp_path, monkeypatch, {"A.v": _A})
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -81,17 +90,11 @@ def _manifest(build) -> dict:
 def donor(coqc, tmp_path, monkeypatch):
     """A kept build of a two-file project (``B.v`` requires ``A.v``), and the project with ``B.v`` edited: a new
     build may copy ``A.v``'s compiled files from the kept one."""
-    monkeypatch.delenv("SYMUAT_COQ_BUILD", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    root = tmp_path / "coq"
-    root.mkdir()
-    (root / "_CoqProject").write_text("-Q . Tiny\nA.v\nB.v\n")
-    (root / "A.v").write_text("Lemma two : 1 + 1 = 2.\nProof. reflexivity. Qed.\n")
-    (root / "B.v").write_text("From Tiny Require Import A.\nLemma four : 2 + 2 = 4.\nProof. reflexivity. Qed.\n")
-    with built_project(CoqProject.read(root), tmp_path / "keep") as (build, why):
-        assert build is not None, why
-    (root / "B.v").write_text("From Tiny Require Import A.\nLemma five : 2 + 3 = 5.\nProof. reflexivity. Qed.\n")
-    return CoqProject.read(root), tmp_path / "keep", build
+    project, keep, build = _kept_build(tmp_path, monkeypatch, {
+        "A.v": _A, "B.v": "From Tiny Require Import A.\nLemma four : 2 + 2 = 4.\nProof. reflexivity. Qed.\n"})
+    (project.root / "B.v").write_text("From Tiny Require Import A.\nLemma five : 2 + 3 = 5.\n"
+                                      "Proof. reflexivity. Qed.\n")
+    return CoqProject.read(project.root), keep, build
 
 
 def test_a_verified_kept_build_gives_the_unchanged_files(donor):
