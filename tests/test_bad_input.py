@@ -85,6 +85,13 @@ def test_audit_rejects_malformed_derivation_module(tmp_path, case):
     _one_error_line(_run(["audit", "--derivations", str(tmp_path)]), message)
 
 
+def test_a_syntax_error_names_the_file_and_line_of_the_derivation(tmp_path):
+    """Not the import machinery's frame (``<frozen importlib._bootstrap>:241``)."""
+    (tmp_path / "mine.py").write_text("X = 1\n\ndef entries(:\n")
+    _one_error_line(_run(["audit", "--derivations", str(tmp_path)]), f"SyntaxError: invalid syntax (mine.py, line 3) "
+                                                                     f"({tmp_path / 'mine.py'}:3)")
+
+
 def test_audit_rejects_duplicate_ids(tmp_path):
     body = textwrap.dedent("""
         from symuat import Entry, Source, Status, Prose

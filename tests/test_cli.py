@@ -60,7 +60,7 @@ def test_table_marks_legend_and_disagreement_reason(ledger_dir):
     assert "legend: ✓ the level confirms the statement as printed" in result.output
     for status in ("proved =", "checked =", "erratum =", "convention =", "prose ="):
         assert status in result.output
-    assert "disagree with their record: duat:eq3" in result.stderr
+    assert "1 entry disagrees with its record: duat:eq3" in result.stderr
 
 
 def test_only_selects_ids_prefixes_and_globs(ledger_dir):

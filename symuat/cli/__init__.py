@@ -22,6 +22,7 @@ import click
 
 from ..errors import InvalidValueError
 from ..ledger.audit import AuditRecord, computed_summary, ledger_json, summary
+from ..ledger.cache import id_matches
 from ..ledger.coverage import coverage
 from ..ledger.text import LEGEND, explain, table
 from .common import (
@@ -46,7 +47,13 @@ def _counts(counts: dict[str, int]) -> str:
 def _summary_line(records: tuple[AuditRecord, ...]) -> str:
     """``computed: proved 9, refuted 2; recorded: proved 11; 11 entries``: the computed statuses first."""
     return (f"computed: {_counts(computed_summary(records))}; recorded: {_counts(summary(records))}; "
-            f"{len(records)} entries")
+            f"{len(records)} {'entry' if len(records) == 1 else 'entries'}")
+
+
+def _some(ids, limit: int = 10) -> str:
+    """The first ``limit`` of ``ids``, comma-separated, and how many more."""
+    ids = list(ids)
+    return ", ".join(ids[:limit]) + (f", … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 #: commands imported when first used (click's lazily loaded subcommands): ``name → "module:attribute"``, so that
@@ -123,6 +130,9 @@ def audit_command(fmt: str, only: tuple[str, ...], seed: int, derivations: str |
                   no_coq: bool, quiet: bool) -> None:
     """Recompute every ledger entry; exit 1 if a computed status disagrees with its record."""
     records = audit_records(derivations, seed, only=only, cache=not no_cache, quiet=quiet, coq=not no_coq)
+    unmatched = [p for p in only if not any(id_matches(r.entry.id, p) for r in records)]
+    if unmatched:  # with another pattern that matches: a typo would pass unseen
+        raise InvalidValueError(f"no ledger entry matches {', '.join(map(repr, unmatched))}")
     if fmt == "json":
         click.echo(json.dumps(ledger_json(records), indent=2, sort_keys=False, ensure_ascii=False))
     else:
@@ -147,23 +157,26 @@ def explain_command(entry_id: str, seed: int, derivations: str | None, no_cache:
 
     ID may leave out its version prefix (``eq11.part2.rule4``) when one version only has that place.
     """
+    if any(c in entry_id for c in "*?["):
+        raise InvalidValueError(f"symuat explain takes one id, not a pattern: {entry_id!r} (symuat audit --only "
+                                "PATTERN lists the entries a pattern selects)")
     if ":" in entry_id:
         records = audit_records(derivations, seed, only=(entry_id,), cache=not no_cache, quiet=quiet)
         exact = [r for r in records if r.entry.id == entry_id]
     else:
         try:
             records = audit_records(derivations, seed, only=(f"*:{entry_id}", f"*:{entry_id}.*"), cache=not no_cache,
-                               quiet=quiet)
+                                    quiet=quiet)
         except InvalidValueError:
             raise InvalidValueError(f"no ledger entry has the place {entry_id!r} in any version; give an id with "
                                     "its version prefix, such as duat:eq11") from None
         exact = [r for r in records if r.entry.id.split(":", 1)[1] == entry_id]
         if len(exact) > 1:
             raise InvalidValueError(f"the place {entry_id!r} is in several versions; give one of "
-                                    + ", ".join(r.entry.id for r in exact))
+                                    + _some(r.entry.id for r in exact))
     if not exact:
         raise InvalidValueError(f"no ledger entry has the id {entry_id!r}; entries under it: "
-                                + ", ".join(r.entry.id for r in records))
+                                + _some(r.entry.id for r in records))
     click.echo(explain(exact[0]))
     report_disagreements(exact)
 

@@ -60,8 +60,8 @@ def report_disagreements(records) -> None:
     """Exit 1, naming them, when computed statuses disagree with their records."""
     disagreeing = [r.entry.id for r in records if not r.agrees]
     if disagreeing:
-        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
-                   err=True)
+        what = "entry disagrees with its" if len(disagreeing) == 1 else "entries disagree with their"
+        click.echo(f"symuat: {len(disagreeing)} {what} record: {', '.join(disagreeing)}", err=True)
         sys.exit(1)
 
 

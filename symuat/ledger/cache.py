@@ -40,7 +40,7 @@ from .registry import USER_PACKAGE, load_entries
 from .signing import sign, user_key, verify
 from .snapshot import claim_kind, entry_data, record_from_data, record_to_data
 
-__all__ = ["cache_dir", "cache_key", "select_ids", "audit_ledger", "clear_memory"]
+__all__ = ["cache_dir", "cache_key", "id_matches", "select_ids", "audit_ledger", "clear_memory"]
 
 _FORMAT = 3  # 3: evidence keeps its witness
 _MAGIC = "symuat-audit-cache"
@@ -136,6 +136,15 @@ def _counted_by_content(label: str, digest: str, sources: dict[str, str]) -> boo
     return sources.get(f"file:{real}") == digest
 
 
+def id_matches(entry_id: str, pattern: str) -> bool:
+    r"""Whether ``pattern`` selects ``entry_id``: the id itself, an id prefix ending at a dot, or a glob.
+
+    >>> [id_matches("duat:eq9.step1", p) for p in ("duat:eq9", "duat:eq", "*step?", "duat:eq9.step1")]
+    [True, False, True, True]
+    """
+    return entry_id == pattern or entry_id.startswith(pattern + ".") or fnmatch.fnmatchcase(entry_id, pattern)
+
+
 def select_ids(ids: Sequence[str], patterns: Iterable[str]) -> tuple[str, ...]:
     r"""The ids matching any pattern — an exact id, an id prefix ending at a dot, or a glob — in ledger order.
 
@@ -149,7 +158,7 @@ def select_ids(ids: Sequence[str], patterns: Iterable[str]) -> tuple[str, ...]:
         return tuple(ids)
 
     def hit(i: str) -> bool:
-        return any(i == p or i.startswith(p + ".") or fnmatch.fnmatchcase(i, p) for p in patterns)
+        return any(id_matches(i, p) for p in patterns)
 
     chosen = tuple(i for i in ids if hit(i))
     if not chosen:

@@ -101,7 +101,8 @@ def user_code(what: str, action: str = "raised") -> Iterator[None]:
     except DerivationError:
         raise
     except BaseException as exc:  # noqa: BLE001 - user code: SystemExit and friends are reported, not obeyed
-        where = _where(exc.__traceback__)
+        where = (f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) and exc.filename  # the user's file
+                 else _where(exc.__traceback__))
         suffix = f" ({where})" if where else ""
         if isinstance(exc, EntryTimeout):
             raise DerivationError(f"{what} {exc}{suffix}") from None

@@ -23,6 +23,9 @@ ARGS = {
     "explain_no_id": (["explain"], "Missing argument 'ID'"),
     "explain_unknown_id": (["explain", "duat:eq999", "--quiet"], "no ledger entry matches 'duat:eq999'"),
     "only_matches_nothing": (["audit", "--only", "nope:*", "--quiet"], "no ledger entry matches 'nope:*'"),
+    "only_one_of_two_matches_nothing": (["audit", "--only", "duat:eq3", "--only", "duat:eq3x", "--quiet"],
+                                        "no ledger entry matches 'duat:eq3x'"),
+    "explain_a_pattern": (["explain", "*"], "symuat explain takes one id, not a pattern: '*'"),
     "derive_depth_0": (["derive", "--depth", "0"], "'--depth': 0 is not in the range 1<=x<=64"),
     "derive_depth_huge": (["derive", "--depth", "1000000"], "'--depth': 1000000 is not in the range 1<=x<=64"),
     "derive_depth_text": (["derive", "--depth", "two"], "'--depth': 'two' is not a valid integer range"),
@@ -131,3 +134,15 @@ def test_a_failed_audit_leaves_no_output_directory(command, tmp_path):
     args = [command, "--out", str(tmp_path / "new" / "out"), "--derivations", str(tmp_path / "d"), "--quiet"]
     one_error_line(run(args + (["--no-pdf"] if command == "build" else [])), "boom at import")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "new"] and list((tmp_path / "new").iterdir()) == []
+
+
+def test_a_long_list_of_candidates_is_cut_to_ten(tmp_path):
+    """``symuat explain duat:eq1`` with twelve entries under it names ten of them and how many more."""
+    (tmp_path / "mine.py").write_text(
+        "from symuat import Entry, Prose, Source, Status\n"
+        "def entries():\n"
+        "    return [Entry(f'duat:eq1.step{k}', Source('duat', 'Eq. 1'), 'x', Status.PROSE, Prose('r'))\n"
+        "            for k in range(1, 13)]\n")
+    line = one_error_line(run(["explain", "duat:eq1", "--derivations", str(tmp_path), "--quiet"]))
+    assert line.endswith("entries under it: " + ", ".join(f"duat:eq1.step{k}" for k in range(1, 11))
+                         + ", … and 2 more\n"), line

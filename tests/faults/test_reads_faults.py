@@ -183,7 +183,7 @@ def test_the_command_line_recomputes_an_edited_data_file_and_exits_1(cache):
     assert audit_json(root)["entries"][0]["agrees"] and _runs(log) == calls  # from the cache
     _set_k(outside, 3, "text")
     result = run(["audit", "--derivations", str(root), "--quiet"])
-    assert result.exit_code == 1 and "1 entries disagree with their record: duat:eq1" in result.stderr
+    assert result.exit_code == 1 and "1 entry disagrees with its record: duat:eq1" in result.stderr
     assert _runs(log) > calls
 
 
