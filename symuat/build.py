@@ -67,6 +67,8 @@ def compile_pdf(directory: Path) -> tuple[Path | None, str | None]:
 def check_writable(out: str | Path) -> Path:
     """Create ``out`` if needed and make sure a file can be written in it; :class:`OutputError` otherwise."""
     path = Path(out)
+    if path.exists() and not path.is_dir():  # a file, /dev/null: mkdir's own answer would be "File exists"
+        raise OutputError(f"output directory {str(path)!r} is not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

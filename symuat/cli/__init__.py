@@ -108,7 +108,7 @@ class _Group(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="symuat")
 def main() -> None:
     """Machine-checked audit of the Dynamic Universal Approximation Theory paper."""

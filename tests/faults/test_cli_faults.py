@@ -26,6 +26,7 @@ ARGS = {
     "only_one_of_two_matches_nothing": (["audit", "--only", "duat:eq3", "--only", "duat:eq3x", "--quiet"],
                                         "no ledger entry matches 'duat:eq3x'"),
     "explain_a_pattern": (["explain", "*"], "symuat explain takes one id, not a pattern: '*'"),
+    "out_a_device": (["latex", "--out", "/dev/null"], "output directory '/dev/null' is not a directory"),
     "derive_depth_0": (["derive", "--depth", "0"], "'--depth': 0 is not in the range 1<=x<=64"),
     "derive_depth_huge": (["derive", "--depth", "1000000"], "'--depth': 1000000 is not in the range 1<=x<=64"),
     "derive_depth_text": (["derive", "--depth", "two"], "'--depth': 'two' is not a valid integer range"),
@@ -119,11 +120,14 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly_with_141():
     assert (proc.returncode, err) == (141, b"")
 
 
-def test_symuat_alone_prints_the_help():
+def test_symuat_alone_and_with_h_prints_the_help():
     done = _symuat([], stdout=subprocess.PIPE)
     assert done.returncode == 0 and done.stderr == ""
-    assert done.stdout == _symuat(["--help"], stdout=subprocess.PIPE).stdout
+    for flag in ("--help", "-h"):
+        assert _symuat([flag], stdout=subprocess.PIPE).stdout == done.stdout
     assert "Commands:" in done.stdout and "audit" in done.stdout
+    for command in ("audit", "build", "sweep"):  # a ledger command, a lazily imported one, another layer's
+        assert run([command, "-h"]).stdout == run([command, "--help"]).stdout != ""
 
 
 @pytest.mark.parametrize("command", ["build", "latex", "html"])
