@@ -23,7 +23,7 @@ ARGS = {
     "explain_no_id": (["explain"], "Missing argument 'ID'"),
     "explain_unknown_id": (["explain", "duat:eq999", "--quiet"], "no ledger entry matches 'duat:eq999'"),
     "only_matches_nothing": (["audit", "--only", "nope:*", "--quiet"], "no ledger entry matches 'nope:*'"),
-    "only_one_of_two_matches_nothing": (["audit", "--only", "duat:eq3", "--only", "duat:eq3x", "--quiet"],
+    "only_one_of_two_matches_nothing": (["audit", "--only", "duat:eq3", "--only", "duat:eq3x", "--quiet", "--no-coq"],
                                         "no ledger entry matches 'duat:eq3x'"),
     "explain_a_pattern": (["explain", "*"], "symuat explain takes one id, not a pattern: '*'"),
     "out_a_device": (["latex", "--out", "/dev/null"], "output directory '/dev/null' is not a directory"),
