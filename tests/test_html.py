@@ -173,7 +173,7 @@ def test_a_disagreeing_entry_is_shown_on_its_page_and_the_index(audited, without
     records[flipped] = replace(records[flipped], computed=None)
     files = site_files(records)
     victim = records[flipped].entry.id
-    assert "The audit disagrees with the recorded status of 1 entries" in files["index.html"]
+    assert "The audit disagrees with the recorded status of 1 entry:" in files["index.html"]
     assert "The audit computes <strong>no status</strong>" in files[f"{victim.split(':')[0]}.html"]
 
 

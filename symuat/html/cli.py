@@ -54,6 +54,6 @@ def html_command(out: str, seed: int, derivations: str | None, no_cache: bool, q
         click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the site without figures")
     disagreeing = [r.entry.id for r in records if not r.agrees]
     if disagreeing:
-        click.echo(f"symuat: {len(disagreeing)} entries disagree with their record: {', '.join(disagreeing)}",
-                   err=True)
+        what = "entry disagrees with its" if len(disagreeing) == 1 else "entries disagree with their"
+        click.echo(f"symuat: {len(disagreeing)} {what} record: {', '.join(disagreeing)}", err=True)
         sys.exit(1)

@@ -87,7 +87,7 @@ def _target(value: str) -> Any:
 @click.option("--address", default=None, help="A Ray cluster's address (--engine ray).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Prompts per task; each finished batch is written at once.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def sweep_command(model_dir: str, prompts: str, by: str, target: str, top: int, patch: Optional[str],
                   patch_mode: str, out: str, engine: str, workers: Optional[int], address: Optional[str],
                   batch_size: int, quiet: bool) -> None:

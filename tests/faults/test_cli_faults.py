@@ -128,6 +128,7 @@ def test_symuat_alone_and_with_h_prints_the_help():
     assert "Commands:" in done.stdout and "audit" in done.stdout
     for command in ("audit", "build", "sweep"):  # a ledger command, a lazily imported one, another layer's
         assert run([command, "-h"]).stdout == run([command, "--help"]).stdout != ""
+        assert "-q, --quiet" in run([command, "--help"]).stdout  # the short flag too, on every command with --quiet
 
 
 @pytest.mark.parametrize("command", ["build", "latex", "html"])
