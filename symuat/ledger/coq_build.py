@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .coq_graph import run_in_order
-from .coq_project import CoqProject, build_stamp, requirements_of, unit_stamps
+from .coq_project import CoqProject, build_stamp, requirements_of, toolchain, unit_stamps
 from .parallel import default_jobs
 from .signing import sign, user_key, verify
 
@@ -163,14 +163,15 @@ def _prune(keep: Path, current: Path) -> None:
 
 def _build_into(coqc: str, project: CoqProject, store: Path, key: bytes) -> tuple[Path | None, str]:
     """The verified build of ``project`` in ``store``, compiled now unless one is there; ``(None, why)`` if not."""
-    stamp = build_stamp(project)
+    tools = toolchain()
+    stamp = build_stamp(project, tools)
     final = store / stamp
     with _locked(store / f".{stamp}.lock"):
         if final.is_dir() and _intact(final, stamp, key):
             return final, ""
         tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=store))
         try:
-            units = unit_stamps(project)
+            units = unit_stamps(project, tools)
             copied: list[str] = []
             why = _compile(coqc, project, tmp, _reusable(store, stamp, units, key), copied)
             if why:

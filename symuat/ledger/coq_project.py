@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .coq_graph import requirements
 
-__all__ = ["CoqProject", "coqc_version", "build_stamp", "requirements_of", "unit_stamps"]
+__all__ = ["CoqProject", "coqc_version", "toolchain", "build_stamp", "requirements_of", "unit_stamps"]
 
 #: ``Load Name.`` in a Coq file: a file of section variables read into a section (coq/shared/DUATVariables.v).
 _LOAD = re.compile(r"^\s*Load\s+(\w+)\s*\.", re.M)
@@ -84,9 +84,18 @@ def _libraries() -> str:
     return h.hexdigest()
 
 
-def build_stamp(project: CoqProject) -> str:
-    r"""The name of ``project``'s build: its files by content, ``coqc --version`` and the installed libraries."""
-    h = hashlib.sha256(repr((project.logical, project.files, project.loaded, coqc_version(), _libraries())).encode())
+def toolchain() -> tuple[str, str]:
+    r"""``coqc --version`` and the installed libraries, what every stamp holds besides the project's files (two
+    ``coqc`` runs and a walk of the libraries: asked once per build by :func:`~symuat.ledger.coq_build.built_project`
+    and given to :func:`build_stamp` and :func:`unit_stamps`)."""
+    return coqc_version(), _libraries()
+
+
+def build_stamp(project: CoqProject, tools: tuple[str, str] | None = None) -> str:
+    r"""The name of ``project``'s build: its files by content, ``coqc --version`` and the installed libraries
+    (``tools``: :func:`toolchain`, asked now when not given)."""
+    tools = toolchain() if tools is None else tools
+    h = hashlib.sha256(repr((project.logical, project.files, project.loaded, *tools)).encode())
     for file in (*project.files, *project.loaded):
         h.update(hashlib.sha256((project.root / file).read_bytes()).digest())
     return h.hexdigest()[:32]
@@ -98,12 +107,13 @@ def requirements_of(project: CoqProject) -> dict[str, frozenset[str]]:
                             before=project.files[:i]) for i, f in enumerate(project.files)}
 
 
-def unit_stamps(project: CoqProject) -> dict[str, str]:
-    r"""Each file's own stamp: its content, every loaded file, ``coqc --version``, the installed libraries, and the
-    stamps of the files it requires, so that a change reaches exactly the files that depend on it.  A file whose
-    stamp a kept build recorded is copied from that build instead of compiled
-    (:func:`~symuat.ledger.coq_build.built_project`)."""
-    base = hashlib.sha256(repr((project.logical, coqc_version(), _libraries())).encode())
+def unit_stamps(project: CoqProject, tools: tuple[str, str] | None = None) -> dict[str, str]:
+    r"""Each file's own stamp: its content, every loaded file, ``coqc --version``, the installed libraries
+    (``tools``: :func:`toolchain`, asked now when not given), and the stamps of the files it requires, so that a
+    change reaches exactly the files that depend on it.  A file whose stamp a kept build recorded is copied from
+    that build instead of compiled (:func:`~symuat.ledger.coq_build.built_project`)."""
+    tools = toolchain() if tools is None else tools
+    base = hashlib.sha256(repr((project.logical, *tools)).encode())
     for file in project.loaded:
         base.update(file.encode() + b"\0" + hashlib.sha256((project.root / file).read_bytes()).digest())
     needs, stamps = requirements_of(project), {}
