@@ -13,6 +13,7 @@ import click
 from ..errors import SymuatError
 from ..ledger.audit import AuditRecord
 from ..ledger.isolation import audit_isolated
+from ..ledger.text import disagreement
 from ..progress import progress
 from ..validation import check_path
 
@@ -57,11 +58,11 @@ def audit_records(derivations: str | None, seed: int, *, only: tuple[str, ...] =
 
 
 def report_disagreements(records) -> None:
-    """Exit 1, naming them, when computed statuses disagree with their records."""
-    disagreeing = [r.entry.id for r in records if not r.agrees]
-    if disagreeing:
-        what = "entry disagrees with its" if len(disagreeing) == 1 else "entries disagree with their"
-        click.echo(f"symuat: {len(disagreeing)} {what} record: {', '.join(disagreeing)}", err=True)
+    """Exit 1, naming them, when computed statuses disagree with their records
+    (:func:`~symuat.ledger.text.disagreement`)."""
+    line = disagreement(records)
+    if line:
+        click.echo(line, err=True)
         sys.exit(1)
 
 

@@ -12,6 +12,7 @@ import click
 
 from ..errors import SymuatError
 from ..latex.figures import plot_available
+from ..ledger.text import disagreement
 from ..progress import progress
 from ..validation import check_path
 from .mathml import mathml_available
@@ -52,8 +53,7 @@ def html_command(out: str, seed: int, derivations: str | None, no_cache: bool, q
         click.echo("latex2mathml is not installed (pip install 'symuat[html]'): formulas are shown as LaTeX source")
     if not plot_available():
         click.echo("matplotlib is not installed (pip install 'symuat[plot]'): wrote the site without figures")
-    disagreeing = [r.entry.id for r in records if not r.agrees]
-    if disagreeing:
-        what = "entry disagrees with its" if len(disagreeing) == 1 else "entries disagree with their"
-        click.echo(f"symuat: {len(disagreeing)} {what} record: {', '.join(disagreeing)}", err=True)
+    line = disagreement(records)
+    if line:
+        click.echo(line, err=True)
         sys.exit(1)

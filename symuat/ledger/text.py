@@ -15,7 +15,7 @@ from ..evidence.verdict import Evidence
 from .audit import AuditRecord
 from .snapshot import claim_kind, record_from_data
 
-__all__ = ["LEGEND", "evidence_marks", "table", "explain"]
+__all__ = ["LEGEND", "evidence_marks", "table", "explain", "disagreement"]
 
 LEGEND = "\n".join([
     "legend: ✓ the level confirms the statement as printed, ✗ it refutes it (an erratum, or a reading that",
@@ -153,3 +153,13 @@ def explain(record: AuditRecord) -> str:
     if e.note:
         lines += [f"note: {e.note}"]
     return "\n".join(lines)
+
+
+def disagreement(records: Iterable[AuditRecord]) -> str:
+    """``symuat: 2 entries disagree with their record: …`` naming every record whose computed status disagrees with
+    the recorded one, or ``""`` when none does (the commands then exit 1)."""
+    ids = [r.entry.id for r in records if not r.agrees]
+    if not ids:
+        return ""
+    what = "entry disagrees with its" if len(ids) == 1 else "entries disagree with their"
+    return f"symuat: {len(ids)} {what} record: {', '.join(ids)}"
